@@ -1,0 +1,1 @@
+// Being written: shared kernels of the compute ops.

@@ -1,0 +1,1 @@
+#include "tests/unit/op_test_util.h"
