@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// And: logical and of two bool tensors with numpy broadcasting.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("And is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("And is not implemented yet"); }
+static void compute_and(ComputeContext& ctx) {
+  binary_predicate(ctx, [](bool a, bool b) { return a && b; });
+}
 
 const OpDef& op_def_And() {
-  static const OpDef def{"And", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"And", 2, 2, 1, 1, {}, infer_logical, compute_and};
   return def;
 }
 

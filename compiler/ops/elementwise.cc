@@ -23,7 +23,7 @@ bool broadcast_shapes(const std::vector<const Shape*>& shapes, Shape* out) {
   return true;
 }
 
-static Shape broadcast_inputs(InferContext& ctx) {
+Shape broadcast_inputs(InferContext& ctx) {
   std::vector<const Shape*> shapes;
   for (int i = 0; i < ctx.num_inputs(); ++i)
     if (ctx.has_input(i)) shapes.push_back(&ctx.input_shape(i));
@@ -44,6 +44,15 @@ void infer_broadcast(InferContext& ctx) {
 
 void infer_broadcast_float(InferContext& ctx) {
   ctx.expect_float(0);
+  infer_broadcast(ctx);
+}
+
+void expect_numeric(InferContext& ctx, int i) {
+  ctx.expect_dtype(i, {DType::kF32, DType::kF16, DType::kI64, DType::kI32});
+}
+
+void infer_broadcast_numeric(InferContext& ctx) {
+  expect_numeric(ctx, 0);
   infer_broadcast(ctx);
 }
 

@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "compiler/ops/op.h"
@@ -41,6 +43,37 @@ void visit_float(DType t, F&& f) {
   if (t == DType::kF32) f(float{});
   else if (t == DType::kF16) f(Half{});
   else MONO_CHECK(false, "visit_float on ", dtype_name(t));
+}
+
+// ---- exact integer arithmetic -----------------------------------------------------------
+
+// int64 arithmetic that wraps on overflow like two's complement hardware (and numpy),
+// without the undefined behaviour of signed overflow.
+inline int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+inline int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
+
+// NaN test that is simply false for integer and bool compute types.
+template <typename C>
+inline bool is_nan_value(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  else return false;
+}
+
+// Float -> integer conversion truncating toward zero, saturating at the integer type's
+// limits and mapping NaN to 0 (a static_cast would be undefined for those).
+template <typename I>
+inline I float_to_int(double v) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());  // -2^(n-1): exact
+  constexpr double hi = -lo;                                                 // 2^(n-1): exact
+  if (!(v == v)) return 0;
+  if (v <= lo) return std::numeric_limits<I>::min();
+  if (v >= hi) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
 }
 
 // ---- broadcasting ---------------------------------------------------------------------
@@ -88,10 +121,17 @@ void for_each_broadcast(const Shape& out_shape, const std::array<const Shape*, N
 
 // ---- shape rules ----------------------------------------------------------------------
 
+// The numpy-broadcast shape of all present inputs; fails naming them if they do not broadcast.
+Shape broadcast_inputs(InferContext& ctx);
+// Fails unless input i is f32, f16, i64 or i32 (no bool).
+void expect_numeric(InferContext& ctx, int i);
+
 // Output: the inputs' common dtype, broadcast shape (all inputs must share the dtype).
 void infer_broadcast(InferContext& ctx);
 // Same, with the inputs restricted to float types.
 void infer_broadcast_float(InferContext& ctx);
+// Same, with the inputs restricted to numeric types (no bool).
+void infer_broadcast_numeric(InferContext& ctx);
 // Comparison: broadcast shape, bool output.
 void infer_compare(InferContext& ctx);
 // Logical: bool inputs, broadcast shape, bool output.
@@ -171,10 +211,51 @@ void binary_predicate(ComputeContext& ctx, F f) {
     using T = decltype(tag);
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
+    if (a.shape() == b.shape()) {
+      for (int64_t i = 0, n = a.numel(); i < n; ++i) out[i] = f(load(pa[i]), load(pb[i])) ? 1 : 0;
+      return;
+    }
     for_each_broadcast<2>(y.shape(), {&a.shape(), &b.shape()},
                           [&](int64_t i, const std::array<int64_t, 2>& o) {
                             out[i] = f(load(pa[o[0]]), load(pb[o[1]])) ? 1 : 0;
                           });
+  });
+}
+
+// Variadic fold with broadcasting: out = f(...f(f(x0, x1), x2)..., xn) over the inputs
+// (all of one numeric dtype). The running value is kept in the output's storage type, so
+// f must be exact in it (max, min: not a sum of float16 values).
+template <typename F>
+void fold_inputs(ComputeContext& ctx, F f) {
+  Tensor& y = ctx.output(0);
+  visit_dtype(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      MONO_CHECK(false, "fold_inputs on bool");
+    } else {
+      T* out = y.mutable_data<T>();
+      const int64_t n = y.numel();
+      const Tensor& x0 = ctx.input(0);
+      const T* p0 = x0.data<T>();
+      if (x0.shape() == y.shape()) {
+        for (int64_t i = 0; i < n; ++i) out[i] = p0[i];
+      } else {
+        for_each_broadcast<1>(y.shape(), {&x0.shape()},
+                              [&](int64_t i, const std::array<int64_t, 1>& o) { out[i] = p0[o[0]]; });
+      }
+      for (int k = 1; k < ctx.num_inputs(); ++k) {
+        const Tensor& x = ctx.input(k);
+        const T* p = x.data<T>();
+        if (x.shape() == y.shape()) {
+          for (int64_t i = 0; i < n; ++i) out[i] = store<T>(f(load(out[i]), load(p[i])));
+        } else {
+          for_each_broadcast<1>(y.shape(), {&x.shape()},
+                                [&](int64_t i, const std::array<int64_t, 1>& o) {
+                                  out[i] = store<T>(f(load(out[i]), load(p[o[0]])));
+                                });
+        }
+      }
+    }
   });
 }
 

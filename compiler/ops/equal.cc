@@ -1,13 +1,15 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Equal: y = (a == b) with numpy broadcasting; inputs share a dtype (bool included), the
+// output is bool. NaN equals nothing.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Equal is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Equal is not implemented yet"); }
+static void compute_equal(ComputeContext& ctx) {
+  binary_predicate(ctx, [](auto a, auto b) { return a == b; });
+}
 
 const OpDef& op_def_Equal() {
-  static const OpDef def{"Equal", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Equal", 2, 2, 1, 1, {}, infer_compare, compute_equal};
   return def;
 }
 

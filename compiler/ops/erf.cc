@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Erf: the Gauss error function (float types).
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Erf is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Erf is not implemented yet"); }
+static void compute_erf(ComputeContext& ctx) {
+  unary_float(ctx, [](float x) { return std::erf(x); });
+}
 
 const OpDef& op_def_Erf() {
-  static const OpDef def{"Erf", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Erf", 1, 1, 1, 1, {}, infer_unary_float, compute_erf};
   return def;
 }
 

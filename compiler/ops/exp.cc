@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Exp: y = e^x (float types).
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Exp is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Exp is not implemented yet"); }
+static void compute_exp(ComputeContext& ctx) {
+  unary_float(ctx, [](float x) { return std::exp(x); });
+}
 
 const OpDef& op_def_Exp() {
-  static const OpDef def{"Exp", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Exp", 1, 1, 1, 1, {}, infer_unary_float, compute_exp};
   return def;
 }
 

@@ -1,13 +1,20 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Greater: y = a > b with numpy broadcasting; inputs share a numeric dtype, the output is bool.
+// Any comparison with NaN is false.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Greater is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Greater is not implemented yet"); }
+static void infer_greater(InferContext& ctx) {
+  expect_numeric(ctx, 0);
+  infer_compare(ctx);
+}
+
+static void compute_greater(ComputeContext& ctx) {
+  binary_predicate(ctx, [](auto a, auto b) { return a > b; });
+}
 
 const OpDef& op_def_Greater() {
-  static const OpDef def{"Greater", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Greater", 2, 2, 1, 1, {}, infer_greater, compute_greater};
   return def;
 }
 

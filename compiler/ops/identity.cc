@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Identity: y = x.
+#include "compiler/ops/shape_util.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Identity is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Identity is not implemented yet"); }
+static void infer_identity(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
+
+static void compute_identity(ComputeContext& ctx) { forward_input_bytes(ctx); }
 
 const OpDef& op_def_Identity() {
-  static const OpDef def{"Identity", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Identity", 1, 1, 1, 1, {}, infer_identity, compute_identity};
   return def;
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/ops/infer.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -69,6 +70,22 @@ std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tens
   return outputs;
 }
 
+Tensor shape_node_value(const Node& n) {
+  MONO_CHECK(n.op == OpKind::kShape, "shape_node_value on ", n.describe());
+  const Shape& shape = n.inputs[0]->type.shape;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto clamp = [&](int64_t v) {
+    if (v < 0) v += rank;
+    return std::min(std::max<int64_t>(v, 0), rank);
+  };
+  int64_t start = 0, end = rank;
+  if (const AttrValue* a = n.attr("start")) start = clamp(std::get<int64_t>(*a));
+  if (const AttrValue* a = n.attr("end")) end = clamp(std::get<int64_t>(*a));
+  if (end < start) end = start;
+  std::vector<int64_t> dims(shape.begin() + start, shape.begin() + end);
+  return Tensor::from_ints({end - start}, dims);
+}
+
 void infer_shapes(Graph& graph, const InferOptions& options) {
   // Values known at compile time: constants and small outputs of fully known nodes.
   std::unordered_map<const Value*, std::shared_ptr<const Tensor>> known;
@@ -85,6 +102,10 @@ void infer_shapes(Graph& graph, const InferOptions& options) {
       else all_known = false;
     }
     infer_node(*node, in);
+    if (node->op == OpKind::kShape && node->outputs[0]) {
+      known[node->outputs[0]] = std::make_shared<const Tensor>(shape_node_value(*node));
+      continue;
+    }
     if (!all_known) continue;
     bool small = true;
     for (Value* out : node->outputs)

@@ -20,6 +20,9 @@ void infer_shapes(Graph& graph, const InferOptions& options = {});
 // Infers one node's output types from its inputs (`known[i]`: input i's value if known).
 void infer_node(Node& node, const std::vector<const Tensor*>& known);
 
+// The value of a Shape node, from its input's static type (start/end attributes applied).
+Tensor shape_node_value(const Node& shape_node);
+
 // Runs the CPU reference of one node on `inputs` (null for an absent optional input).
 // Output types must already be inferred; returns one tensor per output (empty if unwanted).
 std::vector<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>& inputs);

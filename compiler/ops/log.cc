@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Log: natural logarithm (float types); log(0) = -inf, log(x < 0) = NaN.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Log is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Log is not implemented yet"); }
+static void compute_log(ComputeContext& ctx) {
+  unary_float(ctx, [](float x) { return std::log(x); });
+}
 
 const OpDef& op_def_Log() {
-  static const OpDef def{"Log", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Log", 1, 1, 1, 1, {}, infer_unary_float, compute_log};
   return def;
 }
 

@@ -1,13 +1,20 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Max: elementwise maximum of one or more inputs of one numeric dtype, with numpy
+// broadcasting across all of them. NaN propagates (numpy's maximum).
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Max is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Max is not implemented yet"); }
+static void infer_max(InferContext& ctx) {
+  expect_numeric(ctx, 0);
+  infer_broadcast(ctx);
+}
+
+static void compute_max(ComputeContext& ctx) {
+  fold_inputs(ctx, [](auto a, auto b) { return (a > b || is_nan_value(a)) ? a : b; });
+}
 
 const OpDef& op_def_Max() {
-  static const OpDef def{"Max", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Max", 1, -1, 1, 1, {}, infer_max, compute_max};
   return def;
 }
 

@@ -1,13 +1,22 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Not: logical negation of a bool tensor.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Not is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Not is not implemented yet"); }
+static void infer_not(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kBool});
+  ctx.set_output(0, ctx.input(0));
+}
+
+static void compute_not(ComputeContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const uint8_t* in = x.data<uint8_t>();
+  uint8_t* out = ctx.output(0).mutable_data<uint8_t>();
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) out[i] = in[i] ? 0 : 1;
+}
 
 const OpDef& op_def_Not() {
-  static const OpDef def{"Not", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Not", 1, 1, 1, 1, {}, infer_not, compute_not};
   return def;
 }
 

@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Or: logical or of two bool tensors with numpy broadcasting.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Or is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Or is not implemented yet"); }
+static void compute_or(ComputeContext& ctx) {
+  binary_predicate(ctx, [](bool a, bool b) { return a || b; });
+}
 
 const OpDef& op_def_Or() {
-  static const OpDef def{"Or", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Or", 2, 2, 1, 1, {}, infer_logical, compute_or};
   return def;
 }
 

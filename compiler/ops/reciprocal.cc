@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Reciprocal: y = 1 / x (float types); 1 / 0 = inf.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Reciprocal is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Reciprocal is not implemented yet"); }
+static void compute_reciprocal(ComputeContext& ctx) {
+  unary_float(ctx, [](float x) { return 1.0f / x; });
+}
 
 const OpDef& op_def_Reciprocal() {
-  static const OpDef def{"Reciprocal", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Reciprocal", 1, 1, 1, 1, {}, infer_unary_float, compute_reciprocal};
   return def;
 }
 

@@ -1,13 +1,25 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// ReduceMax: the maximum over the given axes (attribute before opset 18, optional input 1
+// from it); absent or empty axes reduce all axes unless noop_with_empty_axes = 1.
+#include "compiler/ops/reduce.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("ReduceMax is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("ReduceMax is not implemented yet"); }
+static void infer_reduce_max(InferContext& ctx) {
+  infer_reduce(ctx, {DType::kF32, DType::kF16, DType::kI64, DType::kI32});
+}
+
+static void compute_reduce_max(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kMax); }
 
 const OpDef& op_def_ReduceMax() {
-  static const OpDef def{"ReduceMax", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"ReduceMax",
+                         1,
+                         2,
+                         1,
+                         1,
+                         {attr_ints("axes"), attr("keepdims", int64_t{1}),
+                          attr("noop_with_empty_axes", int64_t{0})},
+                         infer_reduce_max,
+                         compute_reduce_max};
   return def;
 }
 

@@ -1,13 +1,19 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Sigmoid: y = 1 / (1 + e^-x) (float types).
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Sigmoid is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Sigmoid is not implemented yet"); }
+static void compute_sigmoid(ComputeContext& ctx) {
+  // For x < 0 the form e^x / (1 + e^x) keeps the relative precision of tiny results.
+  unary_float(ctx, [](float x) {
+    float e = std::exp(-std::fabs(x));
+    float r = 1.0f / (1.0f + e);
+    return x >= 0 ? r : e * r;
+  });
+}
 
 const OpDef& op_def_Sigmoid() {
-  static const OpDef def{"Sigmoid", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Sigmoid", 1, 1, 1, 1, {}, infer_unary_float, compute_sigmoid};
   return def;
 }
 

@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Sqrt: square root (float types); sqrt(x < 0) = NaN.
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Sqrt is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Sqrt is not implemented yet"); }
+static void compute_sqrt(ComputeContext& ctx) {
+  unary_float(ctx, [](float x) { return std::sqrt(x); });
+}
 
 const OpDef& op_def_Sqrt() {
-  static const OpDef def{"Sqrt", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Sqrt", 1, 1, 1, 1, {}, infer_unary_float, compute_sqrt};
   return def;
 }
 

@@ -1,13 +1,17 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Sub: y = a - b with numpy broadcasting (numeric types; integers wrap on overflow).
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Sub is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Sub is not implemented yet"); }
+static void compute_sub(ComputeContext& ctx) {
+  binary_numeric(ctx, [](auto a, auto b) {
+    if constexpr (std::is_integral_v<decltype(a)>) return wrap_sub(a, b);
+    else return a - b;
+  });
+}
 
 const OpDef& op_def_Sub() {
-  static const OpDef def{"Sub", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Sub", 2, 2, 1, 1, {}, infer_broadcast_numeric, compute_sub};
   return def;
 }
 

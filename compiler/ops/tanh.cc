@@ -1,13 +1,14 @@
-// PLACEHOLDER: being written. Replace this whole file.
-#include "compiler/ops/op.h"
+// Tanh: hyperbolic tangent (float types).
+#include "compiler/ops/elementwise.h"
 
 namespace mono {
 
-static void todo_infer(InferContext& ctx) { ctx.fail("Tanh is not implemented yet"); }
-static void todo_compute(ComputeContext& ctx) { ctx.fail("Tanh is not implemented yet"); }
+static void compute_tanh(ComputeContext& ctx) {
+  unary_float(ctx, [](float x) { return std::tanh(x); });
+}
 
 const OpDef& op_def_Tanh() {
-  static const OpDef def{"Tanh", 0, -1, 0, 8, {}, todo_infer, todo_compute};
+  static const OpDef def{"Tanh", 1, 1, 1, 1, {}, infer_unary_float, compute_tanh};
   return def;
 }
 

@@ -1,1 +1,47 @@
-// Being written.
+// Nodes whose inputs are all constants are evaluated at compile time with the CPU reference;
+// their outputs become constants. Constant nodes become constants too.
+#include "compiler/ops/infer.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+
+namespace mono {
+
+// Results above this size stay computed at run time (folding would only bloat the weights).
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+
+static bool foldable(const Node& n) {
+  bool has_input = false;
+  for (const Value* in : n.inputs) {
+    if (!in) continue;
+    if (!in->is_constant()) return false;
+    has_input = true;
+  }
+  // A node without inputs (Constant, or a ConstantOfShape-less generator) folds too.
+  if (!has_input && n.op != OpKind::kConstant) return false;
+  for (const Value* out : n.outputs)
+    if (out && out->type.numel() > kMaxFoldedElements) return false;
+  return true;
+}
+
+bool constant_folding(Graph& g) {
+  bool changed = false;
+  for (const auto& n : g.nodes()) {
+    if (!foldable(*n)) continue;
+    std::vector<const Tensor*> in;
+    for (const Value* v : n->inputs) in.push_back(v ? v->constant.get() : nullptr);
+    std::vector<Tensor> outs = evaluate_node(*n, in);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Value* out = n->outputs[i];
+      if (!out) continue;
+      Value* c = g.add_constant(out->name + ".folded", std::move(outs[i]));
+      // The constant keeps the original name (the dead value gets the other one).
+      std::swap(c->name, out->name);
+      forward_output(g, n.get(), static_cast<int>(i), c);
+    }
+    changed = true;
+  }
+  if (changed) g.remove_dead_code();
+  return changed;
+}
+
+}  // namespace mono

@@ -1,0 +1,49 @@
+// What the command-line tools share: argument reading, loading a model with the user's
+// shape bindings, and turning errors into one line and an exit code.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/onnx_loader.h"
+#include "compiler/passes/passes.h"
+
+namespace mono::cli {
+
+// Exit codes shared by the tools.
+constexpr int kExitOk = 0;
+constexpr int kExitMismatch = 1;  // ran, but outputs differ from the expected ones
+constexpr int kExitError = 2;     // bad input, bad flags, or an internal error
+
+// Runs `body`; a UserError prints "TOOL: error: MESSAGE", an internal error
+// "TOOL: internal error: MESSAGE"; both return kExitError.
+int run_main(const char* tool, const std::function<int()>& body);
+
+// Reads argv as flags: next() walks them; value() takes the flag's argument.
+class Args {
+ public:
+  Args(int argc, char** argv) : args_(argv + 1, argv + argc) {}
+  bool next(std::string* flag);
+  std::string value(const std::string& flag);  // UserError if missing
+
+ private:
+  std::vector<std::string> args_;
+  size_t i_ = 0;
+};
+
+struct ModelOptions {
+  LoadOptions load;
+  bool simplify = true;
+  bool stats = false;           // print the pass table to stderr
+  bool dump_passes = false;     // print the IR after every pass that changed it (stderr)
+};
+
+// Handles --shape, --no-simplify, --stats, --dump-passes; true if `flag` was one of them.
+bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options);
+
+// Loads and (unless disabled) simplifies, printing notes and requested stats to stderr.
+std::unique_ptr<Graph> load_model(const std::string& path, const ModelOptions& options);
+
+}  // namespace mono::cli

@@ -1,0 +1,36 @@
+// Shared machinery of the Reduce ops (and of ops that reduce along one axis, like Softmax and
+// LayerNormalization): axes resolution, keepdims, noop_with_empty_axes, and the reduction loop.
+#pragma once
+
+#include <vector>
+
+#include "compiler/ops/op.h"
+
+namespace mono {
+
+struct ReduceSpec {
+  std::vector<bool> reduced;  // per input axis
+  bool noop = false;          // empty axes with noop_with_empty_axes = 1: the identity
+  Shape out_shape;            // keepdims applied
+  int64_t count = 1;          // elements reduced into each output
+};
+
+// Resolves the axes (from `axes_input`, input 1 where the opset makes axes an input, else from
+// the `axes` attribute; absent or empty: all axes unless noop_with_empty_axes) and keepdims
+// against the input shape. Fails on out-of-range or repeated axes, or axes given twice.
+ReduceSpec reduce_spec(const AttrReader& ctx, const Shape& in, const Tensor* axes_input);
+
+// The shape rule of the Reduce ops: input 0 restricted to `allowed`; the output keeps its
+// dtype. Reads input 1 (axes) with require_known when present.
+void infer_reduce(InferContext& ctx, std::initializer_list<DType> allowed);
+
+enum class ReduceKind { kSum, kMean, kMax };
+// Fills output 0 of a Reduce op. Floats accumulate in float, integers in int64. An empty
+// reduction gives 0 (Sum), NaN (Mean of floats) or the lowest value (Max).
+void compute_reduce(ComputeContext& ctx, ReduceKind kind);
+
+// Splits `shape` around `axis` into outer (product of axes before), n (the axis) and inner
+// (product of axes after), so element (o, i, j) is at (o * n + i) * inner + j.
+void split_at_axis(const Shape& shape, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner);
+
+}  // namespace mono

@@ -1,0 +1,53 @@
+// Simplification passes: each is a function from IR to IR in the file named after it, and
+// returns whether it changed the graph. The pipeline (pipeline.cc) runs them in order.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace mono {
+
+// Drops Identity, inference-mode Dropout and Cast to the same type.
+bool remove_identity(Graph& g);
+// Replaces Shape of a static tensor with a constant (constant_folding then folds the chains
+// built on it: Gather, Concat, Unsqueeze, Cast, Equal, Where...).
+bool fold_shape_arithmetic(Graph& g);
+// Evaluates nodes whose inputs are all constants (and Constant nodes) into constants.
+bool constant_folding(Graph& g);
+// Removes operations that constant masks make no-ops: Where on a uniform condition, adding
+// zeros, multiplying by ones, Expand/Reshape to the same shape, identity Transpose.
+bool constant_masks(Graph& g);
+// Folds an inference BatchNormalization into the Conv that feeds it.
+bool fold_batch_norm(Graph& g);
+// x*0.5*(1+erf(x/sqrt2)) and 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) -> Gelu.
+bool recognize_gelu(Graph& g);
+// (x-mean)/sqrt(var+eps)*gamma+beta built from ReduceMean/Sub/Pow/Sqrt/Div -> LayerNormalization.
+bool recognize_layer_norm(Graph& g);
+// Removes nodes and constants nothing uses.
+bool dead_code(Graph& g);
+
+struct SimplifyOptions {
+  bool verify_each = true;          // run the IR verifier after every pass that changed the graph
+  std::ostream* dump = nullptr;     // if set, print the IR after every pass that changed it
+  int max_rounds = 4;               // the pass list repeats until nothing changes
+};
+
+struct PassStat {
+  std::string pass;
+  int round = 0;
+  size_t nodes_before = 0;
+  size_t nodes_after = 0;
+  double ms = 0;
+  bool changed = false;
+};
+
+// Runs the simplification pipeline; returns one entry per pass run.
+std::vector<PassStat> simplify(Graph& g, const SimplifyOptions& options = {});
+
+// Runs one pass by name (for golden tests and tools); false if no pass has that name.
+bool run_pass_by_name(const std::string& name, Graph& g, bool* changed);
+
+}  // namespace mono

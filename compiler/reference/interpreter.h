@@ -1,0 +1,23 @@
+// The CPU reference: runs a graph node by node with every op's reference implementation.
+// It is the oracle every other backend is checked against.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace mono {
+
+struct RunStats {
+  double seconds = 0;
+  size_t peak_bytes = 0;  // largest total of live intermediate tensors
+};
+
+// Runs `graph` on `inputs` (one per graph input, in order; types must match) and returns one
+// tensor per graph output. Intermediates are freed after their last use.
+std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs,
+                                  RunStats* stats = nullptr);
+
+}  // namespace mono
