@@ -20,6 +20,9 @@ bool constant_folding(Graph& g);
 // Removes operations that constant masks make no-ops: Where on a uniform condition, adding
 // zeros, multiplying by ones, Expand/Reshape to the same shape, identity Transpose.
 bool constant_masks(Graph& g);
+// Collapses Reshape chains, Transpose chains and unit-axis Reshape/Transpose/Reshape
+// sandwiches into one Reshape or Transpose.
+bool fold_reshape_transpose(Graph& g);
 // Folds an inference BatchNormalization into the Conv that feeds it.
 bool fold_batch_norm(Graph& g);
 // x*0.5*(1+erf(x/sqrt2)) and 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) -> Gelu.
