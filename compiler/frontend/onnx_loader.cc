@@ -16,8 +16,10 @@
 
 namespace mono {
 
-// ai.onnx opset versions whose semantics Mono follows.
-constexpr int kMinOpset = 7;
+// ai.onnx opset versions whose semantics Mono follows. Attributes that only old opsets have
+// (Add's `broadcast`, BatchNormalization's `is_test`...) are rejected by name, so an old
+// model either means what Mono computes or gets a clear error.
+constexpr int kMinOpset = 1;
 constexpr int kMaxOpset = 21;
 
 namespace {

@@ -42,7 +42,7 @@ void compute_batch_normalization(ComputeContext& ctx) {
   Tensor& y = ctx.output(0);
   const float eps = ctx.attr_float("epsilon");
   const int64_t N = x.shape()[0], C = x.shape()[1];
-  const int64_t inner = N * C ? x.numel() / (N * C) : 0;
+  const int64_t inner = N * C != 0 ? x.numel() / (N * C) : 0;
   // Statistics per channel (repeated `inner` times) or per element of a sample.
   const int64_t n_stat = ctx.input(1).numel();
   const int64_t stat_inner = n_stat == C ? 1 : inner;

@@ -103,6 +103,7 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape) {
 
 WindowTable window_table(const WindowGeometry& g) {
   const size_t r = g.rank();
+  MONO_CHECK(r > 0, "window_table without spatial axes");
   // Per axis and output index: the valid input indices and the padded window count.
   std::vector<std::vector<std::vector<int64_t>>> valid(r);
   std::vector<std::vector<int64_t>> padded(r);

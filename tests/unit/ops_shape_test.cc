@@ -1,10 +1,12 @@
 // Unit tests of the shape and data-movement ops: shape rules, reference results, every
 // supported opset form, and the user errors of bad models.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
 
 #include "compiler/ops/infer.h"
+#include "compiler/ops/op.h"
 #include "compiler/support/error.h"
 #include "tests/unit/op_test_util.h"
 
