@@ -41,7 +41,7 @@ bool fold_batch_norm(Graph& g) {
     }
     const DType dt = W.dtype();
     Value* w2 = g.add_constant(w->name + ".bn_folded", Tensor::from_floats(W.shape(), w_new, dt));
-    Value* b2 = g.add_constant((b ? b->name : conv->name + ".bias") + ".bn_folded",
+    Value* b2 = g.add_constant((b ? b->name : conv->outputs[0]->name + ".bias") + ".bn_folded",
                                Tensor::from_floats({out_ch}, b_new, dt));
     conv->inputs.resize(3);
     conv->inputs[1] = w2;

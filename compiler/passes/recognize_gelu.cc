@@ -120,7 +120,7 @@ bool recognize_gelu(Graph& g) {
     std::string approximate;
     Value* x = match_gelu(y, &approximate);
     if (!x || x->type != y->type || !is_float(x->type.dtype)) continue;
-    Node* gelu = g.insert_node_before(m, OpKind::kGelu, m->name + ".gelu", {x}, {y->name + ".gelu"}, m->opset);
+    Node* gelu = g.insert_node_before(m, OpKind::kGelu, y->name + ".gelu", {x}, {y->name + ".gelu"}, m->opset);
     gelu->attrs["approximate"] = approximate;
     gelu->outputs[0]->type = y->type;
     g.replace_all_uses(y, gelu->outputs[0]);

@@ -119,11 +119,11 @@ bool recognize_layer_norm(Graph& g) {
     if (y->type != x->type) continue;
     if (!gamma) {
       Tensor ones = Tensor::from_floats(norm_shape, std::vector<float>(shape_numel(norm_shape), 1.0f), dt);
-      gamma = g.add_constant(div->name + ".scale", std::move(ones));
+      gamma = g.add_constant(div->outputs[0]->name + ".scale", std::move(ones));
     }
     std::vector<Value*> inputs = {x, gamma};
     if (beta) inputs.push_back(beta);
-    Node* ln = g.insert_node_before(last, OpKind::kLayerNormalization, div->name + ".layer_norm", inputs,
+    Node* ln = g.insert_node_before(last, OpKind::kLayerNormalization, y->name + ".layer_norm", inputs,
                                     {y->name + ".ln"}, last->opset);
     ln->attrs["axis"] = axis;
     ln->attrs["epsilon"] = static_cast<float>(eps->constant->as_double(0));

@@ -299,7 +299,8 @@ TEST(Expand, Errors) {
   Tensor x = f32({3, 1}, {1, 2, 3});
   EXPECT_USER_ERROR(run1(OpKind::kExpand, {x, i64({2}, {2, 2})}), "do not broadcast");
   EXPECT_USER_ERROR(run1(OpKind::kExpand, {x, i64({2}, {3, -2})}), "negative");
-  EXPECT_USER_ERROR(run1(OpKind::kExpand, {x, i64({2}, {int64_t{1} << 31, int64_t{1} << 31})}), "too large");
+  EXPECT_USER_ERROR(run1(OpKind::kExpand, {f32({1}, {1}), i64({2}, {int64_t{1} << 31, int64_t{1} << 31})}),
+                    "too large");
 }
 
 // ---- Concat -------------------------------------------------------------------------------
