@@ -20,6 +20,8 @@ bool constant_folding(Graph& g);
 // Removes operations that constant masks make no-ops: Where on a uniform condition, adding
 // zeros, multiplying by ones, Expand/Reshape to the same shape, identity Transpose.
 bool constant_masks(Graph& g);
+// One spelling per operation: Flatten -> Reshape, spatial ReduceMean -> GlobalAveragePool.
+bool canonicalize(Graph& g);
 // Collapses Reshape chains, Transpose chains and unit-axis Reshape/Transpose/Reshape
 // sandwiches into one Reshape or Transpose.
 bool fold_reshape_transpose(Graph& g);

@@ -19,6 +19,7 @@ const PassEntry kPasses[] = {
     {"fold_shape_arithmetic", fold_shape_arithmetic},
     {"constant_folding", constant_folding},
     {"constant_masks", constant_masks},
+    {"canonicalize", canonicalize},
     {"fold_reshape_transpose", fold_reshape_transpose},
     {"fold_batch_norm", fold_batch_norm},
     {"recognize_gelu", recognize_gelu},

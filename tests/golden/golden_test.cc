@@ -110,7 +110,7 @@ TEST(Golden, EveryPassHasCases) {
   std::set<std::string> covered;
   for (const GoldenCase& c : load_cases()) covered.insert(c.pass);
   for (const char* pass : {"remove_identity", "fold_shape_arithmetic", "constant_folding", "constant_masks",
-                           "fold_reshape_transpose", "fold_batch_norm", "recognize_gelu", "recognize_layer_norm"})
+                           "canonicalize", "fold_reshape_transpose", "fold_batch_norm", "recognize_gelu", "recognize_layer_norm"})
     EXPECT_TRUE(covered.count(pass)) << "no golden case for " << pass;
 }
 

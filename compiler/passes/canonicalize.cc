@@ -1,0 +1,73 @@
+// One spelling per operation, so that exporters' variants meet and code generation sees
+// fewer op kinds:
+//   Flatten(x)                                   -> Reshape(x, static shape)
+//   ReduceMean(x, axes = all spatial axes of NCHW..) -> GlobalAveragePool(x) (+ Reshape if
+//                                                   keepdims = 0)
+#include <algorithm>
+
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+
+namespace mono {
+namespace {
+
+Value* shape_constant(Graph& g, const std::string& base, const Shape& s) {
+  return g.add_constant(base + ".shape", Tensor::from_ints({static_cast<int64_t>(s.size())}, s));
+}
+
+bool flatten_to_reshape(Graph& g, Node* n) {
+  Value* out = n->outputs[0];
+  Node* r = g.insert_node_before(n, OpKind::kReshape, n->name, {n->inputs[0], shape_constant(g, out->name, out->type.shape)},
+                                 {out->name + ".r"}, n->opset);
+  r->outputs[0]->type = out->type;
+  g.replace_all_uses(out, r->outputs[0]);
+  return true;
+}
+
+bool mean_to_global_pool(Graph& g, Node* n) {
+  Value* x = n->inputs[0];
+  const int64_t rank = x->type.rank();
+  if (rank < 3 || !is_float(x->type.dtype)) return false;
+  std::vector<int64_t> axes;
+  if (const AttrValue* a = n->attr("axes")) axes = std::get<std::vector<int64_t>>(*a);
+  else if (n->input(1) && n->input(1)->is_constant()) axes = n->input(1)->constant->to_int_vector();
+  else return false;
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) return false;
+    if (a < 0) a += rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  std::vector<int64_t> spatial;
+  for (int64_t i = 2; i < rank; ++i) spatial.push_back(i);
+  if (axes != spatial) return false;
+  Value* out = n->outputs[0];
+  Shape pooled = x->type.shape;
+  for (int64_t i = 2; i < rank; ++i) pooled[i] = 1;
+  Node* gap = g.insert_node_before(n, OpKind::kGlobalAveragePool, n->name, {x}, {out->name + ".gap"}, n->opset);
+  gap->outputs[0]->type = TensorType{x->type.dtype, pooled};
+  Value* result = gap->outputs[0];
+  if (pooled != out->type.shape) {  // keepdims = 0
+    Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + ".squeeze",
+                                   {result, shape_constant(g, out->name, out->type.shape)}, {out->name + ".r"}, n->opset);
+    r->outputs[0]->type = out->type;
+    result = r->outputs[0];
+  }
+  g.replace_all_uses(out, result);
+  return true;
+}
+
+}  // namespace
+
+bool canonicalize(Graph& g) {
+  bool changed = false;
+  std::vector<Node*> nodes;
+  for (const auto& n : g.nodes()) nodes.push_back(n.get());
+  for (Node* n : nodes) {
+    if (n->op == OpKind::kFlatten) changed |= flatten_to_reshape(g, n);
+    else if (n->op == OpKind::kReduceMean) changed |= mean_to_global_pool(g, n);
+  }
+  if (changed) g.remove_dead_code();
+  return changed;
+}
+
+}  // namespace mono

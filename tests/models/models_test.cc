@@ -1,0 +1,96 @@
+// The tiny real models (both exporters) through the CPU reference against their test data,
+// and the effect of simplification on each.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "client/compare.h"
+#include "compiler/frontend/onnx_loader.h"
+#include "compiler/ir/printer.h"
+#include "compiler/passes/passes.h"
+#include "compiler/reference/interpreter.h"
+
+namespace mono {
+namespace {
+
+const char* kModels[] = {
+    "tiny-bert-opset17",      "tiny-bert-opset20",      "tiny-gpt2-opset20",
+    "tiny-mobilenet-opset17", "tiny-mobilenet-opset20", "tiny-resnet-opset17",
+    "tiny-resnet-opset20",    "tiny-vit-opset17",       "tiny-vit-opset20",
+};
+
+std::string model_dir(const std::string& name) { return std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + name; }
+
+struct Summary {
+  size_t loaded = 0, simplified = 0;
+  std::map<std::string, int> ops;
+};
+std::map<std::string, Summary>& summaries() {
+  static std::map<std::string, Summary> s;
+  return s;
+}
+
+class ModelTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ModelTest, MatchesTestDataBeforeAndAfterSimplification) {
+  const std::string dir = model_dir(GetParam());
+  LoadResult loaded = load_onnx(dir + "/model.onnx");
+  Graph& g = *loaded.graph;
+  TestCase tc = read_test_case(dir + "/test_data_set_0");
+  std::vector<Tensor> inputs = match_inputs(g, tc);
+
+  auto check = [&](const char* stage) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> outs = run_reference(g, inputs);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(outs.size(), tc.outputs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Comparison c = compare_tensors(outs[i], tc.outputs[i]);
+      EXPECT_TRUE(c.ok(1e-4)) << GetParam() << " " << stage << " output " << i << ": relative error " << c.rel;
+      std::printf("%-24s %-10s relative error %.2e, %.1f ms\n", GetParam(), stage, c.rel, ms);
+    }
+  };
+  Summary& s = summaries()[GetParam()];
+  s.loaded = g.num_nodes();
+  check("loaded");
+  simplify(g);
+  s.simplified = g.num_nodes();
+  for (const auto& n : g.nodes()) ++s.ops[op_name(n->op)];
+  check("simplified");
+  EXPECT_LE(s.simplified, s.loaded);
+  for (const char* gone : {"Identity", "Constant", "Shape", "Dropout", "Erf", "BatchNormalization"})
+    EXPECT_EQ(s.ops.count(gone), 0u) << GetParam() << " still has " << gone << " after simplification";
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, ModelTest, ::testing::ValuesIn(kModels),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string n = info.param;
+                           for (char& c : n) if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(ModelSummary, BothExportersSimplifyToTheSameGraphSize) {
+  auto& s = summaries();
+  for (const char* m : kModels) {
+    LoadResult loaded = load_onnx(model_dir(m) + "/model.onnx");
+    Summary& sum = s[m];
+    sum = Summary{};
+    sum.loaded = loaded.graph->num_nodes();
+    simplify(*loaded.graph);
+    sum.simplified = loaded.graph->num_nodes();
+    for (const auto& n : loaded.graph->nodes()) ++sum.ops[op_name(n->op)];
+  }
+  std::printf("\n%-24s %7s %11s\n", "model", "loaded", "simplified");
+  for (const auto& [name, sum] : s) std::printf("%-24s %7zu %11zu\n", name.c_str(), sum.loaded, sum.simplified);
+  for (const char* m : {"tiny-bert", "tiny-mobilenet", "tiny-resnet", "tiny-vit"}) {
+    const Summary& a = s[std::string(m) + "-opset17"];
+    const Summary& b = s[std::string(m) + "-opset20"];
+    EXPECT_EQ(a.simplified, b.simplified) << m;
+    EXPECT_EQ(a.ops, b.ops) << m << ": the two exports simplify to different op mixes";
+  }
+}
+
+}  // namespace
+}  // namespace mono
