@@ -1,7 +1,7 @@
 // The float32 GEMM: BLIS-style blocking. B is packed into KC x NR column panels, A into
 // MC x KC row panels of MR rows (alpha folded in), and a register-blocked MR x NR micro-kernel
-// runs over them. On x86-64 CPUs with AVX2 and FMA (checked at run time) the micro-kernel uses
-// them; elsewhere a portable loop does the same work.
+// runs over them. On x86-64 the micro-kernel is picked at run time: AVX-512 (12 x 32), else
+// AVX2 + FMA (6 x 16); elsewhere a portable loop (6 x 16) does the same work.
 #include "compiler/ops/linalg.h"
 
 #include <algorithm>
@@ -18,66 +18,68 @@ namespace mono {
 
 namespace {
 
-constexpr int kMR = 6;          // rows of the micro-tile
-constexpr int kNR = 16;         // columns of the micro-tile (two 8-float vectors)
+// The micro-tile is MR x NR; packed panels follow the chosen kernel's tile.
+constexpr int kMaxMR = 12;
+constexpr int kMaxNR = 32;
 constexpr int64_t kKC = 256;    // depth of a packed block
-constexpr int64_t kMC = 144;    // rows of a packed A block (multiple of kMR)
-constexpr int64_t kNC = 3072;   // columns of a packed B block (multiple of kNR)
+constexpr int64_t kMC = 144;    // rows of a packed A block (multiple of every MR)
+constexpr int64_t kNC = 3072;   // columns of a packed B block (multiple of every NR)
 
-// A block rows [i0, i0+mc) x depth [k0, k0+kc) into panels of kMR rows, each stored k-major
-// (kc x kMR), scaled by alpha, zero-padded to whole panels.
+// A block rows [i0, i0+mc) x depth [k0, k0+kc) into panels of mr rows, each stored k-major
+// (kc x mr), scaled by alpha, zero-padded to whole panels.
 void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int64_t k0,
-            int64_t kc, float alpha, float* dst) {
-  for (int64_t p = 0; p < mc; p += kMR) {
-    const int rows = static_cast<int>(std::min<int64_t>(kMR, mc - p));
+            int64_t kc, float alpha, int mr, float* dst) {
+  for (int64_t p = 0; p < mc; p += mr) {
+    const int rows = static_cast<int>(std::min<int64_t>(mr, mc - p));
     if (!trans) {
-      const float* src[kMR];
-      for (int r = 0; r < kMR; ++r) src[r] = A + (i0 + p + std::min(r, rows - 1)) * lda + k0;
-      for (int64_t k = 0; k < kc; ++k) {
-        for (int r = 0; r < kMR; ++r) dst[k * kMR + r] = r < rows ? alpha * src[r][k] : 0.0f;
+      for (int r = 0; r < rows; ++r) {
+        const float* src = A + (i0 + p + r) * lda + k0;
+        for (int64_t k = 0; k < kc; ++k) dst[k * mr + r] = alpha * src[k];
       }
+      for (int r = rows; r < mr; ++r)
+        for (int64_t k = 0; k < kc; ++k) dst[k * mr + r] = 0.0f;
     } else {
       for (int64_t k = 0; k < kc; ++k) {
         const float* src = A + (k0 + k) * lda + i0 + p;
-        for (int r = 0; r < kMR; ++r) dst[k * kMR + r] = r < rows ? alpha * src[r] : 0.0f;
+        float* d = dst + k * mr;
+        for (int r = 0; r < rows; ++r) d[r] = alpha * src[r];
+        for (int r = rows; r < mr; ++r) d[r] = 0.0f;
       }
     }
-    dst += kc * kMR;
+    dst += kc * mr;
   }
 }
 
-// B block depth [k0, k0+kc) x columns [j0, j0+nc) into panels of kNR columns, each stored
-// k-major (kc x kNR), zero-padded to whole panels.
+// B block depth [k0, k0+kc) x columns [j0, j0+nc) into panels of nr columns, each stored
+// k-major (kc x nr), zero-padded to whole panels.
 void pack_b(bool trans, const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
-            int64_t nc, float* dst) {
-  for (int64_t q = 0; q < nc; q += kNR) {
-    const int cols = static_cast<int>(std::min<int64_t>(kNR, nc - q));
+            int64_t nc, int nr, float* dst) {
+  for (int64_t q = 0; q < nc; q += nr) {
+    const int cols = static_cast<int>(std::min<int64_t>(nr, nc - q));
     if (!trans) {
       for (int64_t k = 0; k < kc; ++k) {
         const float* src = B + (k0 + k) * ldb + j0 + q;
-        float* d = dst + k * kNR;
-        if (cols == kNR) {
-          std::memcpy(d, src, sizeof(float) * kNR);
-        } else {
-          for (int c = 0; c < kNR; ++c) d[c] = c < cols ? src[c] : 0.0f;
-        }
+        float* d = dst + k * nr;
+        std::memcpy(d, src, sizeof(float) * cols);
+        for (int c = cols; c < nr; ++c) d[c] = 0.0f;
       }
     } else {
-      if (cols < kNR) std::fill(dst, dst + kc * kNR, 0.0f);
+      if (cols < nr) std::fill(dst, dst + kc * nr, 0.0f);
       for (int c = 0; c < cols; ++c) {
         const float* src = B + (j0 + q + c) * ldb + k0;
-        for (int64_t k = 0; k < kc; ++k) dst[k * kNR + c] = src[k];
+        for (int64_t k = 0; k < kc; ++k) dst[k * nr + c] = src[k];
       }
     }
-    dst += kc * kNR;
+    dst += kc * nr;
   }
 }
 
-// Writes (or adds, when `accumulate`) an m x n corner of a full kMR x kNR tile into C.
-inline void store_tile(const float* tile, float* c, int64_t ldc, int m, int n, bool accumulate) {
+// Writes (or adds, when `accumulate`) an m x n corner of a tile with row stride `nr` into C.
+inline void store_tile(const float* tile, int nr, float* c, int64_t ldc, int m, int n,
+                       bool accumulate) {
   for (int r = 0; r < m; ++r) {
     float* row = c + r * ldc;
-    const float* t = tile + r * kNR;
+    const float* t = tile + r * nr;
     if (accumulate) {
       for (int j = 0; j < n; ++j) row[j] += t[j];
     } else {
@@ -86,102 +88,132 @@ inline void store_tile(const float* tile, float* c, int64_t ldc, int m, int n, b
   }
 }
 
+// C[0:m, 0:n] (+)= the product of a packed A panel (kc x MR) and B panel (kc x NR).
 using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              int m, int n, bool accumulate);
 
+struct Kernel {
+  MicroKernel fn;
+  int mr, nr;
+  const char* name;
+};
+
+constexpr int kGenericMR = 6, kGenericNR = 16;
+
 void kernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m,
                     int n, bool accumulate) {
-  float acc[kMR * kNR] = {};
+  float acc[kGenericMR * kGenericNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < kGenericMR; ++r) {
       const float av = a[r];
-      float* row = acc + r * kNR;
-      for (int j = 0; j < kNR; ++j) row[j] += av * b[j];
+      float* row = acc + r * kGenericNR;
+      for (int j = 0; j < kGenericNR; ++j) row[j] += av * b[j];
     }
-    a += kMR;
-    b += kNR;
+    a += kGenericMR;
+    b += kGenericNR;
   }
-  store_tile(acc, c, ldc, m, n, accumulate);
+  store_tile(acc, kGenericNR, c, ldc, m, n, accumulate);
 }
 
 #ifdef MONO_GEMM_X86
+// 6 x 16 with AVX2 + FMA: 12 accumulators of 8 floats.
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* a,
                                                      const float* b, float* c, int64_t ldc,
                                                      int m, int n, bool accumulate) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  constexpr int MR = 6, NR = 16;
+  __m256 acc[MR][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (int64_t k = 0; k < kc; ++k) {
     const __m256 b0 = _mm256_loadu_ps(b);
     const __m256 b1 = _mm256_loadu_ps(b + 8);
-    __m256 av = _mm256_broadcast_ss(a + 0);
-    c00 = _mm256_fmadd_ps(av, b0, c00);
-    c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(av, b0, c10);
-    c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(av, b0, c20);
-    c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(av, b0, c30);
-    c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(av, b0, c40);
-    c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(av, b0, c50);
-    c51 = _mm256_fmadd_ps(av, b1, c51);
-    a += kMR;
-    b += kNR;
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r);
+      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+    }
+    a += MR;
+    b += NR;
   }
-  if (m == kMR && n == kNR) {
-#define MONO_STORE_ROW(r)                                                          \
-  do {                                                                             \
-    float* row = c + (r) * ldc;                                                    \
-    if (accumulate) {                                                              \
-      _mm256_storeu_ps(row, _mm256_add_ps(_mm256_loadu_ps(row), c##r##0));         \
-      _mm256_storeu_ps(row + 8, _mm256_add_ps(_mm256_loadu_ps(row + 8), c##r##1)); \
-    } else {                                                                       \
-      _mm256_storeu_ps(row, c##r##0);                                              \
-      _mm256_storeu_ps(row + 8, c##r##1);                                          \
-    }                                                                              \
-  } while (0)
-    MONO_STORE_ROW(0);
-    MONO_STORE_ROW(1);
-    MONO_STORE_ROW(2);
-    MONO_STORE_ROW(3);
-    MONO_STORE_ROW(4);
-    MONO_STORE_ROW(5);
-#undef MONO_STORE_ROW
+  if (m == MR && n == NR) {
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      float* row = c + r * ldc;
+      if (accumulate) {
+        acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(row));
+        acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(row + 8));
+      }
+      _mm256_storeu_ps(row, acc[r][0]);
+      _mm256_storeu_ps(row + 8, acc[r][1]);
+    }
     return;
   }
-  alignas(32) float tile[kMR * kNR];
-  _mm256_store_ps(tile + 0 * kNR, c00);
-  _mm256_store_ps(tile + 0 * kNR + 8, c01);
-  _mm256_store_ps(tile + 1 * kNR, c10);
-  _mm256_store_ps(tile + 1 * kNR + 8, c11);
-  _mm256_store_ps(tile + 2 * kNR, c20);
-  _mm256_store_ps(tile + 2 * kNR + 8, c21);
-  _mm256_store_ps(tile + 3 * kNR, c30);
-  _mm256_store_ps(tile + 3 * kNR + 8, c31);
-  _mm256_store_ps(tile + 4 * kNR, c40);
-  _mm256_store_ps(tile + 4 * kNR + 8, c41);
-  _mm256_store_ps(tile + 5 * kNR, c50);
-  _mm256_store_ps(tile + 5 * kNR + 8, c51);
-  store_tile(tile, c, ldc, m, n, accumulate);
+  alignas(32) float tile[MR * NR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    _mm256_store_ps(tile + r * NR, acc[r][0]);
+    _mm256_store_ps(tile + r * NR + 8, acc[r][1]);
+  }
+  store_tile(tile, NR, c, ldc, m, n, accumulate);
+}
+
+// 12 x 32 with AVX-512: 24 accumulators of 16 floats.
+__attribute__((target("avx512f"))) void kernel_avx512(int64_t kc, const float* a,
+                                                      const float* b, float* c, int64_t ldc,
+                                                      int m, int n, bool accumulate) {
+  constexpr int MR = 12, NR = 32;
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    const __m512 b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+    a += MR;
+    b += NR;
+  }
+  if (m == MR && n == NR) {
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      float* row = c + r * ldc;
+      if (accumulate) {
+        acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_loadu_ps(row));
+        acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_loadu_ps(row + 16));
+      }
+      _mm512_storeu_ps(row, acc[r][0]);
+      _mm512_storeu_ps(row + 16, acc[r][1]);
+    }
+    return;
+  }
+  alignas(64) float tile[MR * NR];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+    _mm512_store_ps(tile + r * NR, acc[r][0]);
+    _mm512_store_ps(tile + r * NR + 16, acc[r][1]);
+  }
+  store_tile(tile, NR, c, ldc, m, n, accumulate);
 }
 #endif
 
-MicroKernel pick_kernel() {
+Kernel pick_kernel() {
 #ifdef MONO_GEMM_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kernel_avx2;
+  if (__builtin_cpu_supports("avx512f")) return {kernel_avx512, 12, 32, "avx512"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {kernel_avx2, 6, 16, "avx2"};
 #endif
-  return kernel_generic;
+  return {kernel_generic, kGenericMR, kGenericNR, "generic"};
+}
+
+const Kernel& kernel() {
+  static const Kernel k = pick_kernel();
+  return k;
 }
 
 void scale_c(int64_t M, int64_t N, float beta, float* C, int64_t ldc) {
@@ -203,6 +235,8 @@ float* scratch(std::vector<float>& buf, int64_t n) {
 
 }  // namespace
 
+const char* gemm_kernel_name() { return kernel().name; }
+
 void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
               int64_t ldc) {
@@ -213,26 +247,28 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
     return;
   }
   if (beta != 0.0f && beta != 1.0f) scale_c(M, N, beta, C, ldc);
-  static const MicroKernel kernel = pick_kernel();
+  const Kernel& kern = kernel();
+  const int mr = kern.mr, nr = kern.nr;
   thread_local std::vector<float> a_buf, b_buf;
   const int64_t kc_max = std::min(K, kKC);
-  float* bpack = scratch(b_buf, kc_max * ((std::min(N, kNC) + kNR - 1) / kNR) * kNR);
-  float* apack = scratch(a_buf, kc_max * ((std::min(M, kMC) + kMR - 1) / kMR) * kMR);
+  float* bpack = scratch(b_buf, kc_max * ((std::min(N, kNC) + nr - 1) / nr) * nr);
+  float* apack = scratch(a_buf, kc_max * ((std::min(M, kMC) + mr - 1) / mr) * mr);
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
       const bool accumulate = beta != 0.0f || pc > 0;
-      pack_b(trans_b, B, ldb, pc, kc, jc, nc, bpack);
+      pack_b(trans_b, B, ldb, pc, kc, jc, nc, nr, bpack);
       for (int64_t ic = 0; ic < M; ic += kMC) {
         const int64_t mc = std::min(kMC, M - ic);
-        pack_a(trans_a, A, lda, ic, mc, pc, kc, alpha, apack);
-        for (int64_t jr = 0; jr < nc; jr += kNR) {
-          const int n = static_cast<int>(std::min<int64_t>(kNR, nc - jr));
+        pack_a(trans_a, A, lda, ic, mc, pc, kc, alpha, mr, apack);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int n = static_cast<int>(std::min<int64_t>(nr, nc - jr));
           const float* bp = bpack + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += kMR) {
-            const int m = static_cast<int>(std::min<int64_t>(kMR, mc - ir));
-            kernel(kc, apack + ir * kc, bp, C + (ic + ir) * ldc + jc + jr, ldc, m, n, accumulate);
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
+            kern.fn(kc, apack + ir * kc, bp, C + (ic + ir) * ldc + jc + jr, ldc, m, n,
+                    accumulate);
           }
         }
       }

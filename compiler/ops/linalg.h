@@ -16,6 +16,9 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
               const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
               int64_t ldc);
 
+// The micro-kernel gemm_f32 runs on this CPU: "avx512", "avx2" or "generic".
+const char* gemm_kernel_name();
+
 // The float values of a float tensor (f32 or f16): the tensor's own data for f32, a
 // converted copy for f16.
 class FloatView {
