@@ -1,6 +1,7 @@
 #include "client/cli.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "compiler/ir/printer.h"
@@ -48,6 +49,37 @@ bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options
     return false;
   }
   return true;
+}
+
+bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* options) {
+  if (flag == "--dtype") {
+    std::string v = args.value(flag);
+    if (v == "fp16") options->precision = Precision::kF16;
+    else if (v == "fp32") options->precision = Precision::kF32;
+    else user_error("--dtype ", v, " is not one of: fp32, fp16");
+  } else if (flag == "--sms") {
+    std::string v = args.value(flag);
+    char* end = nullptr;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (*end || n < 1 || n > 1024) user_error("--sms ", v, " is not a multiprocessor count");
+    options->sms = static_cast<int>(n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string model_label(const std::string& path) {
+  std::string p = path;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  size_t slash = p.rfind('/');
+  std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (base == "model.onnx" && slash != std::string::npos && slash > 0) {
+    std::string dir = p.substr(0, slash);
+    size_t s2 = dir.rfind('/');
+    return s2 == std::string::npos ? dir : dir.substr(s2 + 1);
+  }
+  return base;
 }
 
 std::unique_ptr<Graph> load_model(const std::string& path, const ModelOptions& options) {

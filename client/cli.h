@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/plan.h"
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/passes/passes.h"
 
@@ -42,6 +43,12 @@ struct ModelOptions {
 
 // Handles --shape, --no-simplify, --stats, --dump-passes; true if `flag` was one of them.
 bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options);
+
+// Handles --dtype fp32|fp16 and --sms N; true if `flag` was one of them.
+bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* options);
+
+// A short name for a model path: "tiny-bert-opset20" for ".../tiny-bert-opset20/model.onnx".
+std::string model_label(const std::string& path);
 
 // Loads and (unless disabled) simplifies, printing notes and requested stats to stderr.
 std::unique_ptr<Graph> load_model(const std::string& path, const ModelOptions& options);

@@ -1,24 +1,32 @@
-// mono-run MODEL.onnx [--cpu | --gpu] [--test-data DIR] [--bench] [--shape NAME=DIMS]...
-// Runs a model with the CPU reference, compares its outputs with test data and times it.
+// mono-run MODEL.onnx|ARTIFACT [--cpu | --gpu] [--dtype fp32|fp16] [--test-data DIR] [--bench]
+// Runs a model with the CPU reference or as one compiled kernel on the GPU, compares its
+// outputs with test data and times it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
 
+#include <sys/stat.h>
+
 #include "client/cli.h"
 #include "client/compare.h"
 #include "compiler/reference/interpreter.h"
+#include "compiler/runtime/cuda_model.h"
 #include "compiler/support/error.h"
 
 namespace mono {
 
 static const char kUsage[] =
-    "usage: mono-run MODEL.onnx [--cpu | --gpu] [--test-data DIR] [--bench [N]]\n"
-    "                [--tolerance X] [--shape NAME=DIMS]... [--no-simplify] [--stats]\n"
-    "  --cpu              run the CPU reference (the default)\n"
+    "usage: mono-run MODEL.onnx|ARTIFACT_DIR [--cpu | --gpu] [--dtype fp32|fp16] [--test-data DIR]\n"
+    "                [--bench [N]] [--tolerance X] [--shape NAME=DIMS]... [--no-simplify] [--stats]\n"
+    "  --cpu              run the CPU reference (the default for a model)\n"
+    "  --gpu              compile the model into one kernel and run it on the GPU (an artifact\n"
+    "                     folder from mono-compile --out always runs on the GPU)\n"
+    "  --dtype fp16       with --gpu: float16 storage, tensor cores, float32 accumulation\n"
     "  --test-data DIR    compare with DIR/output_N.pb given DIR/input_N.pb; exit 1 on mismatch\n"
     "  --tolerance X      relative error allowed (default 1e-4 for f32 outputs, 1e-2 for f16)\n"
-    "  --bench [N]        time N runs (default 10) and print min and median\n";
+    "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"
+    "                     repetitions of the mean of 200 back-to-back launches (CUDA events)\n";
 
 // Deterministic inputs when no test data is given: normal floats, zero integers, false bools.
 static std::vector<Tensor> synthetic_inputs(const Graph& g) {
@@ -37,18 +45,108 @@ static std::vector<Tensor> synthetic_inputs(const Graph& g) {
   return inputs;
 }
 
+// Compares outputs with test data; prints one line per output and the worst error.
+static int check_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& outputs,
+                         const TestCase& tc, double tolerance, double default_tolerance) {
+  int status = cli::kExitOk;
+  double worst = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& want = tc.outputs[i];
+    Comparison c = compare_tensors(outputs[i], want);
+    double tol = tolerance >= 0 ? tolerance : want.dtype() == DType::kF16 ? 1e-2 : default_tolerance;
+    bool ok = c.ok(tol);
+    if (!c.same_type) {
+      std::printf("output %zu '%s': type %s, expected %s  FAIL\n", i, names[i].c_str(), outputs[i].type().str().c_str(),
+                  want.type().str().c_str());
+    } else {
+      std::printf("output %zu '%s' %s: max abs error %.3g, relative error %.3g (tolerance %.0e)%s  %s\n", i,
+                  names[i].c_str(), want.type().str().c_str(), c.max_abs, c.rel, tol,
+                  c.nan_mismatch ? str_cat(", ", c.nan_mismatch, " NaN mismatches").c_str() : "", ok ? "ok" : "FAIL");
+    }
+    worst = std::max(worst, c.same_type ? c.rel : INFINITY);
+    if (!ok) status = cli::kExitMismatch;
+  }
+  std::printf("worst relative error: %.3g  %s\n", worst, status == cli::kExitOk ? "PASS" : "FAIL");
+  return status;
+}
+
+static int run_gpu(const std::string& model, bool artifact, const cli::ModelOptions& options, const PlanOptions& plan,
+                   const std::string& test_data, double tolerance, int bench) {
+  std::string why;
+  if (!gpu_available(&why)) user_error("--gpu: ", why);
+  NvrtcOptions nvrtc;
+  nvrtc.cache_dir = default_cache_dir();
+  std::unique_ptr<GpuModel> gm;
+  if (artifact) {
+    gm = GpuModel::load(model, nvrtc);
+  } else {
+    std::unique_ptr<Graph> g = cli::load_model(model, options);
+    GpuInfo info = gpu_info(0);
+    PlanOptions po = plan;
+    po.sms = info.sms;
+    nvrtc.sm_arch = info.sm_arch >= 90 ? 90 : 80;
+    BuiltKernel built = build_kernel(*g, po, cli::model_label(model), nvrtc, true);
+    built.manifest.sm_arch = nvrtc.sm_arch;
+    std::fprintf(stderr, "compiled %s: %d groups in %d stages; %s%s\n", cli::model_label(model).c_str(),
+                 built.manifest.groups, built.manifest.stages, built.compiled.usage.str().c_str(),
+                 built.compiled.from_cache ? " (cached)" : "");
+    gm = GpuModel::create(built.manifest, built.compiled.cubin, built.weights);
+  }
+  const Manifest& m = gm->manifest();
+  std::vector<Tensor> inputs;
+  TestCase tc;
+  if (!test_data.empty()) {
+    tc = read_test_case(test_data);
+    if (tc.inputs.size() != m.inputs.size() || tc.outputs.size() != m.outputs.size())
+      user_error("the test data has ", tc.inputs.size(), " inputs and ", tc.outputs.size(), " outputs; the model takes ",
+                 m.inputs.size(), " and gives ", m.outputs.size());
+    inputs = tc.inputs;
+  } else {
+    std::mt19937 rng(0);
+    std::normal_distribution<float> normal;
+    for (const ArtifactIo& io : m.inputs) {
+      Tensor t(TensorType{io.model_dtype, io.shape});
+      if (is_float(io.model_dtype)) {
+        std::vector<float> v(t.numel());
+        for (float& x : v) x = normal(rng);
+        t = Tensor::from_floats(io.shape, v, io.model_dtype);
+      }
+      inputs.push_back(t);
+    }
+  }
+  std::vector<Tensor> outputs = gm->run_host(inputs);
+  std::printf("ran %s on %s as one kernel (%s, grid %d x %d threads, %d stages)\n", model.c_str(), gm->info().name.c_str(),
+              m.precision.c_str(), gm->grid(), m.threads, m.stages);
+  int status = cli::kExitOk;
+  if (!test_data.empty()) {
+    std::vector<std::string> names;
+    for (const ArtifactIo& io : m.outputs) names.push_back(io.name);
+    status = check_outputs(names, outputs, tc, tolerance, m.precision == "fp16" ? 1e-2 : 1e-4);
+  }
+  if (bench > 0) {
+    Timing t = gm->bench();
+    std::printf("bench: %s %s: median %.1f us per inference (min %.1f, max %.1f over 7 x 200 launches)\n",
+                cli::model_label(model).c_str(), m.precision.c_str(), t.median_us, t.min_us, t.max_us);
+  }
+  return status;
+}
+
 static int run_main(int argc, char** argv) {
   cli::Args args(argc, argv);
   cli::ModelOptions options;
+  PlanOptions plan;
   std::string model, test_data;
   double tolerance = -1;
   int bench = 0;
+  bool gpu = false;
   std::string flag;
   while (args.next(&flag)) {
     if (cli::parse_model_flag(flag, args, &options)) continue;
+    if (cli::parse_codegen_flag(flag, args, &plan)) continue;
     if (flag == "--cpu") {
+      gpu = false;
     } else if (flag == "--gpu") {
-      user_error("--gpu: this build has no CUDA backend yet; use --cpu");
+      gpu = true;
     } else if (flag == "--test-data") {
       test_data = args.value(flag);
     } else if (flag == "--tolerance") {
@@ -72,6 +170,9 @@ static int run_main(int argc, char** argv) {
     }
   }
   if (model.empty()) user_error("no model given\n", kUsage);
+  struct stat st;
+  const bool artifact = stat(model.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (artifact || gpu) return run_gpu(model, artifact, options, plan, test_data, tolerance, bench);
 
   std::unique_ptr<Graph> g = cli::load_model(model, options);
   TestCase tc;
@@ -91,25 +192,9 @@ static int run_main(int argc, char** argv) {
 
   int status = cli::kExitOk;
   if (!test_data.empty()) {
-    double worst = 0;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const Tensor& want = tc.outputs[i];
-      Comparison c = compare_tensors(outputs[i], want);
-      double tol = tolerance >= 0 ? tolerance : want.dtype() == DType::kF16 ? 1e-2 : 1e-4;
-      bool ok = c.ok(tol);
-      if (!c.same_type) {
-        std::printf("output %zu '%s': type %s, expected %s  FAIL\n", i, g->outputs[i]->name.c_str(),
-                    outputs[i].type().str().c_str(), want.type().str().c_str());
-      } else {
-        std::printf("output %zu '%s' %s: max abs error %.3g, relative error %.3g (tolerance %.0e)%s  %s\n", i,
-                    g->outputs[i]->name.c_str(), want.type().str().c_str(), c.max_abs, c.rel, tol,
-                    c.nan_mismatch ? str_cat(", ", c.nan_mismatch, " NaN mismatches").c_str() : "",
-                    ok ? "ok" : "FAIL");
-      }
-      worst = std::max(worst, c.same_type ? c.rel : INFINITY);
-      if (!ok) status = cli::kExitMismatch;
-    }
-    std::printf("worst relative error: %.3g  %s\n", worst, status == cli::kExitOk ? "PASS" : "FAIL");
+    std::vector<std::string> names;
+    for (const Value* v : g->outputs) names.push_back(v->name);
+    status = check_outputs(names, outputs, tc, tolerance, 1e-4);
   }
   if (bench > 0) {
     std::vector<double> times;

@@ -8,7 +8,7 @@ static void compute_add(ComputeContext& ctx) {
 }
 
 const OpDef& op_def_Add() {
-  static const OpDef def{"Add", 2, 2, 1, 1, {}, infer_broadcast, compute_add};
+  static const OpDef def{"Add", 2, 2, 1, 1, {}, infer_broadcast_numeric, compute_add};
   return def;
 }
 

@@ -48,17 +48,17 @@ void compute_average_pool(ComputeContext& ctx) {
 }  // namespace
 
 const OpDef& op_def_AveragePool() {
-  static const OpDef def{"AveragePool",
-                         1,
-                         1,
-                         1,
-                         1,
-                         {attr("auto_pad", "NOTSET"), attr("ceil_mode", int64_t{0}),
-                          attr("count_include_pad", int64_t{0}), attr_ints("dilations"),
-                          attr_required("kernel_shape", AttrType::kInts), attr_ints("pads"),
-                          attr_ints("strides")},
-                         infer_average_pool,
-                         compute_average_pool};
+  static const OpDef def{
+      "AveragePool",
+      1,
+      1,
+      1,
+      1,
+      {attr("auto_pad", "NOTSET"), attr("ceil_mode", int64_t{0}),
+       attr("count_include_pad", int64_t{0}), attr_ints("dilations"),
+       attr_required("kernel_shape", AttrType::kInts), attr_ints("pads"), attr_ints("strides")},
+      infer_average_pool,
+      compute_average_pool};
   return def;
 }
 

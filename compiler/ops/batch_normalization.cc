@@ -1,6 +1,7 @@
 // BatchNormalization, inference form: Y = scale * (X - mean) / sqrt(var + epsilon) + B per
 // channel (axis 1). Training mode and the running/saved statistics outputs are not supported.
-// Before opset 9, spatial = 0 gives per-element statistics of shape C x D1 x ... x Dn.
+// Before opset 9, spatial = 0 gives per-element statistics of shape C x D1 x ... x Dn. The
+// attributes of opsets before 7 (is_test, consumed_inputs) are accepted and ignored.
 #include <cmath>
 
 #include "compiler/ops/linalg.h"
@@ -16,8 +17,8 @@ void infer_batch_normalization(InferContext& ctx) {
     ctx.fail("training_mode = 1 is not supported (Mono compiles inference graphs)");
   for (int i = 1; i < ctx.num_outputs(); ++i) {
     if (ctx.node().outputs[i] != nullptr)
-      ctx.fail(str_cat("output ", i,
-                       " (training statistics) is not supported: only Y can be computed"));
+      ctx.fail(
+          str_cat("output ", i, " (training statistics) is not supported: only Y can be computed"));
   }
   const Shape& x = ctx.input_shape(0);
   if (x.size() < 2) ctx.fail(str_cat("X must be N x C x ..., got ", shape_str(x)));
@@ -28,7 +29,8 @@ void infer_batch_normalization(InferContext& ctx) {
     ctx.expect_float(i);
     const TensorType& t = ctx.input(i);
     const bool per_channel = t.rank() == 1 && t.shape[0] == C;
-    const bool per_element = ctx.opset() < 9 && ctx.attr_int("spatial") == 0 && t.numel() == per_elem &&
+    const bool per_element = ctx.opset() < 9 && ctx.attr_int("spatial") == 0 &&
+                             t.numel() == per_elem &&
                              t.rank() == static_cast<int64_t>(x.size()) - 1 && t.shape[0] == C;
     if (!per_channel && !per_element)
       ctx.fail(str_cat(names[i], " of shape ", shape_str(t.shape), " does not match X of shape ",
@@ -80,7 +82,9 @@ const OpDef& op_def_BatchNormalization() {
                          1,
                          5,
                          {attr("epsilon", 1e-5f), attr("momentum", 0.9f),
-                          attr("spatial", int64_t{1}), attr("training_mode", int64_t{0})},
+                          attr("spatial", int64_t{1}), attr("training_mode", int64_t{0}),
+                          // Before opset 7 (accepted, ignored: Mono always runs inference).
+                          attr("is_test", int64_t{0}), attr_ints("consumed_inputs")},
                          infer_batch_normalization,
                          compute_batch_normalization};
   return def;

@@ -12,13 +12,16 @@ namespace mono {
 
 namespace {
 
+// Largest im2col band, in floats (16 MiB).
+constexpr int64_t kColBudget = int64_t{1} << 22;
+
 std::vector<int64_t> conv_kernel(const AttrReader& ctx, const Shape& w) {
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (ctx.has_attr("kernel_shape")) {
     std::vector<int64_t> k = ctx.attr_ints("kernel_shape");
     if (k != kernel)
-      ctx.fail(str_cat("kernel_shape [", shape_str(k), "] does not match W of shape ",
-                       shape_str(w)));
+      ctx.fail(
+          str_cat("kernel_shape [", shape_str(k), "] does not match W of shape ", shape_str(w)));
   }
   return kernel;
 }
@@ -36,8 +39,8 @@ void infer_conv(InferContext& ctx) {
   if (group < 1) ctx.fail(str_cat("group must be >= 1, got ", group));
   const int64_t C = x[1], M = w[0];
   if (C % group != 0 || w[1] * group != C)
-    ctx.fail(str_cat("X has ", C, " channels but W of shape ", shape_str(w), " with group ",
-                     group, " expects ", w[1] * group));
+    ctx.fail(str_cat("X has ", C, " channels but W of shape ", shape_str(w), " with group ", group,
+                     " expects ", w[1] * group));
   if (M % group != 0)
     ctx.fail(str_cat("W has ", M, " output channels, not a multiple of group ", group));
   if (ctx.has_input(2)) {
@@ -115,7 +118,7 @@ void compute_conv(ComputeContext& ctx) {
   const int64_t G = ctx.attr_int("group");
   const int64_t Cg = C / G, Mg = M / G;
   const int64_t S = g.in_numel(), P = g.out_numel(), KK = g.kernel_numel(), Kc = Cg * KK;
-  const int64_t out_last = g.out.back(), s_last = g.strides.back();
+  const int64_t out_last = g.out.back(), s_last = g.strides.back();  // out_last > 0 below
   if (y.numel() == 0) return;
   FloatView xv(x), wv(w);
   FloatOut out(y);
@@ -153,21 +156,34 @@ void compute_conv(ComputeContext& ctx) {
       }
     }
   } else {
+    // The im2col matrix is built for a band of output rows at a time, bounding its size.
+    const int64_t rows = P / out_last;
+    const int64_t band =
+        pointwise ? rows
+                  : std::max<int64_t>(
+                        1, std::min(rows, kColBudget / std::max<int64_t>(1, Kc * out_last)));
     thread_local std::vector<float> col_buf;
-    if (!pointwise && static_cast<int64_t>(col_buf.size()) < Kc * P)
-      col_buf.resize(static_cast<size_t>(Kc * P));
+    if (!pointwise && static_cast<int64_t>(col_buf.size()) < Kc * band * out_last)
+      col_buf.resize(static_cast<size_t>(Kc * band * out_last));
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t grp = 0; grp < G; ++grp) {
         const float* plane = px + (n * C + grp * Cg) * S;
-        const float* col = plane;  // pointwise: X itself is the Kc x P matrix
-        if (!pointwise) {
+        const float* wg = pw + grp * Mg * Kc;
+        float* yg = py + (n * M + grp * Mg) * P;
+        if (pointwise) {  // X itself is the Kc x P matrix
+          gemm_f32(false, false, Mg, P, Kc, 1.0f, wg, Kc, plane, P, 0.0f, yg, P);
+          continue;
+        }
+        for (int64_t r0 = 0; r0 < rows; r0 += band) {
+          const int64_t r1 = std::min(rows, r0 + band);
+          const int64_t cols = (r1 - r0) * out_last;  // output positions of the band
           float* cb = col_buf.data();
           for (int64_t c = 0; c < Cg; ++c) {
             const float* src = plane + c * S;
             for (int64_t kidx = 0; kidx < KK; ++kidx) {
-              float* dst = cb + (c * KK + kidx) * P;
-              for (const RowSpan& sp : spans[kidx]) {
-                float* d = dst + sp.out_row;
+              float* d = cb + (c * KK + kidx) * cols;
+              for (int64_t row = r0; row < r1; ++row, d += out_last) {
+                const RowSpan& sp = spans[kidx][row];
                 if (sp.in_row < 0) {
                   std::fill(d, d + out_last, 0.0f);
                   continue;
@@ -187,10 +203,8 @@ void compute_conv(ComputeContext& ctx) {
               }
             }
           }
-          col = cb;
+          gemm_f32(false, false, Mg, cols, Kc, 1.0f, wg, Kc, cb, cols, 0.0f, yg + r0 * out_last, P);
         }
-        gemm_f32(false, false, Mg, P, Kc, 1.0f, pw + grp * Mg * Kc, Kc, col, P, 0.0f,
-                 py + (n * M + grp * Mg) * P, P);
       }
     }
   }
@@ -210,16 +224,16 @@ void compute_conv(ComputeContext& ctx) {
 }  // namespace
 
 const OpDef& op_def_Conv() {
-  static const OpDef def{"Conv",
-                         2,
-                         3,
-                         1,
-                         1,
-                         {attr("auto_pad", "NOTSET"), attr_ints("dilations"),
-                          attr("group", int64_t{1}), attr_ints("kernel_shape"), attr_ints("pads"),
-                          attr_ints("strides")},
-                         infer_conv,
-                         compute_conv};
+  static const OpDef def{
+      "Conv",
+      2,
+      3,
+      1,
+      1,
+      {attr("auto_pad", "NOTSET"), attr_ints("dilations"), attr("group", int64_t{1}),
+       attr_ints("kernel_shape"), attr_ints("pads"), attr_ints("strides")},
+      infer_conv,
+      compute_conv};
   return def;
 }
 

@@ -6,6 +6,12 @@
 
 namespace mono {
 
+// Integers wrap on overflow (as ONNX runtimes do) instead of being undefined.
+static float add(float a, float b) { return a + b; }
+static int64_t add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 static void infer_cum_sum(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kF32, DType::kF16, DType::kI64, DType::kI32});
   const int64_t axis = int_scalar(ctx, ctx.require_known(1, "axis"), "input 1 (axis)");
@@ -37,13 +43,9 @@ static void compute_cum_sum(ComputeContext& ctx) {
           for (int64_t k = 0; k < dim; ++k) {
             const int64_t at = base + (reverse ? dim - 1 - k : k) * inner;
             const compute_t<T> v = load(in[at]);
-            if (exclusive) {
-              out[at] = store<T>(acc);
-              acc += v;
-            } else {
-              acc += v;
-              out[at] = store<T>(acc);
-            }
+            if (exclusive) out[at] = store<T>(acc);
+            acc = add(acc, v);
+            if (!exclusive) out[at] = store<T>(acc);
           }
         }
       }

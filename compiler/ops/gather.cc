@@ -4,6 +4,18 @@
 
 namespace mono {
 
+// Wraps negative indices; fails on one out of [-dim, dim).
+static std::vector<int64_t> checked_indices(const AttrReader& ctx, const Tensor& indices,
+                                            int64_t axis, int64_t dim) {
+  std::vector<int64_t> idx = indices.to_int_vector();
+  for (int64_t& v : idx) {
+    if (v < -dim || v >= dim)
+      ctx.fail(str_cat("index ", v, " is out of range for axis ", axis, " of size ", dim));
+    if (v < 0) v += dim;
+  }
+  return idx;
+}
+
 static void infer_gather(InferContext& ctx) {
   const TensorType& data = ctx.input(0);
   const TensorType& indices = ctx.input(1);
@@ -12,6 +24,8 @@ static void infer_gather(InferContext& ctx) {
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), indices.shape.begin(), indices.shape.end());
   out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
+  // Known indices are checked now: a corrupt model fails early.
+  if (const Tensor* known = ctx.known(1)) checked_indices(ctx, *known, axis, data.shape[axis]);
   ctx.set_output(0, data.dtype, out);
 }
 
@@ -26,14 +40,8 @@ static void compute_gather(ComputeContext& ctx) {
   const int64_t outer = dims_product(data.shape(), 0, axis);
   const int64_t inner = dims_product(data.shape(), axis + 1, rank);
   const int64_t n = indices.numel();
-  // Validate (and wrap) every index before reading anything.
-  std::vector<int64_t> idx = indices.to_int_vector();
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t v = idx[j];
-    if (v < -dim || v >= dim)
-      ctx.fail(str_cat("index ", v, " is out of range for axis ", axis, " of size ", dim));
-    idx[j] = v < 0 ? v + dim : v;
-  }
+  // Every index is checked before anything is read.
+  const std::vector<int64_t> idx = checked_indices(ctx, indices, axis, dim);
   const size_t es = dtype_size(data.dtype());
   const size_t row = static_cast<size_t>(inner) * es;
   if (row == 0) return;

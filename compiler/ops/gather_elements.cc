@@ -16,6 +16,15 @@ static void infer_gather_elements(InferContext& ctx) {
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis && indices.shape[d] > data.shape[d])
       ctx.fail(str_cat("indices ", indices.str(), " exceed data ", data.str(), " on axis ", d));
+  // Known indices are checked now: a corrupt model fails early.
+  if (const Tensor* known = ctx.known(1)) {
+    const int64_t dim = data.shape[axis];
+    for (int64_t i = 0, n = known->numel(); i < n; ++i) {
+      const int64_t v = known->as_int(i);
+      if (v < -dim || v >= dim)
+        ctx.fail(str_cat("index ", v, " is out of range for axis ", axis, " of size ", dim));
+    }
+  }
   ctx.set_output(0, data.dtype, indices.shape);
 }
 

@@ -19,8 +19,8 @@ void infer_gemm(InferContext& ctx) {
   const int64_t Kb = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
   if (K != Kb) {
     ctx.fail(str_cat("inner dimensions differ: A is ", shape_str(a), (ta ? " (transposed)" : ""),
-                     " and B is ", shape_str(b), (tb ? " (transposed)" : ""), " (", K, " vs ",
-                     Kb, ")"));
+                     " and B is ", shape_str(b), (tb ? " (transposed)" : ""), " (", K, " vs ", Kb,
+                     ")"));
   }
   if (ctx.has_input(2)) {
     ctx.expect_same_dtype(0, 2);
@@ -49,9 +49,8 @@ void compute_gemm(ComputeContext& ctx) {
     const Tensor& c = ctx.input(2);
     FloatView cv(c);
     const Shape mn{M, N};
-    for_each_broadcast<1>(mn, {&c.shape()}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-      py[i] = cv[o[0]];
-    });
+    for_each_broadcast<1>(mn, {&c.shape()},
+                          [&](int64_t i, const std::array<int64_t, 1>& o) { py[i] = cv[o[0]]; });
   } else {
     beta = 0.0f;
   }
@@ -68,7 +67,9 @@ const OpDef& op_def_Gemm() {
                          1,
                          1,
                          {attr("alpha", 1.0f), attr("beta", 1.0f), attr("transA", int64_t{0}),
-                          attr("transB", int64_t{0})},
+                          attr("transB", int64_t{0}),
+                          // Before opset 7: whether C broadcasts; accepted, C always may.
+                          attr("broadcast", int64_t{0})},
                          infer_gemm,
                          compute_gemm};
   return def;

@@ -36,7 +36,7 @@ void compute_global_average_pool(ComputeContext& ctx) {
 }  // namespace
 
 const OpDef& op_def_GlobalAveragePool() {
-  static const OpDef def{"GlobalAveragePool", 1, 1, 1, 1, {}, infer_global_average_pool,
+  static const OpDef def{"GlobalAveragePool",        1, 1, 1, 1, {}, infer_global_average_pool,
                          compute_global_average_pool};
   return def;
 }

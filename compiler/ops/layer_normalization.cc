@@ -30,8 +30,8 @@ void check_affine(InferContext& ctx, int i, const Shape& norm, const char* name)
   for (size_t k = 0; k < extra; ++k) ok = ok && s[k] == 1;
   Shape tail(s.begin() + extra, s.end());
   if (!ok || !broadcast_shapes({&norm, &tail}, &out) || out != norm)
-    ctx.fail(str_cat(name, " of shape ", shape_str(s), " does not broadcast to the normalized shape ",
-                     shape_str(norm)));
+    ctx.fail(str_cat(name, " of shape ", shape_str(s),
+                     " does not broadcast to the normalized shape ", shape_str(norm)));
 }
 
 void infer_layer_normalization(InferContext& ctx) {
@@ -59,15 +59,16 @@ std::vector<float> expand_affine(const Tensor& t, const Shape& norm) {
   std::vector<float> out(static_cast<size_t>(shape_numel(norm)));
   const Shape& s = t.shape();
   Shape tail(s.size() > norm.size() ? s.end() - norm.size() : s.begin(), s.end());
-  for_each_broadcast<1>(norm, {&tail}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-    out[i] = v[o[0]];
-  });
+  for_each_broadcast<1>(norm, {&tail},
+                        [&](int64_t i, const std::array<int64_t, 1>& o) { out[i] = v[o[0]]; });
   return out;
 }
 
 void store_stat(Tensor& t, int64_t i, float v) {
-  if (t.dtype() == DType::kF32) t.mutable_data<float>()[i] = v;
-  else t.mutable_data<Half>()[i] = float_to_half(v);
+  if (t.dtype() == DType::kF32)
+    t.mutable_data<float>()[i] = v;
+  else
+    t.mutable_data<Half>()[i] = float_to_half(v);
 }
 
 void compute_layer_normalization(ComputeContext& ctx) {
@@ -78,7 +79,8 @@ void compute_layer_normalization(ComputeContext& ctx) {
   normalize_axis(ctx.attr_int("axis"), x.rank(), &axis);
   const Shape norm(xs.begin() + axis, xs.end());
   const int64_t inner = shape_numel(norm);
-  const int64_t outer = inner ? x.numel() / inner : shape_numel(Shape(xs.begin(), xs.begin() + axis));
+  const int64_t outer =
+      inner ? x.numel() / inner : shape_numel(Shape(xs.begin(), xs.begin() + axis));
   const float eps = ctx.attr_float("epsilon");
   const std::vector<float> scale = expand_affine(ctx.input(1), norm);
   std::vector<float> bias;
@@ -113,15 +115,15 @@ void compute_layer_normalization(ComputeContext& ctx) {
 }  // namespace
 
 const OpDef& op_def_LayerNormalization() {
-  static const OpDef def{"LayerNormalization",
-                         2,
-                         3,
-                         1,
-                         3,
-                         {attr("axis", int64_t{-1}), attr("epsilon", 1e-5f),
-                          attr("stash_type", int64_t{1})},
-                         infer_layer_normalization,
-                         compute_layer_normalization};
+  static const OpDef def{
+      "LayerNormalization",
+      2,
+      3,
+      1,
+      3,
+      {attr("axis", int64_t{-1}), attr("epsilon", 1e-5f), attr("stash_type", int64_t{1})},
+      infer_layer_normalization,
+      compute_layer_normalization};
   return def;
 }
 

@@ -5,7 +5,9 @@
 #include "compiler/ops/linalg.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <string>
 
 #include "compiler/support/error.h"
 
@@ -21,14 +23,14 @@ namespace {
 // The micro-tile is MR x NR; packed panels follow the chosen kernel's tile.
 constexpr int kMaxMR = 12;
 constexpr int kMaxNR = 32;
-constexpr int64_t kKC = 256;    // depth of a packed block
-constexpr int64_t kMC = 144;    // rows of a packed A block (multiple of every MR)
-constexpr int64_t kNC = 3072;   // columns of a packed B block (multiple of every NR)
+constexpr int64_t kKC = 256;   // depth of a packed block
+constexpr int64_t kMC = 144;   // rows of a packed A block (multiple of every MR)
+constexpr int64_t kNC = 3072;  // columns of a packed B block (multiple of every NR)
 
 // A block rows [i0, i0+mc) x depth [k0, k0+kc) into panels of mr rows, each stored k-major
 // (kc x mr), scaled by alpha, zero-padded to whole panels.
-void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int64_t k0,
-            int64_t kc, float alpha, int mr, float* dst) {
+void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+            float alpha, int mr, float* dst) {
   for (int64_t p = 0; p < mc; p += mr) {
     const int rows = static_cast<int>(std::min<int64_t>(mr, mc - p));
     if (!trans) {
@@ -52,8 +54,8 @@ void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int
 
 // B block depth [k0, k0+kc) x columns [j0, j0+nc) into panels of nr columns, each stored
 // k-major (kc x nr), zero-padded to whole panels.
-void pack_b(bool trans, const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
-            int64_t nc, int nr, float* dst) {
+void pack_b(bool trans, const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+            int nr, float* dst) {
   for (int64_t q = 0; q < nc; q += nr) {
     const int cols = static_cast<int>(std::min<int64_t>(nr, nc - q));
     if (!trans) {
@@ -100,8 +102,8 @@ struct Kernel {
 
 constexpr int kGenericMR = 6, kGenericNR = 16;
 
-void kernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m,
-                    int n, bool accumulate) {
+void kernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m, int n,
+                    bool accumulate) {
   float acc[kGenericMR * kGenericNR] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int r = 0; r < kGenericMR; ++r) {
@@ -117,9 +119,9 @@ void kernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_
 
 #ifdef MONO_GEMM_X86
 // 6 x 16 with AVX2 + FMA: 12 accumulators of 8 floats.
-__attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* a,
-                                                     const float* b, float* c, int64_t ldc,
-                                                     int m, int n, bool accumulate) {
+__attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* a, const float* b,
+                                                     float* c, int64_t ldc, int m, int n,
+                                                     bool accumulate) {
   constexpr int MR = 6, NR = 16;
   __m256 acc[MR][2];
 #pragma GCC unroll 6
@@ -159,9 +161,9 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* a,
 }
 
 // 12 x 32 with AVX-512: 24 accumulators of 16 floats.
-__attribute__((target("avx512f"))) void kernel_avx512(int64_t kc, const float* a,
-                                                      const float* b, float* c, int64_t ldc,
-                                                      int m, int n, bool accumulate) {
+__attribute__((target("avx512f"))) void kernel_avx512(int64_t kc, const float* a, const float* b,
+                                                      float* c, int64_t ldc, int m, int n,
+                                                      bool accumulate) {
   constexpr int MR = 12, NR = 32;
   __m512 acc[MR][2];
 #pragma GCC unroll 12
@@ -201,20 +203,30 @@ __attribute__((target("avx512f"))) void kernel_avx512(int64_t kc, const float* a
 }
 #endif
 
-Kernel pick_kernel() {
+#ifdef MONO_GEMM_X86
+const Kernel kAvx512{kernel_avx512, 12, 32, "avx512"};
+const Kernel kAvx2{kernel_avx2, 6, 16, "avx2"};
+#endif
+const Kernel kGeneric{kernel_generic, kGenericMR, kGenericNR, "generic"};
+
+// The fastest kernel this CPU runs that is at most `limit` ("avx512", "avx2", "generic").
+const Kernel* pick_kernel(const std::string& limit) {
 #ifdef MONO_GEMM_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {kernel_avx512, 12, 32, "avx512"};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {kernel_avx2, 6, 16, "avx2"};
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (limit == "avx512" && avx512) return &kAvx512;
+  if ((limit == "avx512" || limit == "avx2") && avx2) return &kAvx2;
 #endif
-  return {kernel_generic, kGenericMR, kGenericNR, "generic"};
+  return &kGeneric;
 }
 
-const Kernel& kernel() {
-  static const Kernel k = pick_kernel();
-  return k;
+std::atomic<const Kernel*>& kernel_slot() {
+  static std::atomic<const Kernel*> slot{pick_kernel("avx512")};
+  return slot;
 }
+
+const Kernel& kernel() { return *kernel_slot().load(std::memory_order_relaxed); }
 
 void scale_c(int64_t M, int64_t N, float beta, float* C, int64_t ldc) {
   for (int64_t i = 0; i < M; ++i) {
@@ -236,6 +248,12 @@ float* scratch(std::vector<float>& buf, int64_t n) {
 }  // namespace
 
 const char* gemm_kernel_name() { return kernel().name; }
+
+bool force_gemm_kernel_for_testing(const char* name) {
+  const Kernel* k = pick_kernel(name ? name : "avx512");
+  kernel_slot().store(k);
+  return name == nullptr || std::string(name) == k->name;
+}
 
 void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
               const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
@@ -267,8 +285,7 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
           const float* bp = bpack + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int m = static_cast<int>(std::min<int64_t>(mr, mc - ir));
-            kern.fn(kc, apack + ir * kc, bp, C + (ic + ir) * ldc + jc + jr, ldc, m, n,
-                    accumulate);
+            kern.fn(kc, apack + ir * kc, bp, C + (ic + ir) * ldc + jc + jr, ldc, m, n, accumulate);
           }
         }
       }

@@ -18,6 +18,9 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float
 
 // The micro-kernel gemm_f32 runs on this CPU: "avx512", "avx2" or "generic".
 const char* gemm_kernel_name();
+// Tests only: makes gemm_f32 use the named micro-kernel (null: the default again). Returns
+// false, and picks the best one below it, if this CPU cannot run it.
+bool force_gemm_kernel_for_testing(const char* name);
 
 // The float values of a float tensor (f32 or f16): the tensor's own data for f32, a
 // converted copy for f16.

@@ -11,8 +11,8 @@ namespace {
 
 // The operands' shapes as matrices with batch axes, and the result's shape.
 struct MatMulShapes {
-  Shape a, b;        // rank >= 2 each (1-D operands promoted)
-  Shape batch;       // broadcast batch shape
+  Shape a, b;   // rank >= 2 each (1-D operands promoted)
+  Shape batch;  // broadcast batch shape
   int64_t M = 0, K = 0, N = 0;
   Shape out;
 };
@@ -31,8 +31,8 @@ bool matmul_shapes(const Shape& a_in, const Shape& b_in, MatMulShapes* s, std::s
   s->K = s->a[ra - 1];
   s->N = s->b[rb - 1];
   if (s->b[rb - 2] != s->K) {
-    *err = str_cat("inner dimensions differ: A is ", shape_str(a_in), " and B is ",
-                   shape_str(b_in), " (", s->K, " vs ", s->b[rb - 2], ")");
+    *err = str_cat("inner dimensions differ: A is ", shape_str(a_in), " and B is ", shape_str(b_in),
+                   " (", s->K, " vs ", s->b[rb - 2], ")");
     return false;
   }
   Shape ba(s->a.begin(), s->a.end() - 2), bb(s->b.begin(), s->b.end() - 2);
@@ -60,9 +60,8 @@ void infer_mat_mul(InferContext& ctx) {
 template <typename F>
 void for_each_batch(const MatMulShapes& s, F&& f) {
   const Shape ba(s.a.begin(), s.a.end() - 2), bb(s.b.begin(), s.b.end() - 2);
-  for_each_broadcast<2>(s.batch, {&ba, &bb}, [&](int64_t i, const std::array<int64_t, 2>& o) {
-    f(i, o[0], o[1]);
-  });
+  for_each_broadcast<2>(s.batch, {&ba, &bb},
+                        [&](int64_t i, const std::array<int64_t, 2>& o) { f(i, o[0], o[1]); });
 }
 
 void compute_mat_mul(ComputeContext& ctx) {
@@ -105,12 +104,12 @@ void compute_mat_mul(ComputeContext& ctx) {
   const int64_t a_batches = shape_numel(Shape(s.a.begin(), s.a.end() - 2));
   if (b_batches == 1) {
     // One B for every batch: the batches of A stack into one tall matrix.
-    gemm_f32(false, false, a_batches * M, N, K, 1.0f, av.data(), K, bv.data(), N, 0.0f,
-             out.data(), N);
+    gemm_f32(false, false, a_batches * M, N, K, 1.0f, av.data(), K, bv.data(), N, 0.0f, out.data(),
+             N);
   } else {
     for_each_batch(s, [&](int64_t bi, int64_t ai, int64_t bj) {
-      gemm_f32(false, false, M, N, K, 1.0f, av.data() + ai * M * K, K, bv.data() + bj * K * N,
-               N, 0.0f, out.data() + bi * M * N, N);
+      gemm_f32(false, false, M, N, K, 1.0f, av.data() + ai * M * K, K, bv.data() + bj * K * N, N,
+               0.0f, out.data() + bi * M * N, N);
     });
   }
   out.finish();

@@ -1,6 +1,7 @@
 // MaxPool: the maximum over each (dilated, strided, padded) window of every N x C plane.
 // The optional second output Indices holds each maximum's flat index into X, with the
 // spatial part row-major (storage_order 0) or column-major (storage_order 1).
+#include <algorithm>
 #include <limits>
 
 #include "compiler/ops/linalg.h"
@@ -68,7 +69,8 @@ void compute_max_pool(ComputeContext& ctx) {
       }
       py[p * P + o] = best;
       if (pi) {
-        const int64_t spatial = best_off < 0 ? 0 : col_major.empty() ? best_off : col_major[best_off];
+        int64_t spatial = std::max<int64_t>(best_off, 0);  // an empty window reports 0
+        if (!col_major.empty()) spatial = col_major[spatial];
         pi[p * P + o] = p * S + spatial;
       }
     }
@@ -79,17 +81,17 @@ void compute_max_pool(ComputeContext& ctx) {
 }  // namespace
 
 const OpDef& op_def_MaxPool() {
-  static const OpDef def{"MaxPool",
-                         1,
-                         1,
-                         1,
-                         2,
-                         {attr("auto_pad", "NOTSET"), attr("ceil_mode", int64_t{0}),
-                          attr_ints("dilations"), attr_required("kernel_shape", AttrType::kInts),
-                          attr_ints("pads"), attr("storage_order", int64_t{0}),
-                          attr_ints("strides")},
-                         infer_max_pool,
-                         compute_max_pool};
+  static const OpDef def{
+      "MaxPool",
+      1,
+      1,
+      1,
+      2,
+      {attr("auto_pad", "NOTSET"), attr("ceil_mode", int64_t{0}), attr_ints("dilations"),
+       attr_required("kernel_shape", AttrType::kInts), attr_ints("pads"),
+       attr("storage_order", int64_t{0}), attr_ints("strides")},
+      infer_max_pool,
+      compute_max_pool};
   return def;
 }
 

@@ -80,7 +80,7 @@ WindowGeometry window_geometry(const AttrReader& ctx, const std::vector<int64_t>
                          auto_pad == "VALID" ? "" : "padded ", "input (extent ",
                          in[i] + g.pad_begin[i] + g.pad_end[i], ") on spatial axis ", i));
       }
-      if (ceil_mode && auto_pad == "NOTSET") {
+      if (ceil_mode) {  // explicit pads or VALID (SAME pads make the division exact)
         out = (span + s - 1) / s + 1;
         // The last window must start inside the input or its left padding.
         if ((out - 1) * s >= in[i] + g.pad_begin[i]) --out;

@@ -10,13 +10,13 @@ namespace mono {
 
 // Per spatial axis (all vectors have one entry per spatial axis).
 struct WindowGeometry {
-  std::vector<int64_t> in;          // input extent
-  std::vector<int64_t> kernel;      // kernel extent (undilated)
+  std::vector<int64_t> in;      // input extent
+  std::vector<int64_t> kernel;  // kernel extent (undilated)
   std::vector<int64_t> strides;
   std::vector<int64_t> dilations;
   std::vector<int64_t> pad_begin;
   std::vector<int64_t> pad_end;
-  std::vector<int64_t> out;         // output extent
+  std::vector<int64_t> out;  // output extent
 
   size_t rank() const { return in.size(); }
   int64_t out_numel() const;
@@ -26,8 +26,10 @@ struct WindowGeometry {
 
 // Resolves the geometry of an op with attributes auto_pad, pads, strides and dilations (each
 // optional, ONNX defaults) over the spatial extents `in` with kernel `kernel`. `ceil_mode`
-// rounds the output size up for explicit pads; a window must then still start inside the
-// left-padded input. Fails (naming the op's node) on malformed attributes or an empty output.
+// rounds the output size up (explicit pads or VALID); a window must then still start inside
+// the left-padded input. SAME_UPPER/SAME_LOWER give ceil(in / stride) outputs, the odd pad at
+// the end (UPPER) or the start (LOWER). Fails (naming the op's node) on malformed attributes
+// or an empty output.
 WindowGeometry window_geometry(const AttrReader& ctx, const std::vector<int64_t>& in,
                                const std::vector<int64_t>& kernel, bool ceil_mode);
 

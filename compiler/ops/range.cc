@@ -64,8 +64,12 @@ static void compute_range(ComputeContext& ctx) {
     using T = decltype(tag);
     T* out = y.mutable_data<T>();
     if constexpr (std::is_integral_v<T>) {
-      const int64_t s = start.as_int(0), d = delta.as_int(0);
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(s + i * d);
+      // In uint64 (wrapping): every element lies between start and limit, but i * delta
+      // alone may not fit in int64.
+      const uint64_t s = static_cast<uint64_t>(start.as_int(0));
+      const uint64_t d = static_cast<uint64_t>(delta.as_int(0));
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = static_cast<T>(static_cast<int64_t>(s + static_cast<uint64_t>(i) * d));
     } else {
       const float s = static_cast<float>(start.as_double(0));
       const float d = static_cast<float>(delta.as_double(0));

@@ -148,8 +148,10 @@ void compute_reduce(ComputeContext& ctx, ReduceKind kind) {
       std::vector<A> acc(static_cast<size_t>(y.numel()));
       if (kind == ReduceKind::kMax) {
         A lowest;
-        if constexpr (std::is_floating_point_v<A>) lowest = -std::numeric_limits<A>::infinity();
-        else lowest = static_cast<A>(std::numeric_limits<T>::lowest());
+        if constexpr (std::is_floating_point_v<A>)
+          lowest = -std::numeric_limits<A>::infinity();
+        else
+          lowest = static_cast<A>(std::numeric_limits<T>::lowest());
         std::fill(acc.begin(), acc.end(), lowest);
         accumulate(x.data<T>(), c, acc.data(), [](A a, A v) {
           if constexpr (std::is_floating_point_v<A>) {

@@ -11,15 +11,15 @@ static void infer_reduce_max(InferContext& ctx) {
 static void compute_reduce_max(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kMax); }
 
 const OpDef& op_def_ReduceMax() {
-  static const OpDef def{"ReduceMax",
-                         1,
-                         2,
-                         1,
-                         1,
-                         {attr_ints("axes"), attr("keepdims", int64_t{1}),
-                          attr("noop_with_empty_axes", int64_t{0})},
-                         infer_reduce_max,
-                         compute_reduce_max};
+  static const OpDef def{
+      "ReduceMax",
+      1,
+      2,
+      1,
+      1,
+      {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
+      infer_reduce_max,
+      compute_reduce_max};
   return def;
 }
 

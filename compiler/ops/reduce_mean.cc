@@ -11,15 +11,15 @@ static void infer_reduce_mean(InferContext& ctx) {
 static void compute_reduce_mean(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kMean); }
 
 const OpDef& op_def_ReduceMean() {
-  static const OpDef def{"ReduceMean",
-                         1,
-                         2,
-                         1,
-                         1,
-                         {attr_ints("axes"), attr("keepdims", int64_t{1}),
-                          attr("noop_with_empty_axes", int64_t{0})},
-                         infer_reduce_mean,
-                         compute_reduce_mean};
+  static const OpDef def{
+      "ReduceMean",
+      1,
+      2,
+      1,
+      1,
+      {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
+      infer_reduce_mean,
+      compute_reduce_mean};
   return def;
 }
 

@@ -11,15 +11,15 @@ static void infer_reduce_sum(InferContext& ctx) {
 static void compute_reduce_sum(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kSum); }
 
 const OpDef& op_def_ReduceSum() {
-  static const OpDef def{"ReduceSum",
-                         1,
-                         2,
-                         1,
-                         1,
-                         {attr_ints("axes"), attr("keepdims", int64_t{1}),
-                          attr("noop_with_empty_axes", int64_t{0})},
-                         infer_reduce_sum,
-                         compute_reduce_sum};
+  static const OpDef def{
+      "ReduceSum",
+      1,
+      2,
+      1,
+      1,
+      {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
+      infer_reduce_sum,
+      compute_reduce_sum};
   return def;
 }
 

@@ -96,8 +96,9 @@ void compute_softmax(ComputeContext& ctx) {
 }  // namespace
 
 const OpDef& op_def_Softmax() {
-  static const OpDef def{"Softmax", 1, 1, 1, 1, {attr_optional("axis", AttrType::kInt)},
-                         infer_softmax, compute_softmax};
+  static const OpDef def{
+      "Softmax",      1, 1, 1, 1, {attr_optional("axis", AttrType::kInt)}, infer_softmax,
+      compute_softmax};
   return def;
 }
 

@@ -470,6 +470,17 @@ TEST(Gather, Errors) {
   Tensor data = f32({3, 2}, {1, 2, 3, 4, 5, 6});
   EXPECT_USER_ERROR(run1(OpKind::kGather, {data, i64({2}, {0, 3})}), "index 3 is out of range for axis 0 of size 3");
   EXPECT_USER_ERROR(run1(OpKind::kGather, {data, i64({1}, {-4})}), "index -4");
+  // Known indices are checked by the shape rule already.
+  EXPECT_USER_ERROR(infer_op(OpKind::kGather, {data, i64({1}, {3})}), "index 3 is out of range");
+  // Indices known only at run time: checked when evaluated.
+  Graph g;
+  Value* d = g.add_constant("d", data);
+  Value* idx = g.add_value("i", TensorType{DType::kI64, {1}});
+  Node* n = g.add_node(OpKind::kGather, "g", {d, idx}, {"y"}, 13);
+  infer_node(*n, {d->constant.get(), nullptr});
+  EXPECT_EQ(n->outputs[0]->type, (TensorType{DType::kF32, {1, 2}}));
+  Tensor bad = i64({1}, {1000000});
+  EXPECT_USER_ERROR(evaluate_node(*n, {&data, &bad}), "index 1000000 is out of range");
   EXPECT_USER_ERROR(run1(OpKind::kGather, {data, i64({1}, {std::numeric_limits<int64_t>::min()})}), "out of range");
   EXPECT_USER_ERROR(run1(OpKind::kGather, {data, f32({1}, {0})}), "expected one of i64, i32");
   EXPECT_USER_ERROR(run1(OpKind::kGather, {data, i64({1}, {0})}, {{"axis", int64_t{2}}}), "out of range for rank 2");
@@ -514,6 +525,9 @@ TEST(CumSum, AxesAndDtypes) {
   EXPECT_TRUE(run1(OpKind::kCumSum, {x, i64({1}, {-1})}).identical(f32({2, 3}, {1, 3, 6, 4, 9, 15})));
   EXPECT_TRUE(run1(OpKind::kCumSum, {i32({3}, {1, -2, 3}), scalar_i64(0)}).identical(i32({3}, {1, -1, 2})));
   EXPECT_TRUE(run1(OpKind::kCumSum, {i64({3}, {5, 6, 7}), scalar_i64(0)}).identical(i64({3}, {5, 11, 18})));
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(run1(OpKind::kCumSum, {i64({2}, {kMax, 1}), scalar_i64(0)})
+                  .identical(i64({2}, {kMax, std::numeric_limits<int64_t>::min()})));  // wraps
   EXPECT_TRUE(run1(OpKind::kCumSum, {f16({3}, {0.5f, 1, 2}), scalar_i64(0)}).identical(f16({3}, {0.5f, 1.5f, 3.5f})));
 }
 

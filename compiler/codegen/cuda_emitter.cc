@@ -1,0 +1,981 @@
+#include "compiler/codegen/cuda_emitter.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "compiler/codegen/support.h"
+#include "compiler/ir/printer.h"
+#include "compiler/support/error.h"
+
+namespace mono {
+namespace {
+
+const char* ctype(DType d) {
+  switch (d) {
+    case DType::kF32: return "float";
+    case DType::kF16: return "half_t";
+    case DType::kI64: return "long long";
+    case DType::kI32: return "int";
+    case DType::kBool: return "unsigned char";
+  }
+  return "?";
+}
+
+// The arithmetic type an element is computed in.
+const char* compute_type(DType d) {
+  if (is_float(d)) return "float";
+  if (d == DType::kBool) return "bool";
+  return "long long";
+}
+
+std::string lit(double v) {
+  if (std::isnan(v)) return "__int_as_float(0x7fc00000)";
+  if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  return format_float(v) + "f";
+}
+
+std::string comment_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (c == '\n' || c == '\r') ? ' ' : c;
+  // Never let model text close the comment.
+  size_t p;
+  while ((p = out.find("*/")) != std::string::npos) out.replace(p, 2, "* /");
+  return out;
+}
+
+int64_t attr_i(const Node& n, const char* key, int64_t def) {
+  const AttrValue* a = n.attr(key);
+  return a ? std::get<int64_t>(*a) : def;
+}
+float attr_f(const Node& n, const char* key, float def) {
+  const AttrValue* a = n.attr(key);
+  return a ? std::get<float>(*a) : def;
+}
+std::vector<int64_t> attr_is(const Node& n, const char* key) {
+  const AttrValue* a = n.attr(key);
+  return a ? std::get<std::vector<int64_t>>(*a) : std::vector<int64_t>{};
+}
+
+// Collects the pointer parameters of one group function: each distinct root value becomes
+// `pN`, with its C type; the call site passes the matching pointer expressions.
+class Params {
+ public:
+  Params(const KernelPlan& plan) : plan_(plan) {}
+
+  std::string ref(const Value* v, const std::string& packing = "") {
+    const Value* r = plan_.root(v);
+    auto key = std::make_pair(r, packing);
+    auto it = names_.find(key);
+    if (it != names_.end()) return it->second;
+    std::string name = "p" + std::to_string(order_.size());
+    names_[key] = name;
+    order_.push_back({r, packing, name});
+    return name;
+  }
+  // `const T* p0, T* p1` for the function signature.
+  std::string signature(const std::set<const Value*>& written) const {
+    std::string s;
+    for (const auto& e : order_) {
+      bool w = written.count(e.value) > 0;
+      s += str_cat(", ", w ? "" : "const ", ctype(plan_.dtype_of(e.value)), "* __restrict__ ", e.name);
+    }
+    return s;
+  }
+  std::string call_args() const {
+    std::string s;
+    for (const auto& e : order_) s += ", " + pointer(e.value, e.packing);
+    return s;
+  }
+  std::string pointer(const Value* r, const std::string& packing) const {
+    const Placement& pl = plan_.placement.at(r);
+    const std::string t = ctype(plan_.dtype_of(r));
+    switch (pl.space) {
+      case Placement::kArena: return str_cat("(", t, "*)(p.arena + ", pl.offset, ")");
+      case Placement::kWeights: return str_cat("(const ", t, "*)(p.weights + ", plan_.constant_offset(r, packing), ")");
+      case Placement::kInput: return str_cat("(const ", t, "*)p.inputs[", pl.index, "]");
+      case Placement::kOutput: return str_cat("(", t, "*)p.outputs[", pl.index, "]");
+    }
+    return "";
+  }
+
+ private:
+  struct Entry {
+    const Value* value;
+    std::string packing;
+    std::string name;
+  };
+  const KernelPlan& plan_;
+  std::map<std::pair<const Value*, std::string>, std::string> names_;
+  std::vector<Entry> order_;
+};
+
+// Index arithmetic over a shape: decomposes a flat index into per-axis variables.
+std::string decompose(const std::string& flat, const Shape& shape, const std::string& prefix) {
+  const std::string rem = prefix + "_rest";
+  std::string s = str_cat("    long long ", rem, " = ", flat, ";\n");
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    s += str_cat("    const long long ", prefix, d, " = ", rem, " % ", shape[d], "LL; ", rem, " /= ", shape[d], "LL;\n");
+  }
+  s += str_cat("    (void)", rem, ";\n");
+  return s;
+}
+
+// Linear offset into a tensor of `in` shape broadcast against the output index variables
+// `prefix0..` of an output of rank `out_rank`.
+std::string broadcast_offset(const Shape& in, int64_t out_rank, const std::string& prefix) {
+  const int64_t r = static_cast<int64_t>(in.size());
+  std::string expr;
+  int64_t stride = 1;
+  for (int64_t d = r - 1; d >= 0; --d) {
+    if (in[d] != 1) {
+      std::string term = str_cat(prefix, d + (out_rank - r));
+      if (stride != 1) term += str_cat(" * ", stride, "LL");
+      expr = expr.empty() ? term : term + " + " + expr;
+    }
+    stride *= in[d];
+  }
+  return expr.empty() ? "0" : expr;
+}
+
+class Emitter {
+ public:
+  Emitter(const Graph& g, const KernelPlan& plan) : g_(g), plan_(plan) {}
+
+  std::string run(const std::string& model_name) {
+    std::ostringstream calls;
+    for (size_t s = 0; s < plan_.stages.size(); ++s) emit_stage(calls, static_cast<int>(s));
+    std::ostringstream os;
+    const KernelContext& c = plan_.ctx;
+    os << "// Generated by Mono from " << comment_safe(model_name) << " (opset " << g_.opset << "), "
+       << (plan_.precision == Precision::kF16 ? "fp16 with fp32 accumulation" : "fp32") << ", sm_" << c.sm_arch << ".\n";
+    os << "// One persistent kernel: " << plan_.groups.size() << " groups in " << plan_.stages.size()
+       << " stages, a grid barrier between stages.\n";
+    os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
+       << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
+    os << "#include \"mono_dev/common.cuh\"\n#include \"mono_dev/barrier.cuh\"\n#include \"mono_dev/gemm.cuh\"\n"
+          "#include \"mono_dev/rows.cuh\"\n#include \"mono_dev/elementwise.cuh\"\n\nusing namespace mono_dev;\n\n";
+    os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";
+    os << "struct MonoParams {\n  const unsigned char* weights;  // packed constants\n"
+          "  unsigned char* arena;          // activations and split-K workspaces\n"
+          "  unsigned int* sync;            // grid barrier and split-K tile counters (zeroed once)\n"
+          "  const void* inputs["
+       << kMaxKernelIo << "];\n  void* outputs[" << kMaxKernelIo << "];\n};\n\n";
+    os << "// ---- group functions (shared by groups with the same code) ----\n\n";
+    for (const std::string& f : functions_) os << f << "\n";
+    os << "extern \"C\" __global__ void __launch_bounds__(MONO_THREADS, " << c.blocks_per_sm << ") " << kKernelName
+       << "(const MonoParams p) {\n  extern __shared__ __align__(16) unsigned char smem[];\n"
+       << calls.str() << "}\n";
+    return os.str();
+  }
+
+ private:
+  // Registers a function body under a name derived from its text; returns the name.
+  std::string define(const std::string& kind, const std::string& signature_tail, const std::string& body,
+                     const std::string& prelude = "") {
+    std::string text = prelude + "__device__ __forceinline__ void @(" + signature_tail + ") {\n" + body + "}\n";
+    auto it = by_text_.find(text);
+    if (it != by_text_.end()) return it->second;
+    std::string name = str_cat(kind, "_", by_text_.size());
+    by_text_[text] = name;
+    std::string out = text;
+    size_t pos;
+    while ((pos = out.find("@")) != std::string::npos) out.replace(pos, 1, name);
+    functions_.push_back(out);
+    return name;
+  }
+
+  void emit_stage(std::ostream& os, int s) {
+    const Stage& st = plan_.stages[s];
+    os << "\n  // ---- stage " << s << " ----\n";
+    int64_t total = 0;
+    std::vector<std::pair<std::string, int64_t>> calls;  // call text, items
+    for (int gid : st.groups) {
+      const Group& grp = plan_.groups[gid];
+      os << "  // group " << gid << ": " << comment_safe(grp.nodes()) << "\n";
+      calls.emplace_back(emit_group(grp), grp.items);
+      total += grp.items;
+    }
+    os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
+    int64_t start = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const int64_t end = start + calls[i].second;
+      std::string call = calls[i].first;
+      size_t pos = call.find("ITEM");
+      call.replace(pos, 4, start ? str_cat("item - ", start) : std::string("item"));
+      if (calls.size() == 1) {
+        os << "    " << call << ";\n";
+      } else {
+        os << "    " << (i ? "else " : "") << (i + 1 < calls.size() ? str_cat("if (item < ", end, ") ") : "") << call
+           << ";\n";
+      }
+      start = end;
+    }
+    os << "    __syncthreads();\n  }\n";
+    if (s + 1 < static_cast<int>(plan_.stages.size())) os << "  grid_barrier(p.sync);\n";
+  }
+
+  std::string emit_group(const Group& grp) {
+    switch (grp.kind) {
+      case GroupKind::kGemm: return emit_gemm(grp);
+      case GroupKind::kConvGemm: return emit_gemm(grp);
+      case GroupKind::kRows: return emit_rows(grp);
+      case GroupKind::kPointwise: return emit_pointwise(grp);
+    }
+    return "";
+  }
+
+  // ---- operands --------------------------------------------------------------------------
+
+  // An element of `v` at an offset expression, converted to its compute type. Scalar constants
+  // become literals.
+  std::string load(Params& P, const Value* v, const std::string& offset) {
+    const Value* r = plan_.root(v);
+    const DType d = plan_.dtype_of(r);
+    if (r->is_constant() && r->constant->numel() == 1) {
+      if (is_float(d)) return lit(r->constant->as_double(0));
+      if (d == DType::kBool) return r->constant->as_int(0) ? "true" : "false";
+      return str_cat(r->constant->as_int(0), "LL");
+    }
+    std::string e = str_cat(P.ref(r), "[", offset, "]");
+    if (is_float(d)) return "to_float(" + e + ")";
+    if (d == DType::kBool) return "(" + e + " != 0)";
+    return "(long long)" + e;
+  }
+  std::string store_expr(DType d, const std::string& v) {
+    if (is_float(d)) return str_cat("from_float<", ctype(d), ">(", v, ")");
+    return str_cat("(", ctype(d), ")(", v, ")");
+  }
+
+  // ---- elementwise expressions (the op table) -------------------------------------------
+
+  // The expression of an elementwise op given its operands' expressions.
+  std::string elementwise_expr(const Node& n, const std::vector<std::string>& a, DType in_dtype) {
+    const bool f = is_float(in_dtype);
+    switch (n.op) {
+      case OpKind::kAdd: return "(" + a[0] + " + " + a[1] + ")";
+      case OpKind::kSub: return "(" + a[0] + " - " + a[1] + ")";
+      case OpKind::kMul: return "(" + a[0] + " * " + a[1] + ")";
+      case OpKind::kDiv: return "(" + a[0] + " / " + a[1] + ")";
+      case OpKind::kPow: return f ? "powf(" + a[0] + ", (float)" + a[1] + ")" : "ipow(" + a[0] + ", " + a[1] + ")";
+      case OpKind::kMax: return f ? "fmax_nan(" + a[0] + ", " + a[1] + ")" : "max(" + a[0] + ", " + a[1] + ")";
+      case OpKind::kMin: return f ? "fmin_nan(" + a[0] + ", " + a[1] + ")" : "min(" + a[0] + ", " + a[1] + ")";
+      case OpKind::kRelu: return f ? "fmaxf(" + a[0] + ", 0.0f)" : "max(" + a[0] + ", 0LL)";
+      case OpKind::kAbs: return f ? "fabsf(" + a[0] + ")" : "llabs(" + a[0] + ")";
+      case OpKind::kNeg: return "(-" + a[0] + ")";
+      case OpKind::kExp: return "expf(" + a[0] + ")";
+      case OpKind::kLog: return "logf(" + a[0] + ")";
+      case OpKind::kSqrt: return "sqrtf(" + a[0] + ")";
+      case OpKind::kErf: return "erff(" + a[0] + ")";
+      case OpKind::kTanh: return "tanhf(" + a[0] + ")";
+      case OpKind::kSigmoid: return "sigmoid(" + a[0] + ")";
+      case OpKind::kReciprocal: return "(1.0f / " + a[0] + ")";
+      case OpKind::kGelu: {
+        const AttrValue* ap = n.attr("approximate");
+        bool tanh_form = ap && std::get<std::string>(*ap) == "tanh";
+        return (tanh_form ? "gelu_tanh(" : "gelu_erf(") + a[0] + ")";
+      }
+      case OpKind::kIsNaN: return "isnan(" + a[0] + ")";
+      case OpKind::kNot: return "(!" + a[0] + ")";
+      case OpKind::kAnd: return "(" + a[0] + " && " + a[1] + ")";
+      case OpKind::kOr: return "(" + a[0] + " || " + a[1] + ")";
+      case OpKind::kEqual: return "(" + a[0] + " == " + a[1] + ")";
+      case OpKind::kLess: return "(" + a[0] + " < " + a[1] + ")";
+      case OpKind::kLessOrEqual: return "(" + a[0] + " <= " + a[1] + ")";
+      case OpKind::kGreater: return "(" + a[0] + " > " + a[1] + ")";
+      case OpKind::kGreaterOrEqual: return "(" + a[0] + " >= " + a[1] + ")";
+      case OpKind::kWhere: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+      case OpKind::kClip: return "fminf(fmaxf(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
+      case OpKind::kCast: return a[0];
+      default: MONO_CHECK(false, "not an elementwise op: ", n.describe());
+    }
+  }
+
+  // Operand expressions of an elementwise node reading at the output index `prefix*`; the
+  // input `running` (if >= 0) is the value `v` instead.
+  std::vector<std::string> elementwise_operands(Params& P, const Node& n, int running, const std::string& prefix) {
+    const int64_t out_rank = n.outputs[0]->type.rank();
+    std::vector<std::string> a;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      if (i == running) {
+        a.push_back("v");
+      } else if (!n.inputs[i]) {
+        a.push_back("");
+      } else {
+        a.push_back(load(P, n.inputs[i], broadcast_offset(n.inputs[i]->type.shape, out_rank, prefix)));
+      }
+    }
+    if (n.op == OpKind::kClip) {
+      // Bounds: inputs (opset >= 11) or attributes; absent means unbounded.
+      a.resize(3);
+      if (n.opset < 11) {
+        a[1] = n.attr("min") ? lit(attr_f(n, "min", 0)) : "-__int_as_float(0x7f800000)";
+        a[2] = n.attr("max") ? lit(attr_f(n, "max", 0)) : "__int_as_float(0x7f800000)";
+      } else {
+        if (a[1].empty()) a[1] = "-__int_as_float(0x7f800000)";
+        if (a[2].empty()) a[2] = "__int_as_float(0x7f800000)";
+      }
+      if (!is_float(plan_.dtype_of(n.inputs[0]))) MONO_CHECK(false, "integer Clip in CUDA");
+    }
+    return a;
+  }
+
+  // Statements applying the epilogue nodes to `v`, given the flat output index `flat`.
+  std::string epilogue_code(Params& P, const Group& grp, const std::string& flat) {
+    std::string s;
+    Shape decomposed;
+    for (const Node* e : grp.epilogue) {
+      int running = -1;
+      for (int i = 0; i < e->num_inputs(); ++i)
+        if (e->inputs[i] && plan_.root(e->inputs[i]) == plan_.root(running_value(grp, e))) running = i;
+      const Shape& shape = e->outputs[0]->type.shape;
+      bool needs_index = false;
+      for (int i = 0; i < e->num_inputs(); ++i)
+        if (i != running && e->inputs[i] && !(plan_.root(e->inputs[i])->is_constant() && e->inputs[i]->type.numel() == 1))
+          needs_index = true;
+      if (needs_index && shape != decomposed) {
+        s += decompose(flat, shape, "e");
+        decomposed = shape;
+      }
+      std::vector<std::string> a = elementwise_operands(P, *e, running, "e");
+      s += str_cat("    v = ", elementwise_expr(*e, a, DType::kF32), ";  // ", comment_safe(e->name), "\n");
+    }
+    return s;
+  }
+  // The value an epilogue node reads as its running input: the previous node's output.
+  const Value* running_value(const Group& grp, const Node* e) {
+    const Value* prev = grp.anchor->outputs[0];
+    for (const Node* x : grp.epilogue) {
+      if (x == e) return prev;
+      prev = x->outputs[0];
+    }
+    return prev;
+  }
+
+  // ---- pointwise groups -----------------------------------------------------------------
+
+  std::string emit_pointwise(const Group& grp) {
+    const Node& n = *grp.anchor;
+    if (n.op == OpKind::kSplit) return emit_split(grp);
+    Params P(plan_);
+    const Value* out = grp.output;
+    const DType out_dtype = plan_.dtype_of(out);
+    const Shape& shape = n.outputs[0]->type.shape;
+    const int64_t total = out->type.numel();
+    std::string body;
+    body += str_cat("  for (int e = 0; e < ", grp.pointwise.ilp, "; ++e) {\n");
+    body += str_cat("    const long long i = ((long long)item * ", grp.pointwise.ilp, " + e) * MONO_THREADS + threadIdx.x;\n");
+    body += str_cat("    if (i >= ", total, "LL) return;\n");
+    body += decompose("i", shape, "o");
+    body += anchor_code(P, n);
+    body += epilogue_code(P, grp, "i");
+    const std::string out_name = P.ref(out);
+    body += str_cat("    ", out_name, "[i] = ", store_expr(out_dtype, "v"), ";\n  }\n");
+    std::set<const Value*> written = {plan_.root(out)};
+    std::string name = define("pw", "int item" + P.signature(written), body);
+    return str_cat(name, "(ITEM", P.call_args(), ")");
+  }
+
+  // Statements computing `v` (the anchor's element at output index o0..o{r-1}).
+  std::string anchor_code(Params& P, const Node& n) {
+    const Value* out = n.outputs[0];
+    const int64_t rank = out->type.rank();
+    const DType out_dtype = plan_.dtype_of(out);
+    const std::string ct = compute_type(out_dtype);
+    if (is_elementwise_anchor(n.op)) {
+      std::vector<std::string> a = elementwise_operands(P, n, -1, "o");
+      DType in_dtype = n.inputs[0] ? plan_.dtype_of(n.inputs[0]) : out_dtype;
+      if (n.op == OpKind::kWhere) in_dtype = plan_.dtype_of(n.inputs[1]);
+      std::string e = elementwise_expr(n, a, in_dtype);
+      if (n.op == OpKind::kCast) e = cast_expr(a[0], plan_.dtype_of(n.inputs[0]), out_dtype);
+      return str_cat("    ", ct, " v = ", e, ";\n");
+    }
+    const Value* x = n.inputs[0];
+    const Shape& xs = x->type.shape;
+    switch (n.op) {
+      case OpKind::kTranspose: {
+        std::vector<int64_t> perm = attr_is(n, "perm");
+        if (perm.empty())
+          for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+        // Input axis perm[d] takes output index o{d}.
+        std::vector<std::string> idx(rank);
+        for (int64_t d = 0; d < rank; ++d) idx[perm[d]] = str_cat("o", d);
+        return str_cat("    ", ct, " v = ", load(P, x, linear(idx, xs)), ";\n");
+      }
+      case OpKind::kExpand:
+        return str_cat("    ", ct, " v = ", load(P, x, broadcast_offset(xs, rank, "o")), ";\n");
+      case OpKind::kSlice: return slice_code(P, n, ct);
+      case OpKind::kConcat: return concat_code(P, n, ct);
+      case OpKind::kGather: return gather_code(P, n, ct);
+      case OpKind::kGatherElements: return gather_elements_code(P, n, ct);
+      case OpKind::kMaxPool:
+      case OpKind::kAveragePool: return pool_code(P, n);
+      case OpKind::kGlobalAveragePool: return global_pool_code(P, n);
+      case OpKind::kReduceMean:
+      case OpKind::kReduceSum:
+      case OpKind::kReduceMax: return reduce_code(P, n, ct);
+      case OpKind::kConv: return direct_conv_code(P, n);
+      case OpKind::kSoftmax: return softmax_axis_code(P, n);
+      case OpKind::kBatchNormalization: return batch_norm_code(P, n);
+      default: user_error(n.describe(), ": ", op_name(n.op), " cannot be compiled to CUDA yet");
+    }
+  }
+
+  static bool is_elementwise_anchor(OpKind op) {
+    switch (op) {
+      case OpKind::kIsNaN: case OpKind::kNot: case OpKind::kAnd: case OpKind::kOr: case OpKind::kEqual:
+      case OpKind::kLess: case OpKind::kLessOrEqual: case OpKind::kGreater: case OpKind::kGreaterOrEqual:
+      case OpKind::kWhere: case OpKind::kCast:
+        return true;
+      default:
+        return is_epilogue_op(op);
+    }
+  }
+
+  std::string cast_expr(const std::string& a, DType from, DType to) {
+    if (is_float(to)) return "(float)(" + a + ")";
+    if (to == DType::kBool) return "(" + a + " != 0)";
+    if (is_float(from)) return "float_to_int(" + a + ")";
+    return "(long long)(" + a + ")";
+  }
+
+  static std::string linear(const std::vector<std::string>& idx, const Shape& shape) {
+    std::string e;
+    int64_t stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (shape[d] != 1) {
+        std::string t = stride == 1 ? idx[d] : str_cat("(", idx[d], ") * ", stride, "LL");
+        e = e.empty() ? t : t + " + " + e;
+      }
+      stride *= shape[d];
+    }
+    return e.empty() ? "0" : e;
+  }
+
+  std::vector<int64_t> const_ints(const Node& n, int i) {
+    const Value* v = n.input(i) ? plan_.root(n.input(i)) : nullptr;
+    if (!v) return {};
+    if (!v->is_constant()) user_error(n.describe(), ": input ", i, " must be a constant for the CUDA backend");
+    return v->constant->to_int_vector();
+  }
+
+  std::string slice_code(Params& P, const Node& n, const std::string& ct) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (n.opset < 10) {
+      starts = attr_is(n, "starts");
+      ends = attr_is(n, "ends");
+      axes = attr_is(n, "axes");
+    } else {
+      starts = const_ints(n, 1);
+      ends = const_ints(n, 2);
+      axes = const_ints(n, 3);
+      steps = const_ints(n, 4);
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    std::vector<int64_t> start(rank, 0), step(rank, 1);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+      int64_t dim = xs[a], s = starts[k];
+      if (s < 0) s += dim;
+      s = steps[k] > 0 ? std::min(std::max<int64_t>(s, 0), dim) : std::min(std::max<int64_t>(s, 0), dim - 1);
+      start[a] = s;
+      step[a] = steps[k];
+    }
+    std::vector<std::string> idx(rank);
+    for (int64_t d = 0; d < rank; ++d) idx[d] = str_cat(start[d], "LL + o", d, " * ", step[d], "LL");
+    return str_cat("    ", ct, " v = ", load(P, n.inputs[0], linear(idx, xs)), ";\n");
+  }
+
+  std::string concat_code(Params& P, const Node& n, const std::string& ct) {
+    const int64_t rank = n.outputs[0]->type.rank();
+    int64_t axis = attr_i(n, "axis", 0);
+    if (axis < 0) axis += rank;
+    std::string s = str_cat("    ", ct, " v;\n");
+    int64_t base = 0;
+    bool first = true;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      const Shape& xs = n.inputs[i]->type.shape;
+      if (xs[axis] == 0) continue;
+      std::vector<std::string> idx(rank);
+      for (int64_t d = 0; d < rank; ++d) idx[d] = d == axis ? str_cat("(o", d, " - ", base, "LL)") : str_cat("o", d);
+      s += str_cat("    ", first ? "" : "else ", "if (o", axis, " < ", base + xs[axis], "LL) v = ",
+                   load(P, n.inputs[i], linear(idx, xs)), ";\n");
+      base += xs[axis];
+      first = false;
+    }
+    return s;
+  }
+
+  std::string gather_code(Params& P, const Node& n, const std::string& ct) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const Shape& is = n.inputs[1]->type.shape;
+    const int64_t r = static_cast<int64_t>(xs.size()), q = static_cast<int64_t>(is.size());
+    int64_t axis = attr_i(n, "axis", 0);
+    if (axis < 0) axis += r;
+    // Output index: data[:axis] + indices + data[axis+1:].
+    std::vector<std::string> iidx(q);
+    for (int64_t d = 0; d < q; ++d) iidx[d] = str_cat("o", axis + d);
+    std::string s = str_cat("    long long g = ", load(P, n.inputs[1], linear(iidx, is)), ";\n");
+    s += str_cat("    if (g < 0) g += ", xs[axis], "LL;\n");
+    s += str_cat("    g = g < 0 ? 0 : (g >= ", xs[axis], "LL ? ", xs[axis] - 1, "LL : g);  // clamp: never read outside\n");
+    std::vector<std::string> didx(r);
+    for (int64_t d = 0; d < r; ++d) didx[d] = d < axis ? str_cat("o", d) : d == axis ? "g" : str_cat("o", d - 1 + q);
+    s += str_cat("    ", ct, " v = ", load(P, n.inputs[0], linear(didx, xs)), ";\n");
+    return s;
+  }
+
+  std::string gather_elements_code(Params& P, const Node& n, const std::string& ct) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const Shape& is = n.inputs[1]->type.shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    int64_t axis = attr_i(n, "axis", 0);
+    if (axis < 0) axis += r;
+    std::vector<std::string> oidx(r);
+    for (int64_t d = 0; d < r; ++d) oidx[d] = str_cat("o", d);
+    std::string s = str_cat("    long long g = ", load(P, n.inputs[1], linear(oidx, is)), ";\n");
+    s += str_cat("    if (g < 0) g += ", xs[axis], "LL;\n");
+    s += str_cat("    g = g < 0 ? 0 : (g >= ", xs[axis], "LL ? ", xs[axis] - 1, "LL : g);\n");
+    oidx[axis] = "g";
+    s += str_cat("    ", ct, " v = ", load(P, n.inputs[0], linear(oidx, xs)), ";\n");
+    return s;
+  }
+
+  // Max/average pooling over the spatial axes of N C D1..Dk, with pads and dilations.
+  std::string pool_code(Params& P, const Node& n) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const int64_t k = static_cast<int64_t>(xs.size()) - 2;
+    std::vector<int64_t> kernel = attr_is(n, "kernel_shape"), strides = attr_is(n, "strides"),
+                         pads = attr_is(n, "pads"), dil = attr_is(n, "dilations");
+    if (strides.empty()) strides.assign(k, 1);
+    if (dil.empty()) dil.assign(k, 1);
+    if (pads.empty()) pads.assign(2 * k, 0);
+    const AttrValue* ap = n.attr("auto_pad");
+    if (ap && std::get<std::string>(*ap) != "NOTSET" && std::get<std::string>(*ap) != "VALID") {
+      // SAME_*: derive the begin pads from the output size.
+      const Shape& ys = n.outputs[0]->type.shape;
+      bool upper = std::get<std::string>(*ap) == "SAME_UPPER";
+      for (int64_t d = 0; d < k; ++d) {
+        int64_t total = std::max<int64_t>(0, (ys[d + 2] - 1) * strides[d] + (kernel[d] - 1) * dil[d] + 1 - xs[d + 2]);
+        pads[d] = upper ? total / 2 : total - total / 2;
+      }
+    }
+    const bool is_max = n.op == OpKind::kMaxPool;
+    const bool include_pad = attr_i(n, "count_include_pad", 0) != 0;
+    std::string s = is_max ? "    float v = -__int_as_float(0x7f800000);\n" : "    float v = 0.0f; int cnt = 0;\n";
+    std::string inner_idx = "(o0 * " + std::to_string(xs[1]) + "LL + o1)";
+    for (int64_t d = 0; d < k; ++d) {
+      s += str_cat("    for (int k", d, " = 0; k", d, " < ", kernel[d], "; ++k", d, ") {\n");
+      s += str_cat("    const long long x", d, " = o", d + 2, " * ", strides[d], "LL - ", pads[d], "LL + k", d, " * ", dil[d], "LL;\n");
+      if (!is_max && include_pad) {
+        // count_include_pad counts positions inside the padded input (not past the end pads).
+        s += str_cat("    if (x", d, " >= ", xs[d + 2] + pads[d + k], "LL) continue;\n");
+      }
+    }
+    std::string inside;
+    for (int64_t d = 0; d < k; ++d) inside += str_cat(d ? " && " : "", "x", d, " >= 0 && x", d, " < ", xs[d + 2], "LL");
+    std::string off = inner_idx;
+    for (int64_t d = 0; d < k; ++d) off = str_cat("(", off, ") * ", xs[d + 2], "LL + x", d);
+    std::string val = load(P, n.inputs[0], off);
+    if (is_max) {
+      s += str_cat("    if (", inside, ") v = fmax_nan(v, ", val, ");\n");
+    } else if (include_pad) {
+      s += str_cat("    ++cnt; if (", inside, ") v += ", val, ";\n");
+    } else {
+      s += str_cat("    if (", inside, ") { v += ", val, "; ++cnt; }\n");
+    }
+    for (int64_t d = 0; d < k; ++d) s += "    }\n";
+    if (!is_max) s += "    v = cnt ? v / (float)cnt : 0.0f;\n";
+    return s;
+  }
+
+  std::string global_pool_code(Params& P, const Node& n) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    int64_t spatial = 1;
+    for (size_t d = 2; d < xs.size(); ++d) spatial *= xs[d];
+    return str_cat("    float v = 0.0f;\n    const long long base = (o0 * ", xs[1], "LL + o1) * ", spatial, "LL;\n",
+                   "    for (long long k = 0; k < ", spatial, "LL; ++k) v += ", load(P, n.inputs[0], "base + k"), ";\n",
+                   "    v *= ", lit(1.0 / static_cast<double>(spatial)), ";\n");
+  }
+
+  std::string reduce_code(Params& P, const Node& n, const std::string& ct) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> axes;
+    bool axes_input = (n.op == OpKind::kReduceSum && n.opset >= 13) || n.opset >= 18;
+    if (axes_input) axes = n.input(1) ? const_ints(n, 1) : std::vector<int64_t>{};
+    else axes = attr_is(n, "axes");
+    if (axes.empty()) {
+      if (attr_i(n, "noop_with_empty_axes", 0)) return str_cat("    ", ct, " v = ", load(P, n.inputs[0], broadcast_offset(xs, r, "o")), ";\n");
+      for (int64_t d = 0; d < r; ++d) axes.push_back(d);
+    }
+    std::vector<bool> reduced(r, false);
+    for (int64_t a : axes) reduced[a < 0 ? a + r : a] = true;
+    const bool keep = attr_i(n, "keepdims", 1) != 0;
+    // Output index -> input index for kept axes; loop over reduced ones.
+    std::vector<std::string> idx(r);
+    int64_t od = 0, count = 1;
+    std::string loops, close;
+    for (int64_t d = 0; d < r; ++d) {
+      if (reduced[d]) {
+        idx[d] = str_cat("r", d);
+        loops += str_cat("    for (long long r", d, " = 0; r", d, " < ", xs[d], "LL; ++r", d, ")\n");
+        count *= xs[d];
+        if (keep) ++od;
+      } else {
+        idx[d] = str_cat("o", od++);
+      }
+    }
+    const bool is_max = n.op == OpKind::kReduceMax;
+    std::string init = is_max ? (ct == "float" ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)") : "0";
+    std::string val = load(P, n.inputs[0], linear(idx, xs));
+    std::string s = str_cat("    ", ct, " v = ", init, ";\n", loops, "      v = ",
+                            is_max ? (ct == "float" ? "fmax_nan(v, " + val + ")" : "max(v, " + val + ")") : "v + " + val, ";\n");
+    if (n.op == OpKind::kReduceMean) s += str_cat("    v = v / (", ct, ")", count, ";\n");
+    return s;
+  }
+
+  // Grouped or depthwise convolution, one output element per thread.
+  std::string direct_conv_code(Params& P, const Node& n) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const Shape& ws = n.inputs[1]->type.shape;
+    const int64_t k = static_cast<int64_t>(xs.size()) - 2;
+    if (k != 2) user_error(n.describe(), ": grouped Conv is compiled for 2-D only");
+    const int64_t groups = attr_i(n, "group", 1);
+    std::vector<int64_t> strides = attr_is(n, "strides"), pads = conv_pads(n), dil = attr_is(n, "dilations");
+    if (strides.empty()) strides.assign(k, 1);
+    if (dil.empty()) dil.assign(k, 1);
+    const int64_t cin_g = ws[1], cout_g = ws[0] / groups;
+    std::string s = "    float v = 0.0f;\n";
+    s += str_cat("    const long long g = o1 / ", cout_g, "LL;\n");
+    s += str_cat("    for (long long c = 0; c < ", cin_g, "LL; ++c)\n    for (int kh = 0; kh < ", ws[2],
+                 "; ++kh) {\n      const long long ih = o2 * ", strides[0], "LL - ", pads[0], "LL + kh * ", dil[0],
+                 "LL;\n      if (ih < 0 || ih >= ", xs[2], "LL) continue;\n      for (int kw = 0; kw < ", ws[3],
+                 "; ++kw) {\n        const long long iw = o3 * ", strides[1], "LL - ", pads[1], "LL + kw * ", dil[1],
+                 "LL;\n        if (iw < 0 || iw >= ", xs[3], "LL) continue;\n");
+    std::string xoff = str_cat("((o0 * ", xs[1], "LL + g * ", cin_g, "LL + c) * ", xs[2], "LL + ih) * ", xs[3], "LL + iw");
+    std::string woff = str_cat("((o1 * ", cin_g, "LL + c) * ", ws[2], "LL + kh) * ", ws[3], "LL + kw");
+    s += str_cat("        v += ", load(P, n.inputs[0], xoff), " * ", load(P, n.inputs[1], woff), ";\n      }\n    }\n");
+    if (n.input(2)) s += str_cat("    v += ", load(P, n.inputs[2], "o1"), ";\n");
+    return s;
+  }
+
+  std::vector<int64_t> conv_pads(const Node& n) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const Shape& ws = n.inputs[1]->type.shape;
+    const Shape& ys = n.outputs[0]->type.shape;
+    const int64_t k = static_cast<int64_t>(xs.size()) - 2;
+    std::vector<int64_t> pads = attr_is(n, "pads"), strides = attr_is(n, "strides"), dil = attr_is(n, "dilations");
+    if (strides.empty()) strides.assign(k, 1);
+    if (dil.empty()) dil.assign(k, 1);
+    if (pads.empty()) pads.assign(2 * k, 0);
+    const AttrValue* ap = n.attr("auto_pad");
+    if (ap && (std::get<std::string>(*ap) == "SAME_UPPER" || std::get<std::string>(*ap) == "SAME_LOWER")) {
+      bool upper = std::get<std::string>(*ap) == "SAME_UPPER";
+      for (int64_t d = 0; d < k; ++d) {
+        int64_t total = std::max<int64_t>(0, (ys[d + 2] - 1) * strides[d] + (ws[d + 2] - 1) * dil[d] + 1 - xs[d + 2]);
+        pads[d] = upper ? total / 2 : total - total / 2;
+      }
+    }
+    return pads;
+  }
+
+  // Softmax along a non-last axis: each thread recomputes its axis' max and sum.
+  std::string softmax_axis_code(Params& P, const Node& n) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    int64_t axis = n.attr("axis") ? attr_i(n, "axis", -1) : (n.opset < 13 ? 1 : -1);
+    if (axis < 0) axis += r;
+    if (n.opset < 13) user_error(n.describe(), ": Softmax before opset 13 on a non-last axis is not compiled to CUDA yet");
+    std::vector<std::string> idx(r);
+    for (int64_t d = 0; d < r; ++d) idx[d] = d == axis ? "a" : str_cat("o", d);
+    std::string val = load(P, n.inputs[0], linear(idx, xs));
+    idx[axis] = str_cat("o", axis);
+    std::string self = load(P, n.inputs[0], linear(idx, xs));
+    return str_cat("    float mx = -__int_as_float(0x7f800000), sum = 0.0f;\n",
+                   "    for (long long a = 0; a < ", xs[axis], "LL; ++a) mx = fmaxf(mx, ", val, ");\n",
+                   "    for (long long a = 0; a < ", xs[axis], "LL; ++a) sum += expf(", val, " - mx);\n",
+                   "    float v = expf(", self, " - mx) / sum;\n");
+  }
+
+  std::string batch_norm_code(Params& P, const Node& n) {
+    const Shape& xs = n.inputs[0]->type.shape;
+    float eps = attr_f(n, "epsilon", 1e-5f);
+    (void)xs;
+    return str_cat("    const float sc = ", load(P, n.inputs[1], "o1"), ", bi = ", load(P, n.inputs[2], "o1"),
+                   ", mu = ", load(P, n.inputs[3], "o1"), ", va = ", load(P, n.inputs[4], "o1"), ";\n",
+                   "    float v = (", load(P, n.inputs[0], broadcast_offset(xs, xs.size(), "o")), " - mu) * rsqrtf(va + ",
+                   lit(eps), ") * sc + bi;\n");
+  }
+
+  // Split: one loop over the input, each element written to the output its position falls in.
+  std::string emit_split(const Group& grp) {
+    const Node& n = *grp.anchor;
+    Params P(plan_);
+    const Shape& xs = n.inputs[0]->type.shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    int64_t axis = attr_i(n, "axis", 0);
+    if (axis < 0) axis += r;
+    std::string body = str_cat("  for (int e = 0; e < ", grp.pointwise.ilp, "; ++e) {\n");
+    body += str_cat("    const long long i = ((long long)item * ", grp.pointwise.ilp, " + e) * MONO_THREADS + threadIdx.x;\n");
+    body += str_cat("    if (i >= ", shape_numel(xs), "LL) return;\n");
+    body += decompose("i", xs, "o");
+    const DType dt = plan_.dtype_of(n.inputs[0]);
+    body += str_cat("    const ", ctype(dt), " x = ", P.ref(n.inputs[0]), "[i];\n");
+    std::set<const Value*> written;
+    int64_t base = 0;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const Value* out = n.outputs[k];
+      const int64_t len = out ? out->type.shape[axis] : 0;
+      if (out) {
+        std::vector<std::string> idx(r);
+        for (int64_t d = 0; d < r; ++d) idx[d] = d == axis ? str_cat("(o", d, " - ", base, "LL)") : str_cat("o", d);
+        body += str_cat("    ", k ? "else " : "", "if (o", axis, " < ", base + len, "LL) ", P.ref(out), "[",
+                        linear(idx, out->type.shape), "] = x;\n");
+        written.insert(plan_.root(out));
+      }
+      base += len;
+    }
+    body += "  }\n";
+    // Items cover the input.
+    std::string name = define("split", "int item" + P.signature(written), body);
+    return str_cat(name, "(ITEM", P.call_args(), ")");
+  }
+
+  // ---- row groups -------------------------------------------------------------------------
+
+  std::string emit_rows(const Group& grp) {
+    const Node& n = *grp.anchor;
+    Params P(plan_);
+    const int64_t len = row_length(n);
+    const int64_t rows = n.inputs[0]->type.numel() / len;
+    const DType dt = plan_.dtype_of(n.outputs[0]);
+    const std::string T = ctype(dt);
+    std::string x = P.ref(n.inputs[0]);
+    std::string out = P.ref(n.outputs[0]);
+    std::string prelude = str_cat("struct RowIn_", T == "float" ? "f" : "h", " {\n  const ", T,
+                                  "* x; long long len;\n  __device__ float operator()(int row, int i) const { return "
+                                  "to_float(x[(long long)row * len + i]); }\n};\n");
+    std::string body = str_cat("  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n  if (row >= ", rows,
+                               ") return;\n  const RowIn_", T == "float" ? "f" : "h", " in{", x, ", ", len, "};\n");
+    if (n.op == OpKind::kLayerNormalization) {
+      const std::string gamma = P.ref(n.inputs[1]);
+      const std::string beta = n.input(2) ? P.ref(n.inputs[2]) : "nullptr";
+      const std::string beta_arg = n.input(2) ? beta : str_cat("(const ", T, "*)nullptr");
+      body += str_cat("  layer_norm_row<", T, ">(in, row, ", len, ", ", gamma, ", ", beta_arg, ", ",
+                      lit(attr_f(n, "epsilon", 1e-5f)), ", ", out, ");\n");
+    } else {
+      body += str_cat("  softmax_row<", T, ">(in, row, ", len, ", ", out, ");\n");
+    }
+    std::set<const Value*> written = {plan_.root(n.outputs[0])};
+    // The prelude struct is shared by every row function of a dtype: define it once.
+    if (!row_prelude_done_.count(T)) {
+      functions_.push_back(prelude);
+      row_prelude_done_.insert(T);
+    }
+    std::string name = define(n.op == OpKind::kSoftmax ? "softmax" : "layernorm", "int item" + P.signature(written), body);
+    return str_cat(name, "(ITEM", P.call_args(), ")");
+  }
+
+  // ---- GEMM groups ------------------------------------------------------------------------
+
+  std::string emit_gemm(const Group& grp) {
+    const Node& n = *grp.anchor;
+    const bool conv = n.op == OpKind::kConv;
+    const bool f16 = plan_.precision == Precision::kF16;
+    const std::string T = f16 ? "half_t" : "float";
+    Params P(plan_);
+    const GemmSchedule& gs = grp.gemm;
+    const Value* out = grp.output;
+    const DType out_dtype = plan_.dtype_of(out);
+    const Shape& ys = n.outputs[0]->type.shape;
+
+    int64_t batch = 1, M = 0, N = 0, K = 0;
+    std::string a_loader, b_loader, a_batch, b_batch, prelude;
+    std::string bias_code;
+    if (conv) {
+      const Shape& xs = n.inputs[0]->type.shape;
+      const Shape& ws = n.inputs[1]->type.shape;
+      const int64_t k = static_cast<int64_t>(xs.size()) - 2;
+      if (k < 1 || k > 2) user_error(n.describe(), ": Conv is compiled for 1-D and 2-D only");
+      batch = xs[0];
+      M = ws[0];
+      K = shape_numel(ws) / ws[0];
+      N = shape_numel(ys) / (ys[0] * ys[1]);
+      std::vector<int64_t> strides = attr_is(n, "strides"), dil = attr_is(n, "dilations");
+      std::vector<int64_t> pads = conv_pads(n);
+      if (strides.empty()) strides.assign(k, 1);
+      if (dil.empty()) dil.assign(k, 1);
+      const int64_t H = k == 2 ? xs[2] : 1, W = xs[k + 1], KH = k == 2 ? ws[2] : 1, KW = ws[k + 1];
+      const int64_t OW = ys[k + 1];
+      const int64_t SH = k == 2 ? strides[0] : 1, SW = strides[k - 1], DH = k == 2 ? dil[0] : 1, DW = dil[k - 1];
+      const int64_t PH = k == 2 ? pads[0] : 0, PW = pads[k - 1];
+      // im2col on the fly: B(n = output pixel, k = (ci, kh, kw)).
+      std::string fname = str_cat("Im2col_", H, "x", W, "_k", KH, "x", KW, "_s", SH, "x", SW, "_p", PH, "x", PW, "_d",
+                                  DH, "x", DW, "_c", xs[1], "_", f16 ? "h" : "f");
+      std::string im2col = str_cat(
+          "struct ", fname, " {\n  const ", T, "* x;\n  __device__ ", T, " operator()(int r, int k) const {\n",
+          "    if (r >= ", N, " || k >= ", K, ") return from_float<", T, ">(0.0f);\n",
+          "    const int ci = k / ", KH * KW, ", kk = k % ", KH * KW, ", kh = kk / ", KW, ", kw = kk % ", KW, ";\n",
+          "    const int oh = r / ", OW, ", ow = r % ", OW, ";\n",
+          "    const int ih = oh * ", SH, " - ", PH, " + kh * ", DH, ", iw = ow * ", SW, " - ", PW, " + kw * ", DW, ";\n",
+          "    if (ih < 0 || ih >= ", H, " || iw < 0 || iw >= ", W, ") return from_float<", T, ">(0.0f);\n",
+          "    return x[((long long)ci * ", H, " + ih) * ", W, " + iw];\n  }\n};\n");
+      if (!structs_done_.count(fname)) {
+        functions_.push_back(im2col);
+        structs_done_.insert(fname);
+      }
+      a_loader = str_cat("DenseK<", T, "> la{A, ", M, ", ", K, ", ", K, "};");
+      b_loader = str_cat("Gather<", T, ", ", fname, "> lb{", fname, "{B + (long long)b * ", xs[1] * H * W, "}};");
+      P.ref(n.inputs[1]);  // p0 = weights (A)
+      P.ref(n.inputs[0]);  // p1 = input (B)
+      if (n.input(2)) bias_code = str_cat("    v += ", load(P, n.inputs[2], "m"), ";  // bias\n");
+    } else {
+      const Value* a = n.inputs[0];
+      const Value* bv = n.inputs[1];
+      const Shape& as = a->type.shape;
+      const Shape& bs = bv->type.shape;
+      bool trans_a = n.op == OpKind::kGemm && attr_i(n, "transA", 0);
+      bool trans_b = n.op == OpKind::kGemm && attr_i(n, "transB", 0);
+      if (n.op == OpKind::kGemm) {
+        M = trans_a ? as[1] : as[0];
+        K = trans_a ? as[0] : as[1];
+        N = trans_b ? bs[0] : bs[1];
+      } else {
+        if (as.size() < 2 || bs.size() < 2) user_error(n.describe(), ": 1-D MatMul operands are not compiled to CUDA yet");
+        M = as[as.size() - 2];
+        K = as.back();
+        N = bs.back();
+        batch = shape_numel(ys) / (M * N);
+      }
+      // Batch offsets of A and B (broadcast batch dims read the same matrix).
+      const int64_t out_rank = static_cast<int64_t>(ys.size());
+      Shape batch_shape(ys.begin(), ys.end() - 2);
+      auto batch_offset = [&](const Shape& s, int64_t mat) {
+        if (s.size() <= 2) return std::string("0");
+        Shape bsh(s.begin(), s.end() - 2);
+        std::string off = broadcast_offset(bsh, out_rank - 2, "bb");
+        return off == "0" ? off : str_cat("(", off, ") * ", mat, "LL");
+      };
+      std::string decompose_b = batch > 1 ? decompose("b", batch_shape, "bb") : "";
+      a_batch = decompose_b + str_cat("    const long long a_off = ", batch_offset(as, M * K), ";\n");
+      b_batch = str_cat("    const long long b_off = ", batch_offset(bs, K * N), ";\n");
+      const std::string b_pack = bv->is_constant() || plan_.root(bv)->is_constant() ? constant_packing(n, 1) : "";
+      P.ref(a);
+      P.ref(bv, b_pack);
+      a_loader = trans_a ? str_cat("DenseN<", T, "> la{A + a_off, ", M, ", ", K, ", ", M, "};")
+                         : str_cat("DenseK<", T, "> la{A + a_off, ", M, ", ", K, ", ", K, "};");
+      // B is read [N][K]: packed weights ("nk") or Gemm transB; else [K][N] (DenseN).
+      bool b_nk = b_pack == "nk" || trans_b;
+      b_loader = b_nk ? str_cat("DenseK<", T, "> lb{B + b_off, ", N, ", ", K, ", ", K, "};")
+                      : str_cat("DenseN<", T, "> lb{B + b_off, ", N, ", ", K, ", ", N, "};");
+      if (n.op == OpKind::kGemm) {
+        float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
+        if (alpha != 1.0f) bias_code += str_cat("    v *= ", lit(alpha), ";\n");
+        if (n.input(2) && beta != 0.0f) {
+          const Shape& cs = n.inputs[2]->type.shape;
+          std::vector<std::string> idx = {"m", "n"};
+          std::string off;
+          if (cs.size() == 2) off = linear({cs[0] == 1 ? "0" : "m", cs[1] == 1 ? "0" : "n"}, cs);
+          else if (cs.size() == 1) off = cs[0] == 1 ? "0" : "n";
+          else off = "0";
+          std::string c = load(P, n.inputs[2], off);
+          bias_code += beta == 1.0f ? str_cat("    v += ", c, ";\n") : str_cat("    v += ", lit(beta), " * ", c, ";\n");
+        }
+      }
+    }
+    // The epilogue functor: bias, fused elementwise nodes, store.
+    const std::string out_ptr = P.ref(out);
+    std::string epi_body = str_cat("    const long long i = base + (long long)m * ", N, "LL + n;\n");
+    epi_body += bias_code;
+    epi_body += epilogue_code(P, grp, "i");
+    epi_body += str_cat("    ", out_ptr, "[i] = ", store_expr(out_dtype, "v"), ";\n");
+    std::set<const Value*> written = {plan_.root(out)};
+    // Epilogue struct: the group's pointer params are its fields.
+    std::string fields = P.signature(written);  // ", const T* __restrict__ p0, ..."
+    std::string field_decls, field_init;
+    {
+      std::string f = fields;
+      size_t pos = 0;
+      while ((pos = f.find(", ", pos)) != std::string::npos) f.replace(pos, 2, ";\n  "), pos += 4;
+      field_decls = f.substr(f.find_first_not_of(";\n ")) + ";\n";
+      size_t r;
+      while ((r = field_decls.find("__restrict__ ")) != std::string::npos) field_decls.erase(r, 13);
+    }
+    std::string epi_text = str_cat("  ", field_decls, "  long long base;\n  __device__ void operator()(int m, int n, float v) const {\n",
+                                   epi_body, "  }\n");
+    // Name the epilogue by its text so identical layers share it.
+    std::string epi_name;
+    auto it = epi_names_.find(epi_text);
+    if (it != epi_names_.end()) {
+      epi_name = it->second;
+    } else {
+      epi_name = str_cat("Epi_", epi_names_.size());
+      epi_names_[epi_text] = epi_name;
+      functions_.push_back(str_cat("struct ", epi_name, " {\n", epi_text, "};\n"));
+    }
+    const int64_t tm = ceil_div(M, gs.bm), tn = ceil_div(N, gs.bn);
+    const int64_t chunk = ceil_div(ceil_div(K, gs.splits), gs.bk) * gs.bk;
+    const std::string gemm_t = f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
+                                   : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
+    std::string body = str_cat("  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
+                               "  const int split = item % ", gs.splits, ";\n  int t = item / ", gs.splits, ";\n",
+                               "  const int tn = t % ", tn, "; t /= ", tn, ";\n  const int tm = t % ", tm, ";\n",
+                               "  const long long b = t / ", tm, ";\n");
+    body += a_batch + b_batch;
+    body += str_cat("  const int k0 = split * ", chunk, ", k1 = min(", K, ", k0 + ", chunk, ");\n");
+    body += "  " + a_loader + "\n  " + b_loader + "\n";
+    body += str_cat("  epi.base = b * ", M * N, "LL;\n");
+    if (gs.splits > 1) {
+      body += str_cat("  ", gemm_t, "::tile(", M, ", ", N, ", tm * ", gs.bm, ", tn * ", gs.bn, ", k0, k1, la, lb, epi, smem, ws + b * ",
+                      M * N, "LL, cnt + (b * ", tm, " + tm) * ", tn, " + tn, ", gs.splits, ");\n");
+    } else {
+      body += str_cat("  ", gemm_t, "::tile(", M, ", ", N, ", tm * ", gs.bm, ", tn * ", gs.bn,
+                      ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1);\n");
+    }
+    std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T, "* __restrict__ B, ",
+                              epi_name, " epi, float* ws, unsigned int* cnt");
+    std::string name = define(conv ? "conv" : "gemm", sig, body);
+    // Call: A and B pointers, the epilogue's fields, workspace and counters.
+    std::string args = P.call_args();  // ", ptrA, ptrB, ..."
+    std::vector<std::string> parts;
+    {
+      std::string a2 = args;
+      size_t start = 0;
+      // split on top-level ", " (pointer expressions contain no commas)
+      while (start < a2.size()) {
+        size_t next = a2.find(", ", start + 2);
+        parts.push_back(a2.substr(start + 2, (next == std::string::npos ? a2.size() : next) - start - 2));
+        if (next == std::string::npos) break;
+        start = next;
+      }
+    }
+    std::string a_ptr = parts[0], b_ptr = parts[1];
+    std::string epi_init = epi_name + "{";
+    for (size_t i = 0; i < parts.size(); ++i) epi_init += parts[i] + ", ";
+    epi_init += "0}";
+    std::string ws = gs.splits > 1 ? str_cat("(float*)(p.arena + ", grp.workspace_offset, ")") : "(float*)nullptr";
+    std::string cnt = gs.splits > 1 ? str_cat("p.sync + ", grp.counters_offset) : "(unsigned int*)nullptr";
+    return str_cat(name, "(ITEM, smem, ", a_ptr, ", ", b_ptr, ", ", epi_init, ", ", ws, ", ", cnt, ")");
+  }
+
+  const Graph& g_;
+  const KernelPlan& plan_;
+  std::map<std::string, std::string> by_text_;
+  std::map<std::string, std::string> epi_names_;
+  std::set<std::string> row_prelude_done_, structs_done_;
+  std::vector<std::string> functions_;
+};
+
+}  // namespace
+
+std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name) {
+  return Emitter(graph, plan).run(model_name);
+}
+
+}  // namespace mono

@@ -1,0 +1,26 @@
+// Prints one CUDA C++ translation unit holding the whole model as ONE kernel (`mono_main`):
+// a device function per group (deduplicated: repeated layers with the same shapes share
+// one), and a kernel body that runs the stages in order with a grid barrier between them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/plan.h"
+
+namespace mono {
+
+constexpr const char kKernelName[] = "mono_main";
+constexpr int kMaxKernelIo = 16;  // inputs and outputs each (MonoParams arrays)
+
+// The generated source; it #includes "mono_dev/*.cuh" (device_headers()).
+std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name);
+
+// The fixed device headers, embedded at build time from compiler/codegen/device/.
+struct DeviceHeader {
+  const char* include_name;  // "mono_dev/gemm.cuh"
+  const char* text;
+};
+const std::vector<DeviceHeader>& device_headers();
+
+}  // namespace mono

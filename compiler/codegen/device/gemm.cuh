@@ -1,0 +1,585 @@
+// Mono device library: GEMM tiles (fp16 tensor-core and fp32 SIMT) and operand loaders.
+// SELF-CONTAINED (no includes); requires common.cuh to be included first.
+//
+//   C[m][n] = sum_k A[m][k] * B[n][k]      (m < M, n < N, k in [k_begin, k_end))
+//
+// One call of Gemm*::tile computes ONE BM x BN output tile at (m0, n0). All threads of the block
+// call it (blockDim.x >= kThreads; warps beyond kThreads only help with the loads). Shared memory
+// `smem` (kSmemBytes bytes, 16-byte aligned) is owned by the call: tile() starts and ends with
+// __syncthreads(), so the caller may use the same shared memory before and after.
+//
+// Operand tiles live in shared memory as [rows][ld] element arrays, K contiguous, where
+// ld = BK + 8 (fp16) or BK + 4 (fp32): always a multiple of 16 bytes. Loaders fill them.
+//
+// Loader concept (ALL threads of the block call load cooperatively):
+//   template <int ROWS, int BK> __device__ void load(T* dst, int ld, int r0, int k0) const;
+//   fills dst[r][k] (r < ROWS, k < BK) with operand element (r0 + r, k0 + k), or 0 when the row
+//   is out of range or k >= the operand's K. Loaders may use cp.async (the GEMM commits and waits
+//   on the groups) or plain shared-memory stores (made visible by the GEMM's __syncthreads).
+//
+// Epilogue concept:
+//   __device__ void operator()(int m, int n, float acc) const;   // exactly once per (m<M, n<N)
+//
+// Split-K (splits > 1): the caller runs `splits` work items for the same tile with disjoint K
+// ranges [k_begin, k_end); IMPORTANT: every range boundary except the operand's K must be a
+// multiple of BK (loaders zero-fill only beyond K, so a range ending mid-tile would be counted
+// twice). split_k_range() below computes such ranges. `workspace` points to a zero-initialised
+// fp32 [M][N] buffer (row stride N) for this GEMM (batch: caller offsets it), `tile_counter` to a
+// zero-initialised counter for THIS tile. Each split red.adds its partial tile, the last one to
+// arrive reads the sum (ld.cg), calls the epilogue, and resets the workspace tile and counter to
+// zero, so the next use (next launch, or the next GEMM using the region after a grid barrier)
+// starts clean. Float atomics make split-K results order-dependent in the last bits.
+#pragma once
+
+namespace mono_dev {
+
+// ------------------------------------------------------------------------------------------------
+// PTX wrappers
+// ------------------------------------------------------------------------------------------------
+
+// 16-byte async copy global -> shared; bytes beyond src_bytes (0..16) are zero-filled and not read.
+__device__ __forceinline__ void cp_async_16(unsigned int dst_smem, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst_smem), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned int (&r)[4], unsigned int addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x2(unsigned int (&r)[2], unsigned int addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(addr));
+}
+
+// D = A(16x16, row) * B(16x8, col) + D, fp16 inputs, fp32 accumulate.
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned int (&a)[4], unsigned int b0,
+                                          unsigned int b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Split-K helpers
+// ------------------------------------------------------------------------------------------------
+
+// K range of split s (0 <= s < splits) for K split into BK-aligned pieces (ranges may be empty when
+// splits exceeds the number of BK tiles; an empty range still takes part in the split protocol).
+__device__ __forceinline__ void split_k_range(int K, int BK, int splits, int s, int& k_begin,
+                                              int& k_end) {
+  const int ktiles = (K + BK - 1) / BK;
+  const int per = ktiles / splits, rem = ktiles % splits;
+  const int t0 = s * per + (s < rem ? s : rem);
+  const int t1 = t0 + per + (s < rem ? 1 : 0);
+  k_begin = t0 * BK;
+  k_end = t1 * BK < K ? t1 * BK : K;
+}
+
+namespace detail {
+
+// Functors applied to every accumulator element a thread owns (no lambdas: NVRTC's JIT mode
+// treats lambdas in device code as host functions unless -default-device is given).
+template <class Epilogue>
+struct CallEpilogue {
+  const Epilogue& epi;
+  __device__ __forceinline__ void operator()(int m, int n, float v) const { epi(m, n, v); }
+};
+struct RedAddWorkspace {
+  float* ws;
+  int N;
+  __device__ __forceinline__ void operator()(int m, int n, float v) const {
+    red_add(ws + (long long)m * N + n, v);
+  }
+};
+template <class Epilogue>
+struct FinishFromWorkspace {
+  float* ws;
+  int N;
+  const Epilogue& epi;
+  __device__ __forceinline__ void operator()(int m, int n, float) const {
+    float* p = ws + (long long)m * N + n;
+    const float s = ld_cg(p);
+    *p = 0.0f;
+    epi(m, n, s);
+  }
+};
+
+// acc.visit(f) must call f(m, n, value) for every accumulator element this thread owns with
+// m < M, n < N. Finishes the tile: epilogue directly, or the split-K protocol described at the top.
+template <class Acc, class Epilogue>
+__device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogue& epi,
+                                            float* workspace, unsigned int* tile_counter,
+                                            int splits) {
+  if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
+    acc.visit(CallEpilogue<Epilogue>{epi});
+    return;
+  }
+  acc.visit(RedAddWorkspace{workspace, N});
+  __threadfence();
+  __syncthreads();
+  int last = 0;
+  if (threadIdx.x == 0) last = atomicAdd(tile_counter, 1u) == (unsigned int)(splits - 1);
+  last = __syncthreads_or(last);
+  if (!last) return;
+  __threadfence();
+  acc.visit(FinishFromWorkspace<Epilogue>{workspace, N, epi});
+  if (threadIdx.x == 0) atomicExch(tile_counter, 0u);
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------------------------------------
+// Loaders
+// ------------------------------------------------------------------------------------------------
+
+// Operand stored [rows][K], K contiguous: element (r, k) = ptr[r * row_stride + k].
+// Aggregate: DenseK<T>{ptr, rows, K, row_stride}. Batch: caller offsets ptr.
+// Fast path (16-byte cp.async, zero-fill for tails) when ptr is 16-byte aligned and row_stride is
+// a multiple of 16/sizeof(T) elements (checked at run time); scalar loads otherwise.
+template <class T>
+struct DenseK {
+  const T* ptr;
+  int rows;        // valid rows (limit)
+  int K;           // valid k (limit)
+  int row_stride;  // elements between consecutive rows
+
+  template <int ROWS, int BK>
+  __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
+    constexpr int VEC = 16 / (int)sizeof(T);
+    static_assert(16 % sizeof(T) == 0 && BK % VEC == 0, "BK must be a multiple of 16 bytes");
+    constexpr int CPR = BK / VEC;  // 16-byte chunks per row
+    constexpr int CHUNKS = ROWS * CPR;
+    const bool vec_ok =
+        ((ptr_bits(ptr) & 15ull) == 0) && (row_stride % VEC == 0) && (k0 % VEC == 0);
+    if (vec_ok) {
+      const unsigned int dbase = smem_u32(dst);
+      for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) {
+        const int r = c / CPR, kc = (c - r * CPR) * VEC;
+        const int gr = r0 + r, gk = k0 + kc;
+        const T* src = ptr;
+        int bytes = 0;
+        if (gr < rows && gk < K) {
+          src = ptr + (long long)gr * row_stride + gk;
+          const int rem = K - gk;
+          bytes = (rem >= VEC ? VEC : rem) * (int)sizeof(T);
+        }
+        cp_async_16(dbase + (unsigned int)((r * ld + kc) * (int)sizeof(T)), src, bytes);
+      }
+    } else {
+      constexpr int TOTAL = ROWS * BK;
+      constexpr int U = 4;  // loads in flight per thread
+      for (int base = threadIdx.x; base < TOTAL; base += U * blockDim.x) {
+        T v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int i = base + u * blockDim.x;
+          const int r = i / BK, k = i - r * BK;
+          const int gr = r0 + r, gk = k0 + k;
+          v[u] = T{};
+          if (i < TOTAL && gr < rows && gk < K) v[u] = ptr[(long long)gr * row_stride + gk];
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int i = base + u * blockDim.x;
+          const int r = i / BK, k = i - r * BK;
+          if (i < TOTAL) dst[r * ld + k] = v[u];
+        }
+      }
+    }
+  }
+};
+
+// Operand stored transposed, [K][rows], rows contiguous: element (r, k) = ptr[k * k_stride + r].
+// Aggregate: DenseN<T>{ptr, rows, K, k_stride}. Batch: caller offsets ptr.
+// Fast path when ptr is 16-byte aligned and k_stride a multiple of 16/sizeof(T): each thread reads
+// 16 bytes (VEC consecutive rows) for 1 (fp32) or 2 (fp16) consecutive k and transposes them into
+// 4-byte shared stores. Scalar otherwise. (Pre-transposing constant weights to [N][K] at compile
+// time and using DenseK is faster than this loader.)
+template <class T>
+struct DenseN {
+  const T* ptr;
+  int rows;      // valid rows (limit)
+  int K;         // valid k (limit)
+  int k_stride;  // elements between consecutive k
+
+  template <int ROWS, int BK>
+  __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
+    constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int KP = (sizeof(T) == 2) ? 2 : 1;  // k per unit, so that smem stores are 4 bytes
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "DenseN: 2- or 4-byte elements");
+    static_assert(ROWS % VEC == 0 && BK % KP == 0, "DenseN tile shape");
+    const bool vec_ok =
+        ((ptr_bits(ptr) & 15ull) == 0) && (k_stride % VEC == 0) && (r0 % VEC == 0);
+    if (vec_ok) {
+      constexpr int KU = BK / KP;             // units along k (fastest across threads)
+      constexpr int UNITS = (ROWS / VEC) * KU;
+      for (int u = threadIdx.x; u < UNITS; u += blockDim.x) {
+        const int rc = u / KU, kp = u - rc * KU;
+        const int r = rc * VEC, k = kp * KP;
+        const int gr = r0 + r, gk = k0 + k;
+        union {
+          u32x4 v;
+          T e[VEC];
+        } buf[KP];
+#pragma unroll
+        for (int q = 0; q < KP; ++q) {
+          buf[q].v = u32x4{0u, 0u, 0u, 0u};
+          if (gk + q < K) {
+            const T* src = ptr + (long long)(gk + q) * k_stride + gr;
+            if (gr + VEC <= rows) {
+              buf[q].v = *reinterpret_cast<const u32x4*>(src);
+            } else {
+#pragma unroll
+              for (int j = 0; j < VEC; ++j)
+                if (gr + j < rows) buf[q].e[j] = src[j];
+            }
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+          if (KP == 2) {
+            union {
+              unsigned int w;
+              T h[2];
+            } p;
+            p.h[0] = buf[0].e[j];
+            p.h[KP - 1] = buf[KP - 1].e[j];
+            *reinterpret_cast<unsigned int*>(dst + (r + j) * ld + k) = p.w;
+          } else {
+            dst[(r + j) * ld + k] = buf[0].e[j];
+          }
+        }
+      }
+    } else {
+      constexpr int TOTAL = ROWS * BK;
+      constexpr int U = 4;
+      for (int base = threadIdx.x; base < TOTAL; base += U * blockDim.x) {
+        T v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int i = base + u * blockDim.x;
+          const int k = i / ROWS, r = i - k * ROWS;  // rows fastest: coalesced global reads
+          const int gr = r0 + r, gk = k0 + k;
+          v[u] = T{};
+          if (i < TOTAL && gr < rows && gk < K) v[u] = ptr[(long long)gk * k_stride + gr];
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int i = base + u * blockDim.x;
+          const int k = i / ROWS, r = i - k * ROWS;
+          if (i < TOTAL) dst[r * ld + k] = v[u];
+        }
+      }
+    }
+  }
+};
+
+// Operand computed by a functor: element (r, k) = f(r, k), where F has
+//   __device__ T operator()(int r, int k) const
+// and returns 0 for any out-of-range (r, k) (rows >= limit, k >= K): used for im2col.
+// Aggregate: Gather<T, F>{f}. k is the fastest index across threads.
+template <class T, class F>
+struct Gather {
+  F f;
+
+  template <int ROWS, int BK>
+  __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
+    constexpr int KP = (sizeof(T) == 2 && BK % 2 == 0) ? 2 : 1;  // pack fp16 pairs
+    constexpr int KU = BK / KP;
+    constexpr int TOTAL = ROWS * KU;
+    constexpr int U = 4;
+    for (int base = threadIdx.x; base < TOTAL; base += U * blockDim.x) {
+      T v[U][KP];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int i = base + u * blockDim.x;
+        const int r = i / KU, k = (i - r * KU) * KP;
+#pragma unroll
+        for (int q = 0; q < KP; ++q) v[u][q] = i < TOTAL ? f(r0 + r, k0 + k + q) : T{};
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int i = base + u * blockDim.x;
+        const int r = i / KU, k = (i - r * KU) * KP;
+        if (i < TOTAL) {
+          if (KP == 2) {
+            union {
+              unsigned int w;
+              T h[2];
+            } p;
+            p.h[0] = v[u][0];
+            p.h[KP - 1] = v[u][KP - 1];
+            *reinterpret_cast<unsigned int*>(dst + r * ld + k) = p.w;
+          } else {
+            dst[r * ld + k] = v[u][0];
+          }
+        }
+      }
+    }
+  }
+};
+
+// ------------------------------------------------------------------------------------------------
+// fp16 tensor-core GEMM tile: mma.sync m16n8k16, fp32 accumulation, STAGES-deep cp.async pipeline.
+// Warp (wm, wn) computes a (BM/WARPS_M) x (BN/WARPS_N) sub-tile; fragments come from ldmatrix.
+// ------------------------------------------------------------------------------------------------
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
+struct GemmF16 {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK;
+  static constexpr int kThreads = WARPS_M * WARPS_N * 32;
+  static_assert(BM % WARPS_M == 0 && BN % WARPS_N == 0, "tile not divisible by the warp layout");
+  static constexpr int WM = BM / WARPS_M;  // warp tile
+  static constexpr int WN = BN / WARPS_N;
+  static_assert(WM % 16 == 0, "GemmF16: BM / WARPS_M must be a multiple of 16");
+  static_assert(WN % 8 == 0, "GemmF16: BN / WARPS_N must be a multiple of 8");
+  static_assert(BK % 16 == 0, "GemmF16: BK must be a multiple of 16");
+  static_assert(STAGES >= 2, "GemmF16: STAGES >= 2");
+  static constexpr int MI = WM / 16;  // m16 fragments per warp
+  static constexpr int NI = WN / 8;   // n8 fragments per warp
+  static constexpr int LDS = BK + 8;  // padded smem row (halves): conflict-free ldmatrix
+  static constexpr int kStageA = BM * LDS;  // halves
+  static constexpr int kStageB = BN * LDS;
+  static constexpr int kSmemBytes = STAGES * (kStageA + kStageB) * 2;
+  static_assert(kSmemBytes <= 227 * 1024, "GemmF16: shared memory > 227 KB");
+
+  // Accumulator layout (m16n8 f32): c0,c1 -> row g, cols 2t,2t+1; c2,c3 -> row g+8 (g = lane/4,
+  // t = lane%4); (mb, nb) = global (row, col) of c0 of fragment (0, 0).
+  struct Frags {
+    const float (&acc)[MI][NI][4];
+    int mb, nb, M, N;
+    bool computes;
+    template <class F>
+    __device__ __forceinline__ void visit(const F& f) const {
+      if (!computes) return;
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int m = mb + i * 16 + (q >> 1) * 8;
+            const int n = nb + j * 8 + (q & 1);
+            if (m < M && n < N) f(m, n, acc[i][j][q]);
+          }
+    }
+  };
+
+  template <class ALoad, class BLoad, class Epilogue>
+  __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
+                              const BLoad& b, const Epilogue& epi, unsigned char* smem,
+                              float* workspace, unsigned int* tile_counter, int splits) {
+    half_t* sA = reinterpret_cast<half_t*>(smem);
+    half_t* sB = sA + STAGES * kStageA;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const bool computes = warp < WARPS_M * WARPS_N;
+    const int wm = warp % WARPS_M, wn = (warp / WARPS_M) % WARPS_N;
+    const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+    __syncthreads();  // smem may still be in use by the caller's previous work
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < ktiles) {
+        a.template load<BM, BK>(sA + s * kStageA, LDS, m0, k_begin + s * BK);
+        b.template load<BN, BK>(sB + s * kStageB, LDS, n0, k_begin + s * BK);
+      }
+      cp_async_commit();
+    }
+
+    // Per-lane ldmatrix source offsets (bytes, relative to a stage base).
+    // A (x4): lanes 0-15 rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8 -> a0..a3 of m16n8k16.
+    // B (x4 over two n8 blocks): lane -> n = (lane/16)*8 + lane%8, k = ((lane/8)%2)*8.
+    const unsigned int a_off =
+        (unsigned int)(((wm * WM + (lane & 15)) * LDS + (lane >> 4) * 8) * 2);
+    const unsigned int b_off =
+        (unsigned int)(((wn * WN + ((lane >> 4) << 3) + (lane & 7)) * LDS + ((lane >> 3) & 1) * 8) * 2);
+    const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
+
+    int read_stage = 0, write_stage = STAGES - 1;
+    for (int kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();  // stage kt visible to all; stage kt-1 fully consumed by all warps
+      {
+        const int nk = kt + STAGES - 1;
+        if (nk < ktiles) {
+          a.template load<BM, BK>(sA + write_stage * kStageA, LDS, m0, k_begin + nk * BK);
+          b.template load<BN, BK>(sB + write_stage * kStageB, LDS, n0, k_begin + nk * BK);
+        }
+        cp_async_commit();
+        write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+      }
+      if (computes) {
+        const unsigned int a_base = sA_u + (unsigned int)(read_stage * kStageA * 2) + a_off;
+        const unsigned int b_base = sB_u + (unsigned int)(read_stage * kStageB * 2) + b_off;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          unsigned int af[MI][4];
+          unsigned int bf[NI][2];
+#pragma unroll
+          for (int i = 0; i < MI; ++i) ldmatrix_x4(af[i], a_base + (unsigned int)((i * 16 * LDS + kk * 16) * 2));
+#pragma unroll
+          for (int j = 0; j < NI; j += 2) {
+            const unsigned int addr = b_base + (unsigned int)((j * 8 * LDS + kk * 16) * 2);
+            if (j + 1 < NI) {
+              unsigned int t[4];
+              ldmatrix_x4(t, addr);
+              bf[j][0] = t[0];
+              bf[j][1] = t[1];
+              bf[j + 1][0] = t[2];
+              bf[j + 1][1] = t[3];
+            } else {
+              unsigned int t[2];
+              ldmatrix_x2(t, addr);  // lanes 0-15 addresses: n = lane%8, k = (lane/8)*8
+              bf[j][0] = t[0];
+              bf[j][1] = t[1];
+            }
+          }
+#pragma unroll
+          for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
+        }
+      }
+      read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // smem free for the caller
+
+    const int g = lane >> 2, t4 = lane & 3;
+    const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
+    detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+  }
+};
+
+// ------------------------------------------------------------------------------------------------
+// fp32 SIMT GEMM tile: double-buffered (cp.async when the loaders use it), each thread owns a
+// TM x TN register micro-tile (rows strided by 8, cols strided by 4 inside its warp tile) and reads
+// 16-byte K-vectors of A and B from shared memory (conflict-free with the BK+4 row padding).
+// ------------------------------------------------------------------------------------------------
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N>
+struct GemmF32 {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK;
+  static constexpr int kThreads = WARPS_M * WARPS_N * 32;
+  static constexpr int STAGES = 2;
+  static_assert(BM % WARPS_M == 0 && BN % WARPS_N == 0, "tile not divisible by the warp layout");
+  static constexpr int WM = BM / WARPS_M;
+  static constexpr int WN = BN / WARPS_N;
+  static constexpr int LM = 8, LN = 4;  // lanes along m / n inside a warp
+  static_assert(WM % LM == 0, "GemmF32: BM / WARPS_M must be a multiple of 8");
+  static_assert(WN % LN == 0, "GemmF32: BN / WARPS_N must be a multiple of 4");
+  static_assert(BK % 4 == 0, "GemmF32: BK must be a multiple of 4");
+  static constexpr int TM = WM / LM;  // micro-tile
+  static constexpr int TN = WN / LN;
+  static constexpr int LDS = BK + 4;  // floats
+  static constexpr int kStageA = BM * LDS;
+  static constexpr int kStageB = BN * LDS;
+  static constexpr int kSmemBytes = STAGES * (kStageA + kStageB) * 4;
+  static_assert(kSmemBytes <= 227 * 1024, "GemmF32: shared memory > 227 KB");
+
+  struct alignas(16) F4 {
+    float x, y, z, w;
+  };
+
+  // Thread owns rows mb + i*LM (i < TM) and cols nb + j*LN (j < TN).
+  struct Frags {
+    const float (&acc)[TM][TN];
+    int mb, nb, M, N;
+    bool computes;
+    template <class F>
+    __device__ __forceinline__ void visit(const F& f) const {
+      if (!computes) return;
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+          const int m = mb + i * LM, n = nb + j * LN;
+          if (m < M && n < N) f(m, n, acc[i][j]);
+        }
+    }
+  };
+
+  template <class ALoad, class BLoad, class Epilogue>
+  __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
+                              const BLoad& b, const Epilogue& epi, unsigned char* smem,
+                              float* workspace, unsigned int* tile_counter, int splits) {
+    float* sA = reinterpret_cast<float*>(smem);
+    float* sB = sA + STAGES * kStageA;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const bool computes = warp < WARPS_M * WARPS_N;
+    const int wm = warp % WARPS_M, wn = (warp / WARPS_M) % WARPS_N;
+    const int lm = lane >> 2, ln = lane & 3;
+    const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    __syncthreads();
+    if (ktiles > 0) {
+      a.template load<BM, BK>(sA, LDS, m0, k_begin);
+      b.template load<BN, BK>(sB, LDS, n0, k_begin);
+    }
+    cp_async_commit();
+
+    const int a_row = wm * WM + lm, b_row = wn * WN + ln;
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const int st = kt & 1;
+      cp_async_wait<0>();
+      __syncthreads();
+      if (kt + 1 < ktiles) {
+        a.template load<BM, BK>(sA + (st ^ 1) * kStageA, LDS, m0, k_begin + (kt + 1) * BK);
+        b.template load<BN, BK>(sB + (st ^ 1) * kStageB, LDS, n0, k_begin + (kt + 1) * BK);
+      }
+      cp_async_commit();
+      if (computes) {
+        const float* pa = sA + st * kStageA + a_row * LDS;
+        const float* pb = sB + st * kStageB + b_row * LDS;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 4) {
+          F4 av[TM], bv[TN];
+#pragma unroll
+          for (int i = 0; i < TM; ++i) av[i] = *reinterpret_cast<const F4*>(pa + i * LM * LDS + kk);
+#pragma unroll
+          for (int j = 0; j < TN; ++j) bv[j] = *reinterpret_cast<const F4*>(pb + j * LN * LDS + kk);
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+              float c = acc[i][j];
+              c = fmaf(av[i].x, bv[j].x, c);
+              c = fmaf(av[i].y, bv[j].y, c);
+              c = fmaf(av[i].z, bv[j].z, c);
+              c = fmaf(av[i].w, bv[j].w, c);
+              acc[i][j] = c;
+            }
+        }
+      }
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+
+    const Frags fr{acc, m0 + a_row, n0 + b_row, M, N, computes};
+    detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+  }
+};
+
+}  // namespace mono_dev

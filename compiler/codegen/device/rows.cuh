@@ -1,0 +1,136 @@
+// Mono device library: row-wise ops (LayerNormalization, Softmax), ONE WARP PER ROW.
+// SELF-CONTAINED (no includes); requires common.cuh to be included first.
+//
+// Scheduling note: a 256-thread block has 8 warps, so one block work item handles 8 rows:
+//   row = item * (blockDim.x / 32) + (threadIdx.x / 32);  if (row < rows) op(..., row, ...);
+// (rows_per_block() / warp_row() below). No __syncthreads inside, so warps may diverge freely.
+//
+// Input functor: `float in(int row, int i) const` returns element i of the row (fused producers).
+// Output: either a pointer T* out to a row-major [rows][len] tensor (element row*len + i), or a
+// functor `void out(int row, int i, float y) const` (fused consumers): the *_f variants.
+// Rows of up to 1024 elements are cached in registers (32 per lane); longer rows re-read the
+// input functor per pass. All arithmetic in fp32.
+#pragma once
+
+namespace mono_dev {
+
+__device__ __forceinline__ int rows_per_block() { return (int)(blockDim.x >> 5); }
+__device__ __forceinline__ int warp_row(int item) {
+  return item * rows_per_block() + (int)(threadIdx.x >> 5);
+}
+
+namespace detail {
+constexpr int kRowCache = 32;  // values per lane cached in registers (len <= 1024)
+
+template <class T>
+struct RowStore {
+  T* out;
+  int len;
+  __device__ __forceinline__ void operator()(int row, int i, float y) const {
+    out[(long long)row * len + i] = from_float<T>(y);
+  }
+};
+}  // namespace detail
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta   (biased variance; beta may be null)
+template <class P, class InF, class OutF>
+__device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma, const P* beta,
+                                 float eps, const OutF& out) {
+  const int lane = threadIdx.x & 31;
+  const float inv_len = 1.0f / (float)len;
+  if (len <= 32 * detail::kRowCache) {
+    float v[detail::kRowCache];
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j) {
+      const int i = lane + 32 * j;
+      v[j] = i < len ? in(row, i) : 0.0f;
+      s += v[j];
+    }
+    const float mean = warp_sum(s) * inv_len;
+    float q = 0.0f;
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j) {
+      const int i = lane + 32 * j;
+      const float d = v[j] - mean;
+      if (i < len) q += d * d;
+    }
+    const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j) {
+      const int i = lane + 32 * j;
+      if (i < len) {
+        float y = (v[j] - mean) * rstd * to_float(gamma[i]);
+        if (beta) y += to_float(beta[i]);
+        out(row, i, y);
+      }
+    }
+  } else {
+    float s = 0.0f;
+    for (int i = lane; i < len; i += 32) s += in(row, i);
+    const float mean = warp_sum(s) * inv_len;
+    float q = 0.0f;
+    for (int i = lane; i < len; i += 32) {
+      const float d = in(row, i) - mean;
+      q += d * d;
+    }
+    const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+    for (int i = lane; i < len; i += 32) {
+      float y = (in(row, i) - mean) * rstd * to_float(gamma[i]);
+      if (beta) y += to_float(beta[i]);
+      out(row, i, y);
+    }
+  }
+}
+
+template <class T, class InF, class P>
+__device__ __forceinline__ void layer_norm_row(const InF& in, int row, int len, const P* gamma,
+                                               const P* beta, float eps, T* out) {
+  layer_norm_row_f(in, row, len, gamma, beta, eps, detail::RowStore<T>{out, len});
+}
+
+// y_i = exp(x_i - max) / sum_j exp(x_j - max)
+template <class InF, class OutF>
+__device__ void softmax_row_f(const InF& in, int row, int len, const OutF& out) {
+  const int lane = threadIdx.x & 31;
+  const float neg_inf = -__int_as_float(0x7f800000);
+  if (len <= 32 * detail::kRowCache) {
+    float v[detail::kRowCache];
+    float mx = neg_inf;
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j) {
+      const int i = lane + 32 * j;
+      v[j] = i < len ? in(row, i) : neg_inf;
+      mx = fmaxf(mx, v[j]);
+    }
+    mx = warp_max(mx);
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j) {
+      const int i = lane + 32 * j;
+      v[j] = i < len ? expf(v[j] - mx) : 0.0f;
+      s += v[j];
+    }
+    const float inv = 1.0f / warp_sum(s);
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j) {
+      const int i = lane + 32 * j;
+      if (i < len) out(row, i, v[j] * inv);
+    }
+  } else {
+    float mx = neg_inf;
+    for (int i = lane; i < len; i += 32) mx = fmaxf(mx, in(row, i));
+    mx = warp_max(mx);
+    float s = 0.0f;
+    for (int i = lane; i < len; i += 32) s += expf(in(row, i) - mx);
+    const float inv = 1.0f / warp_sum(s);
+    for (int i = lane; i < len; i += 32) out(row, i, expf(in(row, i) - mx) * inv);
+  }
+}
+
+template <class T, class InF>
+__device__ __forceinline__ void softmax_row(const InF& in, int row, int len, T* out) {
+  softmax_row_f(in, row, len, detail::RowStore<T>{out, len});
+}
+
+}  // namespace mono_dev

@@ -1,0 +1,512 @@
+#include "compiler/codegen/plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "compiler/codegen/support.h"
+#include "compiler/support/error.h"
+
+namespace mono {
+
+int KernelContext::register_cap() const {
+  int cap = 65536 / (threads * blocks_per_sm);
+  return std::min(255, cap - cap % 8);
+}
+
+const char* group_kind_name(GroupKind k) {
+  switch (k) {
+    case GroupKind::kGemm: return "gemm";
+    case GroupKind::kConvGemm: return "conv-gemm";
+    case GroupKind::kRows: return "rows";
+    case GroupKind::kPointwise: return "pointwise";
+  }
+  return "?";
+}
+
+std::string GemmSchedule::str() const {
+  return str_cat("tile ", bm, "x", bn, "x", bk, ", warps ", warps_m, "x", warps_n, ", stages ", stages,
+                 ", split-k ", splits);
+}
+
+std::string Group::nodes() const {
+  std::string s = str_cat(anchor->name, " (", op_name(anchor->op), ")");
+  for (const Node* n : epilogue) s += str_cat(" + ", n->name, " (", op_name(n->op), ")");
+  return s;
+}
+
+const Value* KernelPlan::root(const Value* v) const {
+  for (auto it = alias.find(v); it != alias.end(); it = alias.find(v)) v = it->second;
+  return v;
+}
+
+DType KernelPlan::dtype_of(const Value* v) const {
+  auto it = device_dtype.find(root(v));
+  return it != device_dtype.end() ? it->second : v->type.dtype;
+}
+
+size_t KernelPlan::constant_offset(const Value* v, const std::string& packing) const {
+  for (const PackedConstant& c : constants)
+    if (c.value == v && c.packing == packing) return c.offset;
+  MONO_CHECK(false, "constant ", v->name, " was not packed as '", packing, "'");
+}
+
+namespace {
+
+constexpr double kPeakF16Flops = 400e12;  // mma.sync, sustained (estimate for the cost model)
+constexpr double kPeakF32Flops = 40e12;   // FFMA
+constexpr double kBandwidth = 2.5e12;     // bytes/s, sustained
+constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132 blocks
+
+bool is_view(const Node& n) {
+  switch (n.op) {
+    case OpKind::kReshape:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+    case OpKind::kFlatten:
+    case OpKind::kIdentity:
+      return true;
+    case OpKind::kDropout:
+      return n.outputs.size() < 2 || !n.outputs[1];
+    default:
+      return false;
+  }
+}
+
+class Planner {
+ public:
+  Planner(const Graph& g, const PlanOptions& o) : g_(g), opt_(o) {}
+
+  KernelPlan run() {
+    plan_.precision = opt_.precision;
+    plan_.ctx.threads = opt_.threads;
+    plan_.ctx.sms = opt_.sms;
+    assign_dtypes();
+    find_aliases();
+    count_uses();
+    form_groups();
+    assign_stages();
+    choose_schedules();
+    place_tensors();
+    return std::move(plan_);
+  }
+
+ private:
+  void assign_dtypes() {
+    for (const auto& v : g_.values()) {
+      DType d = v->type.dtype;
+      if (opt_.precision == Precision::kF16 && d == DType::kF32) d = DType::kF16;
+      plan_.device_dtype[v.get()] = d;
+    }
+  }
+
+  void find_aliases() {
+    for (const auto& n : g_.nodes()) {
+      if (!is_view(*n)) continue;
+      plan_.alias[n->outputs[0]] = n->inputs[0];
+    }
+  }
+
+  // Uses of each root value by non-view nodes and graph outputs.
+  void count_uses() {
+    for (const auto& n : g_.nodes()) {
+      if (is_view(*n)) continue;
+      for (const Value* in : n->inputs)
+        if (in) ++uses_[plan_.root(in)];
+    }
+    for (const Value* out : g_.outputs) {
+      ++uses_[plan_.root(out)];
+      graph_output_roots_.insert(plan_.root(out));
+    }
+  }
+
+  static GroupKind anchor_kind(const Node& n) {
+    switch (n.op) {
+      case OpKind::kMatMul:
+      case OpKind::kGemm:
+        return GroupKind::kGemm;
+      case OpKind::kConv: {
+        const AttrValue* group = n.attr("group");
+        return (!group || std::get<int64_t>(*group) == 1) ? GroupKind::kConvGemm : GroupKind::kPointwise;
+      }
+      case OpKind::kLayerNormalization:
+        return GroupKind::kRows;
+      case OpKind::kSoftmax: {
+        int64_t axis = -1;
+        if (const AttrValue* a = n.attr("axis")) axis = std::get<int64_t>(*a);
+        else if (n.opset < 13) axis = 1;
+        const int64_t rank = n.inputs[0]->type.rank();
+        if (axis < 0) axis += rank;
+        return axis == rank - 1 || (n.opset < 13 && axis == 1 && rank == 2) ? GroupKind::kRows : GroupKind::kPointwise;
+      }
+      default:
+        return GroupKind::kPointwise;
+    }
+  }
+
+  // The input of `n` that is `running` (the group's current result), if `n` can extend the
+  // group as an elementwise epilogue step.
+  int epilogue_input(const Node& n, const Group& grp) {
+    if (!is_epilogue_op(n.op) || n.outputs.size() != 1 || !n.outputs[0]) return -1;
+    if (grp.kind == GroupKind::kRows || grp.anchor->outputs.size() != 1) return -1;
+    const Value* running = plan_.root(grp.output);
+    if (uses_[running] != 1 || graph_output_roots_.count(running)) return -1;
+    if (!is_float(n.outputs[0]->type.dtype)) return -1;
+    if (n.outputs[0]->type.numel() != running->type.numel()) return -1;
+    int found = -1;
+    for (int i = 0; i < n.num_inputs(); ++i) {
+      if (!n.inputs[i]) continue;
+      if (plan_.root(n.inputs[i]) == running) {
+        if (found >= 0) return -1;  // reads the running value twice
+        found = i;
+      }
+    }
+    if (found < 0) return -1;
+    // The data input must be read at the output's own index: same numel, no broadcasting.
+    if (n.inputs[found]->type.numel() != n.outputs[0]->type.numel()) return -1;
+    return found;
+  }
+
+  void form_groups() {
+    std::map<const Value*, int> group_of_root;  // root value -> group writing it
+    for (const auto& up : g_.nodes()) {
+      const Node& n = *up;
+      if (is_view(n)) continue;
+      check_supported(n);
+      // Extend the group that produced this node's data input?
+      bool fused = false;
+      for (int i = 0; i < n.num_inputs() && !fused; ++i) {
+        if (!n.inputs[i]) continue;
+        auto it = group_of_root.find(plan_.root(n.inputs[i]));
+        if (it == group_of_root.end()) continue;
+        Group& grp = plan_.groups[it->second];
+        if (epilogue_input(n, grp) != i) continue;
+        grp.epilogue.push_back(&n);
+        grp.output = n.outputs[0];
+        group_of_root[plan_.root(n.outputs[0])] = grp.id;
+        fused = true;
+      }
+      if (fused) continue;
+      Group grp;
+      grp.id = static_cast<int>(plan_.groups.size());
+      grp.kind = anchor_kind(n);
+      grp.anchor = &n;
+      grp.output = n.outputs[0];
+      for (const Value* out : n.outputs)
+        if (out) group_of_root[plan_.root(out)] = grp.id;
+      plan_.groups.push_back(grp);
+      if (n.outputs.size() > 1) {
+        // Multi-output ops (Split): every output is written by this group.
+        for (size_t k = 1; k < n.outputs.size(); ++k)
+          if (n.outputs[k]) multi_output_.insert(n.outputs[k]);
+      }
+    }
+    for (const auto& [root, gid] : group_of_root) producer_group_[root] = gid;
+  }
+
+  void check_supported(const Node& n) {
+    for (const Value* v : n.outputs)
+      if (v && v->type.numel() == 0) user_error(n.describe(), ": zero-sized tensors are not supported by the CUDA backend");
+    if (!codegen_supports(n))
+      user_error(n.describe(), ": ", op_name(n.op), " cannot be compiled to CUDA yet");
+  }
+
+  void assign_stages() {
+    int max_stage = -1;
+    for (Group& grp : plan_.groups) {
+      int stage = 0;
+      auto visit = [&](const Node* n) {
+        for (const Value* in : n->inputs) {
+          if (!in) continue;
+          auto it = producer_group_.find(plan_.root(in));
+          if (it == producer_group_.end() || it->second == grp.id) continue;
+          stage = std::max(stage, plan_.groups[it->second].stage + 1);
+        }
+      };
+      visit(grp.anchor);
+      for (const Node* e : grp.epilogue) visit(e);
+      grp.stage = stage;
+      max_stage = std::max(max_stage, stage);
+    }
+    plan_.stages.assign(max_stage + 1, Stage{});
+    for (const Group& grp : plan_.groups) plan_.stages[grp.stage].groups.push_back(grp.id);
+  }
+
+  // GEMM problem of a group: batch x M x N x K.
+  struct GemmShape {
+    int64_t batch = 1, m = 0, n = 0, k = 0;
+  };
+  static GemmShape gemm_shape(const Group& grp) {
+    const Node& n = *grp.anchor;
+    GemmShape s;
+    if (n.op == OpKind::kConv) {
+      const Shape& x = n.inputs[0]->type.shape;
+      const Shape& w = n.inputs[1]->type.shape;
+      const Shape& y = n.outputs[0]->type.shape;
+      s.batch = x[0];
+      s.m = w[0];
+      s.k = shape_numel(w) / w[0];
+      s.n = shape_numel(y) / (y[0] * y[1]);
+      return s;
+    }
+    const Shape& y = n.outputs[0]->type.shape;
+    s.m = y.size() >= 2 ? y[y.size() - 2] : 1;
+    s.n = y.back();
+    s.batch = shape_numel(y) / (s.m * s.n);
+    const Shape& a = n.inputs[0]->type.shape;
+    bool trans_a = false;
+    if (n.op == OpKind::kGemm)
+      if (const AttrValue* t = n.attr("transA")) trans_a = std::get<int64_t>(*t) != 0;
+    s.k = n.op == OpKind::kGemm ? (trans_a ? a[0] : a[1]) : a.back();
+    if (n.op == OpKind::kMatMul && a.size() == 1) s.k = a[0];
+    return s;
+  }
+
+  void choose_gemm(Group& grp) {
+    const bool f16 = plan_.precision == Precision::kF16;
+    GemmShape s = gemm_shape(grp);
+    struct Tile { int bm, bn, bk, wm, wn, stages; };
+    const std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 2, 4, 3}, {64, 64, 32, 2, 4, 3}, {32, 64, 64, 2, 4, 2}}
+                                        : std::vector<Tile>{{64, 64, 16, 2, 4, 2}, {32, 64, 16, 2, 4, 2}};
+    const int grid = plan_.ctx.grid();
+    double best = 1e30;
+    for (const Tile& t : tiles) {
+      int64_t tiles_mn = s.batch * ceil_div(s.m, t.bm) * ceil_div(s.n, t.bn);
+      for (int want : {1, 2, 3, 4, 6, 8, 12, 16}) {
+        if (want > 1 && s.k / want < 2 * t.bk) break;
+        // Every split gets a whole number of BK steps and none is empty.
+        const int64_t chunk = ceil_div(ceil_div(s.k, want), t.bk) * t.bk;
+        const int splits = static_cast<int>(ceil_div(s.k, chunk));
+        if (want > 1 && splits == 1) continue;
+        int64_t items = tiles_mn * splits;
+        int64_t waves = ceil_div(items, grid);
+        // Time of one item on one SM, plus the atomics of split-K through L2.
+        double flops_item = 2.0 * t.bm * t.bn * (static_cast<double>(s.k) / splits);
+        double rate = (f16 ? kPeakF16Flops : kPeakF32Flops) / plan_.ctx.sms;
+        double bytes_item = (t.bm + t.bn) * (static_cast<double>(s.k) / splits) * (f16 ? 2 : 4);
+        double item_us = std::max(flops_item / rate, bytes_item / (kBandwidth / plan_.ctx.sms)) * 1e6;
+        double split_us = splits > 1 ? 2.0 * s.batch * s.m * s.n * 4.0 * splits / kBandwidth * 1e6 : 0;
+        double us = waves * item_us + split_us;
+        if (us < best * 0.97) {
+          best = us;
+          grp.gemm = GemmSchedule{t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, splits};
+          grp.items = items;
+        }
+      }
+    }
+    grp.est_us = best;
+    grp.smem_bytes = gemm_smem_bytes(f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
+  }
+
+  void choose_schedules() {
+    const int threads = plan_.ctx.threads;
+    for (Group& grp : plan_.groups) {
+      const Value* out = grp.output;
+      const double bytes = static_cast<double>(out->type.numel()) * dtype_size(plan_.dtype_of(out));
+      switch (grp.kind) {
+        case GroupKind::kGemm:
+        case GroupKind::kConvGemm:
+          choose_gemm(grp);
+          break;
+        case GroupKind::kRows: {
+          const Shape& x = grp.anchor->inputs[0]->type.shape;
+          int64_t len = row_length(*grp.anchor);
+          int64_t rows = shape_numel(x) / len;
+          grp.items = ceil_div(rows, threads / 32);
+          grp.est_us = 3 * bytes / kBandwidth * 1e6 + 0.5;
+          break;
+        }
+        case GroupKind::kPointwise: {
+          int64_t n = out->type.numel();
+          grp.pointwise.ilp = n >= int64_t{threads} * 4 * plan_.ctx.grid() ? 4 : 1;
+          grp.items = ceil_div(n, int64_t{threads} * grp.pointwise.ilp);
+          grp.est_us = 2 * bytes / kBandwidth * 1e6 + 0.3;
+          break;
+        }
+      }
+      plan_.ctx.smem_bytes = std::max(plan_.ctx.smem_bytes, grp.smem_bytes);
+    }
+  }
+
+  // Arena placement with reuse: a buffer is live from the stage that writes it to the last
+  // stage that reads it; stages are separated by barriers, so a later stage may reuse it.
+  void place_tensors() {
+    // Graph inputs and outputs.
+    for (size_t i = 0; i < g_.inputs.size(); ++i) plan_.placement[g_.inputs[i]] = {Placement::kInput, 0, static_cast<int>(i)};
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      const Value* r = plan_.root(g_.outputs[i]);
+      if (!r->producer || plan_.placement.count(r))
+        user_error("graph output '", g_.outputs[i]->name,
+                   "' is an input, a constant or another output: the CUDA backend cannot write it yet");
+      plan_.placement[r] = {Placement::kOutput, 0, static_cast<int>(i)};
+    }
+    // Constants: packed per use.
+    for (const Group& grp : plan_.groups) {
+      auto use = [&](const Node* n) {
+        for (int i = 0; i < n->num_inputs(); ++i) {
+          const Value* v = n->inputs[i] ? plan_.root(n->inputs[i]) : nullptr;
+          if (!v || !v->is_constant()) continue;
+          pack(v, constant_packing(*n, i));
+        }
+      };
+      use(grp.anchor);
+      for (const Node* e : grp.epilogue) use(e);
+    }
+    // Intermediates written by a group and read by later stages.
+    struct Live {
+      const Value* v;
+      int first, last;
+      size_t bytes;
+    };
+    std::vector<Live> live;
+    std::map<const Value*, size_t> index;
+    auto written = [&](const Value* v, int stage) {
+      v = plan_.root(v);
+      if (plan_.placement.count(v) || v->is_constant() || index.count(v)) return;
+      index[v] = live.size();
+      live.push_back({v, stage, stage, align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan_.dtype_of(v)), 256)});
+    };
+    for (const Group& grp : plan_.groups) {
+      for (const Value* out : grp.anchor->outputs)
+        if (out) written(out, grp.stage);
+      if (!grp.epilogue.empty()) written(grp.output, grp.stage);
+    }
+    for (const Group& grp : plan_.groups) {
+      auto read = [&](const Node* n) {
+        for (const Value* in : n->inputs) {
+          if (!in) continue;
+          auto it = index.find(plan_.root(in));
+          if (it != index.end()) live[it->second].last = std::max(live[it->second].last, grp.stage);
+        }
+      };
+      read(grp.anchor);
+      for (const Node* e : grp.epilogue) read(e);
+    }
+    // Split-K workspaces: zero between uses (the last split resets its tile), so GEMMs of
+    // different stages share one region; those of one stage sit side by side.
+    size_t ws_bytes = 0, counter_words = 0;
+    for (const Stage& st : plan_.stages) {
+      size_t ws = 0, cw = 0;
+      for (int gid : st.groups) {
+        Group& grp = plan_.groups[gid];
+        if (grp.gemm.splits <= 1 || (grp.kind != GroupKind::kGemm && grp.kind != GroupKind::kConvGemm)) continue;
+        GemmShape s = gemm_shape(grp);
+        grp.workspace_offset = ws;
+        grp.counters_offset = cw;
+        ws += align_up(static_cast<size_t>(s.batch * s.m * s.n) * 4, 256);
+        cw += static_cast<size_t>(s.batch * ceil_div(s.m, grp.gemm.bm) * ceil_div(s.n, grp.gemm.bn));
+      }
+      ws_bytes = std::max(ws_bytes, ws);
+      counter_words = std::max(counter_words, cw);
+    }
+    for (Group& grp : plan_.groups) grp.counters_offset += kBarrierWords;
+    plan_.sync_words = kBarrierWords + counter_words;
+    // First-fit over stages.
+    std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.first < b.first || (a.first == b.first && a.bytes > b.bytes); });
+    struct Block {
+      size_t off, bytes;
+      int last;
+    };
+    std::vector<Block> used;
+    size_t top = ws_bytes;  // workspace first
+    for (const Live& l : live) {
+      size_t off = SIZE_MAX;
+      // Candidate offsets: the workspace end and the end of each block; take the first that
+      // overlaps no block still live at l.first.
+      std::vector<size_t> candidates = {ws_bytes};
+      for (const Block& b : used) candidates.push_back(b.off + b.bytes);
+      std::sort(candidates.begin(), candidates.end());
+      for (size_t c : candidates) {
+        bool clash = false;
+        for (const Block& b : used)
+          if (b.last >= l.first && c < b.off + b.bytes && b.off < c + l.bytes) clash = true;
+        if (!clash) {
+          off = c;
+          break;
+        }
+      }
+      used.push_back({off, l.bytes, l.last});
+      plan_.placement[l.v] = {Placement::kArena, off, 0};
+      top = std::max(top, off + l.bytes);
+    }
+    plan_.arena_bytes = std::max<size_t>(top, 256);
+  }
+
+  void pack(const Value* v, const std::string& packing) {
+    for (const auto& c : plan_.constants)
+      if (c.value == v && c.packing == packing) return;
+    size_t bytes = align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan_.dtype_of(v)), 256);
+    plan_.constants.push_back({v, packing, plan_.weights_bytes, bytes});
+    plan_.weights_bytes += bytes;
+    plan_.placement[v] = {Placement::kWeights, 0, 0};
+  }
+
+  const Graph& g_;
+  PlanOptions opt_;
+  KernelPlan plan_;
+  std::map<const Value*, int> uses_;
+  std::set<const Value*> graph_output_roots_;
+  std::set<const Value*> multi_output_;
+  std::map<const Value*, int> producer_group_;
+};
+
+}  // namespace
+
+KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) { return Planner(graph, options).run(); }
+
+std::vector<unsigned char> pack_weights(const KernelPlan& plan) {
+  std::vector<unsigned char> blob(plan.weights_bytes, 0);
+  for (const auto& c : plan.constants) {
+    Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
+    if (c.packing == "nk") {
+      // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous).
+      const Shape& s = t.shape();
+      const int64_t k = s[0], n = s[1];
+      const size_t es = dtype_size(t.dtype());
+      const unsigned char* src = static_cast<const unsigned char*>(t.raw());
+      unsigned char* dst = blob.data() + c.offset;
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (j * k + i) * es, src + (i * n + j) * es, es);
+    } else if (t.nbytes() > 0) {
+      std::memcpy(blob.data() + c.offset, t.raw(), t.nbytes());
+    }
+  }
+  return blob;
+}
+
+void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
+  const KernelContext& c = plan.ctx;
+  os << "kernel plan for " << graph.name << " (" << (plan.precision == Precision::kF16 ? "fp16" : "fp32") << ", sm_"
+     << c.sm_arch << ")\n";
+  os << "context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM x " << c.sms << " SMs = grid "
+     << c.grid() << ", dynamic shared memory " << c.smem_bytes << " B, register cap " << c.register_cap() << "\n";
+  os << "memory: weights " << plan.weights_bytes << " B (" << plan.constants.size() << " packed constants), arena "
+     << plan.arena_bytes << " B, sync " << plan.sync_words << " words\n";
+  double total = 0;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    os << "stage " << s << ":\n";
+    for (int gid : plan.stages[s].groups) {
+      const Group& g = plan.groups[gid];
+      os << "  group " << g.id << " [" << group_kind_name(g.kind) << "] " << g.nodes() << "\n";
+      os << "    -> " << g.output->type.str() << ", " << g.items << " work items";
+      if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm) os << ", " << g.gemm.str();
+      if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
+      os << ", est " << format_us(g.est_us) << "\n";
+    }
+    double stage_us = 0;
+    for (int gid : plan.stages[s].groups) stage_us = std::max(stage_us, plan.groups[gid].est_us);
+    total += stage_us;
+    if (s + 1 < plan.stages.size()) {
+      os << "  -- grid barrier --\n";
+      total += kBarrierUs;
+    }
+  }
+  os << "total: " << plan.groups.size() << " groups in " << plan.stages.size() << " stages, "
+     << (plan.stages.empty() ? 0 : plan.stages.size() - 1) << " barriers; estimated " << format_us(total)
+     << " (cost model, not a measurement)\n";
+}
+
+}  // namespace mono

@@ -1,0 +1,35 @@
+// Small facts shared by the planner and the CUDA emitter.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "compiler/ir/graph.h"
+
+namespace mono {
+
+// 32-bit words at the start of the sync area used by the grid barrier (padded to a line).
+constexpr size_t kBarrierWords = 32;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+inline std::string format_us(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, us < 10 ? "%.2f us" : "%.1f us", us);
+  return buf;
+}
+
+// Ops that can be applied to a group's running result element by element.
+bool is_epilogue_op(OpKind op);
+// Whether the CUDA emitter can compile this node.
+bool codegen_supports(const Node& n);
+// Row length of a row-wise op (LayerNormalization: product of normalized dims; Softmax: last dim).
+int64_t row_length(const Node& n);
+// How constant input `i` of `n` is packed into the weights: "nk" (a GEMM B operand stored
+// [N][K]) or "" (as is).
+std::string constant_packing(const Node& n, int i);
+// Dynamic shared memory of a GEMM tile configuration (must match compiler/codegen/device/gemm.cuh).
+int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);
+
+}  // namespace mono

@@ -1,0 +1,213 @@
+#include "compiler/runtime/cuda_model.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/support/error.h"
+
+namespace mono {
+
+#define CUDA_TRY(call)                                                                              \
+  do {                                                                                              \
+    cudaError_t err_ = (call);                                                                      \
+    if (err_ != cudaSuccess) user_error("CUDA error in ", #call, ": ", cudaGetErrorString(err_)); \
+  } while (0)
+
+bool gpu_available(std::string* why) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why) *why = str_cat("no usable CUDA GPU (", cudaGetErrorString(e), ")");
+    cudaGetLastError();
+    return false;
+  }
+  if (n == 0) {
+    if (why) *why = "no CUDA GPU found";
+    return false;
+  }
+  return true;
+}
+
+GpuInfo gpu_info(int device) {
+  cudaDeviceProp p;
+  CUDA_TRY(cudaGetDeviceProperties(&p, device));
+  GpuInfo g;
+  g.name = p.name;
+  g.sm_arch = p.major * 10 + p.minor;
+  g.sms = p.multiProcessorCount;
+  g.memory_bytes = p.totalGlobalMem;
+  cudaDriverGetVersion(&g.driver_version);
+  cudaRuntimeGetVersion(&g.runtime_version);
+  return g;
+}
+
+std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<char>& cubin,
+                                           const std::vector<unsigned char>& weights, int device) {
+  std::string why;
+  if (!gpu_available(&why)) user_error(why);
+  std::unique_ptr<GpuModel> g(new GpuModel());
+  g->manifest_ = m;
+  g->device_ = device;
+  CUDA_TRY(cudaSetDevice(device));
+  g->info_ = gpu_info(device);
+  if (g->info_.sm_arch < 80) user_error("GPU ", g->info_.name, " is sm_", g->info_.sm_arch, "; Mono kernels need sm_80 or newer");
+  if (g->info_.sm_arch / 10 != m.sm_arch / 10 || g->info_.sm_arch < m.sm_arch)
+    user_error("the kernel was built for sm_", m.sm_arch, " but GPU ", g->info_.name, " is sm_", g->info_.sm_arch,
+               ": rebuild it for this GPU");
+  cudaLibrary_t lib;
+  CUDA_TRY(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  g->library_ = lib;
+  cudaKernel_t k;
+  CUDA_TRY(cudaLibraryGetKernel(&k, lib, m.kernel.c_str()));
+  g->kernel_ = reinterpret_cast<void*>(k);
+  CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize, m.smem_bytes));
+  int per_sm = 0;
+  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(k), m.threads, m.smem_bytes));
+  if (per_sm < m.blocks_per_sm)
+    user_error("the persistent grid would not be resident on ", g->info_.name, ": the kernel needs ", m.blocks_per_sm,
+               " block(s) of ", m.threads, " threads with ", m.smem_bytes, " B shared memory per SM, the occupancy API allows ",
+               per_sm, "; refusing to launch (it would deadlock)");
+  g->grid_ = g->info_.sms * m.blocks_per_sm;
+  CUDA_TRY(cudaMalloc(&g->weights_, std::max<size_t>(weights.size(), 256)));
+  if (!weights.empty()) CUDA_TRY(cudaMemcpy(g->weights_, weights.data(), weights.size(), cudaMemcpyHostToDevice));
+  CUDA_TRY(cudaMalloc(&g->arena_, std::max<size_t>(m.arena_bytes, 256)));
+  CUDA_TRY(cudaMemset(g->arena_, 0, std::max<size_t>(m.arena_bytes, 256)));  // split-K workspaces start at zero
+  CUDA_TRY(cudaMalloc(&g->sync_, std::max<size_t>(m.sync_words, 64) * 4));
+  CUDA_TRY(cudaMemset(g->sync_, 0, std::max<size_t>(m.sync_words, 64) * 4));
+  for (const ArtifactIo& io : m.inputs) {
+    void* p;
+    CUDA_TRY(cudaMalloc(&p, std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16)));
+    g->in_bufs_.push_back(p);
+  }
+  for (const ArtifactIo& io : m.outputs) {
+    void* p;
+    CUDA_TRY(cudaMalloc(&p, std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16)));
+    g->out_bufs_.push_back(p);
+  }
+  return g;
+}
+
+std::unique_ptr<GpuModel> GpuModel::load(const std::string& dir, const NvrtcOptions& nvrtc, int device) {
+  Manifest m = read_manifest(dir);
+  std::vector<char> cubin;
+  struct stat;
+  std::vector<unsigned char> raw;
+  bool have_cubin = true;
+  try {
+    raw = read_binary(dir + "/kernel.cubin");
+  } catch (const UserError&) {
+    have_cubin = false;
+  }
+  if (have_cubin) {
+    cubin.assign(raw.begin(), raw.end());
+  } else {
+    std::vector<unsigned char> src = read_binary(dir + "/model.cu");
+    NvrtcOptions o = nvrtc;
+    o.sm_arch = m.sm_arch;
+    cubin = compile_cuda(std::string(src.begin(), src.end()), m.kernel, o).cubin;
+  }
+  std::vector<unsigned char> weights = read_binary(dir + "/weights.bin");
+  if (weights.size() != m.weights_bytes)
+    user_error(dir, "/weights.bin has ", weights.size(), " bytes; the manifest says ", m.weights_bytes);
+  return create(m, cubin, weights, device);
+}
+
+GpuModel::~GpuModel() {
+  for (void* p : in_bufs_) cudaFree(p);
+  for (void* p : out_bufs_) cudaFree(p);
+  if (weights_) cudaFree(weights_);
+  if (arena_) cudaFree(arena_);
+  if (sync_) cudaFree(sync_);
+  if (library_) cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+}
+
+// Mirrors MonoParams in the generated source.
+struct KernelParams {
+  const void* weights;
+  void* arena;
+  void* sync;
+  const void* inputs[16];
+  void* outputs[16];
+};
+
+void GpuModel::run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs, void* stream) {
+  if (inputs.size() != manifest_.inputs.size() || outputs.size() != manifest_.outputs.size())
+    user_error("the model takes ", manifest_.inputs.size(), " inputs and ", manifest_.outputs.size(), " outputs");
+  KernelParams p{};
+  p.weights = weights_;
+  p.arena = arena_;
+  p.sync = sync_;
+  for (size_t i = 0; i < inputs.size(); ++i) p.inputs[i] = inputs[i];
+  for (size_t i = 0; i < outputs.size(); ++i) p.outputs[i] = outputs[i];
+  void* args[] = {&p};
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid_);
+  cfg.blockDim = dim3(manifest_.threads);
+  cfg.dynamicSmemBytes = manifest_.smem_bytes;
+  cfg.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;  // the runtime guarantees co-residency
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CUDA_TRY(cudaLaunchKernelExC(&cfg, kernel_, args));
+}
+
+static Tensor to_device_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : t.cast(d); }
+
+std::vector<Tensor> GpuModel::run_host(const std::vector<Tensor>& inputs) {
+  if (inputs.size() != manifest_.inputs.size()) user_error("the model takes ", manifest_.inputs.size(), " inputs");
+  std::vector<const void*> ins;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ArtifactIo& io = manifest_.inputs[i];
+    if (inputs[i].shape() != io.shape)
+      user_error("input '", io.name, "' must have shape ", shape_str(io.shape), "; got ", shape_str(inputs[i].shape()));
+    Tensor d = to_device_dtype(inputs[i], io.device_dtype);
+    CUDA_TRY(cudaMemcpy(in_bufs_[i], d.raw(), d.nbytes(), cudaMemcpyHostToDevice));
+    ins.push_back(in_bufs_[i]);
+  }
+  run(ins, out_bufs_, nullptr);
+  CUDA_TRY(cudaGetLastError());
+  CUDA_TRY(cudaDeviceSynchronize());
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < manifest_.outputs.size(); ++i) {
+    const ArtifactIo& io = manifest_.outputs[i];
+    Tensor t(TensorType{io.device_dtype, io.shape});
+    CUDA_TRY(cudaMemcpy(t.mutable_raw(), out_bufs_[i], t.nbytes(), cudaMemcpyDeviceToHost));
+    outs.push_back(t.dtype() == io.model_dtype ? t : t.cast(io.model_dtype));
+  }
+  return outs;
+}
+
+Timing GpuModel::bench(int warmup, int iters, int reps) {
+  std::vector<const void*> ins(in_bufs_.begin(), in_bufs_.end());
+  for (int i = 0; i < warmup; ++i) run(ins, out_bufs_, nullptr);
+  CUDA_TRY(cudaDeviceSynchronize());
+  cudaEvent_t a, b;
+  CUDA_TRY(cudaEventCreate(&a));
+  CUDA_TRY(cudaEventCreate(&b));
+  std::vector<double> per_launch;
+  for (int r = 0; r < reps; ++r) {
+    CUDA_TRY(cudaEventRecord(a));
+    for (int i = 0; i < iters; ++i) run(ins, out_bufs_, nullptr);
+    CUDA_TRY(cudaEventRecord(b));
+    CUDA_TRY(cudaEventSynchronize(b));
+    float ms = 0;
+    CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
+    per_launch.push_back(ms * 1000.0 / iters);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  CUDA_TRY(cudaGetLastError());
+  std::sort(per_launch.begin(), per_launch.end());
+  Timing t;
+  t.median_us = per_launch[per_launch.size() / 2];
+  t.min_us = per_launch.front();
+  t.max_us = per_launch.back();
+  t.launches = warmup + iters * reps;
+  return t;
+}
+
+}  // namespace mono

@@ -1,0 +1,70 @@
+// Runs a compiled model on the GPU: one kernel launch per inference. The small C++ API that
+// programs use to load an artifact and call it on device buffers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/tensor.h"
+#include "compiler/runtime/artifact.h"
+
+namespace mono {
+
+// True if a CUDA GPU can be used; otherwise `why` says why (no driver, no device...).
+bool gpu_available(std::string* why);
+
+struct GpuInfo {
+  std::string name;
+  int sm_arch = 0;  // e.g. 90
+  int sms = 0;
+  size_t memory_bytes = 0;
+  int driver_version = 0, runtime_version = 0;
+};
+GpuInfo gpu_info(int device);
+
+struct Timing {
+  double median_us = 0, min_us = 0, max_us = 0;
+  int launches = 0;
+};
+
+class GpuModel {
+ public:
+  // Loads a kernel: checks the device's architecture and that the whole persistent grid can
+  // be resident (else a clear error: a non-resident grid would deadlock at its first barrier).
+  static std::unique_ptr<GpuModel> create(const Manifest& manifest, const std::vector<char>& cubin,
+                                          const std::vector<unsigned char>& weights, int device = 0);
+  // Loads an artifact folder (compiling model.cu with NVRTC when there is no cubin).
+  static std::unique_ptr<GpuModel> load(const std::string& dir, const NvrtcOptions& nvrtc, int device = 0);
+  ~GpuModel();
+
+  const Manifest& manifest() const { return manifest_; }
+  int grid() const { return grid_; }
+  const GpuInfo& info() const { return info_; }
+
+  // One inference on device buffers (inputs/outputs in the manifest's device dtypes), on a
+  // CUDA stream (null: the default stream). Asynchronous.
+  void run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs, void* stream = nullptr);
+
+  // Host tensors in (model dtypes: converted as needed), host tensors out (model dtypes).
+  std::vector<Tensor> run_host(const std::vector<Tensor>& inputs);
+
+  // Times back-to-back inferences on the inputs last given to run_host: `reps` repetitions of
+  // the mean over `iters` launches, timed with CUDA events after `warmup` launches.
+  Timing bench(int warmup = 20, int iters = 200, int reps = 7);
+
+ private:
+  GpuModel() = default;
+  Manifest manifest_;
+  GpuInfo info_;
+  int device_ = 0;
+  int grid_ = 0;
+  void* library_ = nullptr;  // cudaLibrary_t
+  void* kernel_ = nullptr;   // cudaKernel_t
+  void* weights_ = nullptr;
+  void* arena_ = nullptr;
+  void* sync_ = nullptr;
+  std::vector<void*> in_bufs_, out_bufs_;
+};
+
+}  // namespace mono

@@ -1,0 +1,153 @@
+#include "compiler/runtime/nvrtc_compiler.h"
+
+#include <nvrtc.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "compiler/codegen/cuda_emitter.h"
+#include "compiler/support/error.h"
+
+namespace mono {
+
+// Bump when anything that changes generated cubins outside the source text changes.
+// 1: first version.
+constexpr int kCacheVersion = 1;
+
+std::string ResourceUsage::str() const {
+  return str_cat(registers, " registers, ", spill_store_bytes, " B spill stores, ", spill_load_bytes,
+                 " B spill loads, ", stack_frame_bytes, " B stack frame, ", shared_static_bytes, " B static shared");
+}
+
+static uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static void check(nvrtcResult r, const char* what) {
+  if (r != NVRTC_SUCCESS) user_error("NVRTC ", what, ": ", nvrtcGetErrorString(r));
+}
+
+std::string default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/mono/cubin";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/mono/cubin";
+  return "";
+}
+
+static void make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
+}
+
+static bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
+ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kernel) {
+  ResourceUsage u;
+  // ptxas prints, per function: "Compiling entry function 'K' ...", "Function properties for K",
+  // "N bytes stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, ...".
+  size_t at = log.find("Function properties for " + kernel);
+  if (at == std::string::npos) at = log.find("'" + kernel + "'");
+  if (at == std::string::npos) return u;
+  std::string tail = log.substr(at, 800);
+  std::smatch m;
+  if (std::regex_search(tail, m, std::regex(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
+    u.stack_frame_bytes = std::stoi(m[1]);
+    u.spill_store_bytes = std::stoi(m[2]);
+    u.spill_load_bytes = std::stoi(m[3]);
+  }
+  if (std::regex_search(tail, m, std::regex(R"(Used (\d+) registers)"))) u.registers = std::stoi(m[1]);
+  if (std::regex_search(tail, m, std::regex(R"((\d+) bytes smem)"))) u.shared_static_bytes = std::stoi(m[1]);
+  return u;
+}
+
+CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options) {
+  int major = 0, minor = 0;
+  check(nvrtcVersion(&major, &minor), "version");
+  std::vector<std::string> opts = {"--gpu-architecture=sm_" + std::to_string(options.sm_arch), "--std=c++17",
+                                   "--ptxas-options=--verbose", "--device-as-default-execution-space"};
+  if (options.line_info) opts.push_back("--generate-line-info");
+  std::string key_text = str_cat("v", kCacheVersion, " nvrtc ", major, ".", minor, "\n");
+  for (const auto& o : opts) key_text += o + "\n";
+  for (const DeviceHeader& h : device_headers()) key_text += std::string(h.include_name) + "\n" + h.text;
+  key_text += source;
+  char key[32];
+  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
+
+  CompiledKernel result;
+  result.key = key;
+  const std::string base = options.cache_dir.empty() ? "" : options.cache_dir + "/" + key;
+  if (!base.empty()) {
+    std::string cubin, log;
+    if (read_file(base + ".cubin", &cubin) && read_file(base + ".log", &log)) {
+      result.cubin.assign(cubin.begin(), cubin.end());
+      result.log = log;
+      result.usage = parse_ptxas_usage(log, kernel_name);
+      result.from_cache = true;
+      return result;
+    }
+  }
+
+  std::vector<const char*> header_texts, header_names;
+  for (const DeviceHeader& h : device_headers()) {
+    header_texts.push_back(h.text);
+    header_names.push_back(h.include_name);
+  }
+  nvrtcProgram prog;
+  check(nvrtcCreateProgram(&prog, source.c_str(), "model.cu", static_cast<int>(header_texts.size()),
+                           header_texts.data(), header_names.data()),
+        "create program");
+  std::vector<const char*> copts;
+  for (const auto& o : opts) copts.push_back(o.c_str());
+  nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  size_t log_size = 0;
+  nvrtcGetProgramLogSize(prog, &log_size);
+  result.log.resize(log_size);
+  if (log_size) nvrtcGetProgramLog(prog, &result.log[0]);
+  while (!result.log.empty() && result.log.back() == '\0') result.log.pop_back();
+  if (r != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    // The first error line is the one line; the full log follows for the curious.
+    std::string first;
+    std::istringstream ls(result.log);
+    for (std::string line; std::getline(ls, line);)
+      if (line.find("error") != std::string::npos) {
+        first = line;
+        break;
+      }
+    user_error("generated CUDA failed to compile (", nvrtcGetErrorString(r), "): ", first.empty() ? result.log : first);
+  }
+  size_t cubin_size = 0;
+  check(nvrtcGetCUBINSize(prog, &cubin_size), "cubin size");
+  result.cubin.resize(cubin_size);
+  check(nvrtcGetCUBIN(prog, result.cubin.data()), "cubin");
+  nvrtcDestroyProgram(&prog);
+  result.usage = parse_ptxas_usage(result.log, kernel_name);
+  if (!base.empty()) {
+    make_dirs(options.cache_dir);
+    // The cubin first, the log last: a reader takes the entry only when both are there.
+    std::ofstream(base + ".cubin", std::ios::binary).write(result.cubin.data(), static_cast<std::streamsize>(result.cubin.size()));
+    std::ofstream(base + ".log", std::ios::binary) << result.log;
+  }
+  return result;
+}
+
+}  // namespace mono

@@ -1,0 +1,680 @@
+// Standalone GPU check of the Mono device library (compiler/codegen/device/*.cuh) against CPU
+// references on random data.
+//
+//   nvcc -arch=sm_90 -O2 -I. tests/gpu/device_lib_check.cu -o device_lib_check && ./device_lib_check
+//   ./device_lib_check --bench     # also times GemmF16 tiles on BERT-base shapes (informational)
+//
+// One line per check: name, max relative error (max|diff| / max|ref|), tolerance, PASS/FAIL.
+// Exit status is non-zero if any check fails.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/device/common.cuh"
+#include "compiler/codegen/device/barrier.cuh"
+#include "compiler/codegen/device/gemm.cuh"
+#include "compiler/codegen/device/rows.cuh"
+
+using mono_dev::half_t;
+
+#define CK(x)                                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (x);                                                                        \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__,     \
+                   __LINE__, #x);                                                                \
+      std::exit(2);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+static int g_failures = 0;
+static std::mt19937 g_rng(12345);
+
+static void report(const std::string& name, double err, double tol, const std::string& extra = "") {
+  const bool ok = std::isfinite(err) && err < tol;
+  std::printf("%-72s max_rel_err=%.3e tol=%.0e %s%s%s\n", name.c_str(), err, tol, ok ? "PASS" : "FAIL",
+              extra.empty() ? "" : "  ", extra.c_str());
+  if (!ok) ++g_failures;
+}
+static void report_bool(const std::string& name, bool ok, const std::string& extra = "") {
+  std::printf("%-72s %s%s%s\n", name.c_str(), ok ? "PASS" : "FAIL", extra.empty() ? "" : "  ",
+              extra.c_str());
+  if (!ok) ++g_failures;
+}
+
+static std::vector<float> rand_vec(size_t n, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g_rng);
+  return v;
+}
+static half_t h_of(float f) {
+  __half h = __float2half_rn(f);
+  half_t r;
+  std::memcpy(&r, &h, 2);
+  return r;
+}
+static float f_of(half_t h) {
+  __half x;
+  std::memcpy(&x, &h, 2);
+  return __half2float(x);
+}
+static void round_to_half(std::vector<float>& v) {
+  for (auto& x : v) x = f_of(h_of(x));
+}
+
+template <class T>
+static T* to_dev(const std::vector<float>& v, size_t pad = 0) {
+  std::vector<T> h(v.size() + pad);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (sizeof(T) == 2)
+      h[i] = h_of(v[i]);
+    else
+      h[i] = v[i];
+  }
+  T* d;
+  CK(cudaMalloc(&d, (h.size() ? h.size() : 1) * sizeof(T)));
+  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+static double rel_err(const std::vector<float>& got, const std::vector<double>& ref) {
+  double md = 0, mr = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::fabs((double)got[i] - ref[i]);
+    if (!(d == d)) return INFINITY;
+    md = std::max(md, d);
+    mr = std::max(mr, std::fabs(ref[i]));
+  }
+  return mr > 0 ? md / mr : md;
+}
+
+// ------------------------------------------------------------------------------------------------
+// GEMM
+// ------------------------------------------------------------------------------------------------
+
+struct StoreEpi {
+  float* c;
+  unsigned int* hits;
+  int N;
+  __device__ void operator()(int m, int n, float acc) const {
+    c[(long long)m * N + n] = acc;
+    atomicAdd(hits + (long long)m * N + n, 1u);
+  }
+};
+
+template <class G, class AL, class BL>
+__global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
+                                                           StoreEpi epi, float* ws,
+                                                           unsigned int* counters, int splits) {
+  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  const int tiles_n = (N + G::kBN - 1) / G::kBN;
+  const int tile = blockIdx.x;
+  const int m0 = (tile / tiles_n) * G::kBM, n0 = (tile % tiles_n) * G::kBN;
+  int kb, ke;
+  mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
+  G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, splits > 1 ? ws : nullptr,
+          splits > 1 ? counters + tile : nullptr, splits);
+}
+
+// Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and
+// (split-K) that the workspace and counters are back to zero.
+template <class G, class AL, class BL>
+static void run_gemm_case(const std::string& name, int M, int N, int K, const AL& a, const BL& b,
+                          const std::vector<double>& ref, double tol, int splits, int runs) {
+  const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
+  float* c;
+  unsigned int* hits;
+  float* ws = nullptr;
+  unsigned int* counters = nullptr;
+  CK(cudaMalloc(&c, sizeof(float) * M * N));
+  CK(cudaMalloc(&hits, sizeof(unsigned) * M * N));
+  if (splits > 1) {
+    CK(cudaMalloc(&ws, sizeof(float) * M * N));
+    CK(cudaMemset(ws, 0, sizeof(float) * M * N));
+    CK(cudaMalloc(&counters, sizeof(unsigned) * tiles));
+    CK(cudaMemset(counters, 0, sizeof(unsigned) * tiles));
+  }
+  auto kern = gemm_kernel<G, AL, BL>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  for (int r = 0; r < runs; ++r) {
+    CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
+    CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
+    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
+                                                               ws, counters, splits);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<float> got(size_t(M) * N);
+    std::vector<unsigned> h(size_t(M) * N);
+    CK(cudaMemcpy(got.data(), c, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h.data(), hits, sizeof(unsigned) * h.size(), cudaMemcpyDeviceToHost));
+    size_t bad_hits = 0;
+    for (unsigned x : h) bad_hits += x != 1;
+    std::string extra;
+    if (bad_hits) extra = "epilogue not called exactly once for " + std::to_string(bad_hits) + " elements";
+    if (splits > 1) {
+      std::vector<float> w(size_t(M) * N);
+      std::vector<unsigned> cn(tiles);
+      CK(cudaMemcpy(w.data(), ws, sizeof(float) * w.size(), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(cn.data(), counters, sizeof(unsigned) * tiles, cudaMemcpyDeviceToHost));
+      size_t nz = 0;
+      for (float x : w) nz += x != 0.0f;
+      for (unsigned x : cn) nz += x != 0u;
+      if (nz) extra += " workspace/counters not reset (" + std::to_string(nz) + " nonzero)";
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d splits=%d run %d", M, N, K, splits, r + 1);
+    const double err = rel_err(got, ref);
+    report(name + buf, extra.empty() ? err : INFINITY, tol, extra);
+  }
+  CK(cudaFree(c));
+  CK(cudaFree(hits));
+  if (ws) CK(cudaFree(ws));
+  if (counters) CK(cudaFree(counters));
+}
+
+// A [M][K] (K contiguous), B [N][K]; reference in double from the (already rounded) inputs.
+static std::vector<double> ref_gemm(const std::vector<float>& A, const std::vector<float>& B, int M,
+                                    int N, int K) {
+  std::vector<double> r(size_t(M) * N);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double s = 0;
+      const float* a = &A[size_t(m) * K];
+      const float* b = &B[size_t(n) * K];
+      for (int k = 0; k < K; ++k) s += (double)a[k] * (double)b[k];
+      r[size_t(m) * N + n] = s;
+    }
+  return r;
+}
+static std::vector<float> transpose(const std::vector<float>& X, int R, int C, int ldt) {
+  // X [R][C] -> [C][ldt] (ldt >= R, padding zero)
+  std::vector<float> t(size_t(C) * ldt, 0.f);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) t[size_t(c) * ldt + r] = X[size_t(r) * C + c];
+  return t;
+}
+
+// Dense K-contiguous operands; `offset` elements of misalignment on the A pointer.
+template <class G, class T>
+static void gemm_densek(const char* gname, int M, int N, int K, int splits, int runs, double tol,
+                        int a_offset = 0) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  if (sizeof(T) == 2) round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  std::vector<float> Ap(a_offset, 0.f);
+  Ap.insert(Ap.end(), A.begin(), A.end());
+  T* dA = to_dev<T>(Ap);
+  T* dB = to_dev<T>(B);
+  mono_dev::DenseK<T> a{dA + a_offset, M, K, K}, b{dB, N, K, K};
+  std::string name = std::string(gname) + " DenseK/DenseK" + (a_offset ? " (A misaligned)" : "");
+  run_gemm_case<G>(name, M, N, K, a, b, ref, tol, splits, runs);
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+// A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
+template <class G, class T>
+static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
+                        double tol) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  if (sizeof(T) == 2) round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  T* dA = to_dev<T>(transpose(A, M, K, lda));
+  T* dB = to_dev<T>(transpose(B, N, K, ldb));
+  mono_dev::DenseN<T> a{dA, M, K, lda}, b{dB, N, K, ldb};
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " DenseN/DenseN lda=%d ldb=%d", lda, ldb);
+  run_gemm_case<G>(std::string(gname) + buf, M, N, K, a, b, ref, tol, splits, 1);
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+// Convolution through im2col: x [C][H][W], weights [O][C*KH*KW], 3x3, pad 1, stride 1.
+// GEMM: rows m = output pixel (oh*W + ow), n = output channel, k = (c, kh, kw).
+template <class T>
+struct Im2Col {
+  const T* x;
+  int C, H, W;
+  __device__ T operator()(int r, int k) const {
+    if (r >= H * W || k >= C * 9) return T{};
+    const int c = k / 9, kh = (k % 9) / 3, kw = k % 3;
+    const int ih = r / W + kh - 1, iw = r % W + kw - 1;
+    if (ih < 0 || ih >= H || iw < 0 || iw >= W) return T{};
+    return x[(c * H + ih) * W + iw];
+  }
+};
+
+template <class G, class T>
+static void gemm_conv(const char* gname, int C, int H, int W, int O, int splits, double tol) {
+  const int M = H * W, N = O, K = C * 9;
+  auto X = rand_vec(size_t(C) * H * W), Wt = rand_vec(size_t(O) * K);
+  if (sizeof(T) == 2) round_to_half(X), round_to_half(Wt);
+  std::vector<float> A(size_t(M) * K, 0.f);  // host im2col for the reference
+  for (int r = 0; r < M; ++r)
+    for (int k = 0; k < K; ++k) {
+      const int c = k / 9, kh = (k % 9) / 3, kw = k % 3;
+      const int ih = r / W + kh - 1, iw = r % W + kw - 1;
+      if (ih >= 0 && ih < H && iw >= 0 && iw < W) A[size_t(r) * K + k] = X[(size_t(c) * H + ih) * W + iw];
+    }
+  auto ref = ref_gemm(A, Wt, M, N, K);
+  T* dX = to_dev<T>(X);
+  T* dW = to_dev<T>(Wt);
+  mono_dev::Gather<T, Im2Col<T>> a{Im2Col<T>{dX, C, H, W}};
+  mono_dev::DenseK<T> b{dW, N, K, K};
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " Gather(im2col C=%d %dx%d)/DenseK", C, H, W);
+  run_gemm_case<G>(std::string(gname) + buf, M, N, K, a, b, ref, tol, splits, 1);
+  CK(cudaFree(dX));
+  CK(cudaFree(dW));
+}
+
+static void gemm_checks() {
+  using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
+  using H2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
+  using H3 = mono_dev::GemmF16<128, 128, 32, 2, 4, 3>;
+  using H4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
+  using F1 = mono_dev::GemmF32<64, 64, 16, 2, 4>;
+  using F2 = mono_dev::GemmF32<32, 64, 16, 2, 4>;
+  const double th = 2e-3, tf = 1e-5;
+
+  gemm_densek<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 1, 1, th);
+  gemm_densek<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 3, 2, th);
+  gemm_densek<H1, half_t>("GemmF16<64,128,32,2,4,3>", 128, 768, 768, 1, 1, th);
+  gemm_densek<H1, half_t>("GemmF16<64,128,32,2,4,3>", 128, 768, 3072, 8, 2, th);
+  gemm_densek<H2, half_t>("GemmF16<64,64,32,2,4,3>", 200, 96, 77, 1, 1, th);   // K%8 != 0: scalar
+  gemm_densek<H2, half_t>("GemmF16<64,64,32,2,4,3>", 77, 130, 200, 1, 1, th, 3);  // misaligned
+  gemm_densek<H2, half_t>("GemmF16<64,64,32,2,4,3>", 1, 50, 1000, 5, 2, th);
+  gemm_densek<H3, half_t>("GemmF16<128,128,32,2,4,3>", 128, 768, 768, 1, 1, th);
+  gemm_densek<H3, half_t>("GemmF16<128,128,32,2,4,3>", 300, 260, 136, 3, 2, th);
+  gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 3072, 768, 1, 1, th);
+  gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 130, 200, 3, 2, th);
+  gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 77, 130, 1, th);   // scalar
+  gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 132, 200, 80, 136, 1, th);   // vector
+  gemm_densen<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 128, 768, 3, th);  // vector
+  gemm_conv<H1, half_t>("GemmF16<64,128,32,2,4,3>", 5, 9, 11, 13, 1, th);
+  gemm_conv<H2, half_t>("GemmF16<64,64,32,2,4,3>", 16, 14, 14, 70, 2, th);
+
+  gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 1, 1, tf);
+  gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 3, 2, tf);
+  gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 33, 50, 77, 1, 1, tf);        // K%4 != 0: scalar
+  gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 1, 1, tf, 1);   // misaligned
+  gemm_densek<F2, float>("GemmF32<32,64,16,2,4>", 128, 768, 768, 1, 1, tf);
+  gemm_densek<F2, float>("GemmF32<32,64,16,2,4>", 128, 768, 768, 4, 2, tf);
+  gemm_densen<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 77, 130, 1, tf);  // scalar
+  gemm_densen<F2, float>("GemmF32<32,64,16,2,4>", 77, 130, 200, 80, 132, 3, tf);  // vector
+  gemm_conv<F1, float>("GemmF32<64,64,16,2,4>", 5, 9, 11, 13, 1, tf);
+  gemm_conv<F2, float>("GemmF32<32,64,16,2,4>", 16, 14, 14, 70, 2, tf);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Grid barrier
+// ------------------------------------------------------------------------------------------------
+
+// Each phase p: every thread t of block b writes buf[p&1][b][t] = f(p, b, t); barrier; every
+// thread reads entries written by OTHER threads of OTHER blocks in this phase (L1 must not serve
+// stale lines: the same addresses were read two phases earlier) and counts mismatches.
+__global__ void barrier_kernel(unsigned int* state, int* data, int iters, unsigned int* errors) {
+  const int nb = gridDim.x, b = blockIdx.x, t = threadIdx.x, nt = blockDim.x;
+  unsigned int bad = 0;
+  for (int p = 0; p < iters; ++p) {
+    int* buf = data + (size_t)(p & 1) * nb * nt;
+    buf[b * nt + t] = p * 1000003 + b * 1024 + t;
+    mono_dev::grid_barrier(state);
+    const int ob1 = (b + 1 + p) % nb, ot1 = (t * 7 + 3) % nt;
+    const int ob2 = (b * 13 + p * 5 + 1) % nb, ot2 = nt - 1 - t;
+    if (buf[ob1 * nt + ot1] != p * 1000003 + ob1 * 1024 + ot1) ++bad;
+    if (buf[ob2 * nt + ot2] != p * 1000003 + ob2 * 1024 + ot2) ++bad;
+    // no second barrier needed: buffer p&1 is rewritten only in phase p+2, after barrier p+1
+  }
+  if (bad) atomicAdd(errors, bad);
+}
+
+static void barrier_checks() {
+  int dev, sms;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int per_sm = 0;
+  const int threads = 256;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, barrier_kernel, threads, 0));
+  const int nb = 2 * sms;
+  if (per_sm < 2) {
+    report_bool("grid_barrier: 2 blocks/SM not co-resident", false);
+    return;
+  }
+  unsigned int *state, *errors;
+  int* data;
+  CK(cudaMalloc(&state, 2 * sizeof(unsigned)));
+  CK(cudaMemset(state, 0, 2 * sizeof(unsigned)));
+  CK(cudaMalloc(&errors, sizeof(unsigned)));
+  CK(cudaMemset(errors, 0, sizeof(unsigned)));
+  CK(cudaMalloc(&data, sizeof(int) * 2 * nb * threads));
+  CK(cudaMemset(data, 0xff, sizeof(int) * 2 * nb * threads));
+  int iters = 1000;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  float ms = 0;
+  for (int launch = 0; launch < 2; ++launch) {
+    void* args[] = {&state, &data, &iters, &errors};
+    CK(cudaEventRecord(e0));
+    CK(cudaLaunchCooperativeKernel((void*)barrier_kernel, dim3(nb), dim3(threads), args, 0, 0));
+    CK(cudaEventRecord(e1));
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+  }
+  unsigned st[2], err;
+  CK(cudaMemcpy(st, state, sizeof st, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&err, errors, sizeof err, cudaMemcpyDeviceToHost));
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "errors=%u counter=%u generation=%u (expect 0, 0, %d); %.2f us/barrier (2nd launch)",
+                err, st[0], st[1], 2 * iters, 1000.0 * ms / iters);
+  std::string name = "grid_barrier " + std::to_string(nb) + " blocks x " + std::to_string(threads) +
+                     " threads, 2 launches x " + std::to_string(iters);
+  report_bool(name, err == 0 && st[0] == 0 && st[1] == (unsigned)(2 * iters), buf);
+  CK(cudaFree(state));
+  CK(cudaFree(errors));
+  CK(cudaFree(data));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Row ops
+// ------------------------------------------------------------------------------------------------
+
+template <class T>
+struct RowIn {
+  const T* x;
+  int len;
+  __device__ float operator()(int r, int i) const { return mono_dev::to_float(x[(long long)r * len + i]); }
+};
+
+template <class T, class P>
+__global__ void layer_norm_kernel(const T* x, const P* g, const P* b, T* y, int rows, int len,
+                                  float eps) {
+  const int r = mono_dev::warp_row(blockIdx.x);
+  if (r < rows) mono_dev::layer_norm_row<T>(RowIn<T>{x, len}, r, len, g, b, eps, y);
+}
+template <class T>
+__global__ void softmax_kernel(const T* x, T* y, int rows, int len) {
+  const int r = mono_dev::warp_row(blockIdx.x);
+  if (r < rows) mono_dev::softmax_row<T>(RowIn<T>{x, len}, r, len, y);
+}
+
+template <class T>
+static std::vector<float> from_dev(const T* d, size_t n) {
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<float> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    if constexpr (sizeof(T) == 2)
+      r[i] = f_of(h[i]);
+    else
+      r[i] = h[i];
+  }
+  return r;
+}
+
+template <class T>
+static void row_checks_for(const char* tname, double tol) {
+  const int rows = 37;
+  const int lens[] = {31, 768, 1000, 1024, 1025, 3000};
+  for (int len : lens) {
+    for (int with_beta = 0; with_beta < 2; ++with_beta) {
+      auto X = rand_vec(size_t(rows) * len, 2.f, 4.f);  // non-zero mean: tests the two-pass variance
+      auto G = rand_vec(len, 0.5f, 1.5f), B = rand_vec(len);
+      if (sizeof(T) == 2) round_to_half(X), round_to_half(G), round_to_half(B);
+      std::vector<double> ref(size_t(rows) * len);
+      for (int r = 0; r < rows; ++r) {
+        double s = 0, q = 0;
+        for (int i = 0; i < len; ++i) s += X[size_t(r) * len + i];
+        const double mean = s / len;
+        for (int i = 0; i < len; ++i) q += std::pow(X[size_t(r) * len + i] - mean, 2);
+        const double rstd = 1.0 / std::sqrt(q / len + 1e-5);
+        for (int i = 0; i < len; ++i)
+          ref[size_t(r) * len + i] =
+              (X[size_t(r) * len + i] - mean) * rstd * G[i] + (with_beta ? B[i] : 0.0);
+      }
+      T *dx = to_dev<T>(X), *dg = to_dev<T>(G), *db = to_dev<T>(B), *dy;
+      CK(cudaMalloc(&dy, sizeof(T) * rows * len));
+      const int blocks = (rows + 7) / 8;
+      layer_norm_kernel<T, T><<<blocks, 256>>>(dx, dg, with_beta ? db : nullptr, dy, rows, len, 1e-5f);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "layer_norm_row<%s> rows=%d len=%d beta=%s", tname, rows, len,
+                    with_beta ? "yes" : "null");
+      report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+      CK(cudaFree(dx));
+      CK(cudaFree(dg));
+      CK(cudaFree(db));
+      CK(cudaFree(dy));
+    }
+    {
+      auto X = rand_vec(size_t(rows) * len, -8.f, 8.f);
+      if (sizeof(T) == 2) round_to_half(X);
+      std::vector<double> ref(size_t(rows) * len);
+      for (int r = 0; r < rows; ++r) {
+        double mx = -1e300, s = 0;
+        for (int i = 0; i < len; ++i) mx = std::max(mx, (double)X[size_t(r) * len + i]);
+        for (int i = 0; i < len; ++i) s += std::exp(X[size_t(r) * len + i] - mx);
+        for (int i = 0; i < len; ++i) ref[size_t(r) * len + i] = std::exp(X[size_t(r) * len + i] - mx) / s;
+      }
+      T *dx = to_dev<T>(X), *dy;
+      CK(cudaMalloc(&dy, sizeof(T) * rows * len));
+      softmax_kernel<T><<<(rows + 7) / 8, 256>>>(dx, dy, rows, len);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "softmax_row<%s> rows=%d len=%d", tname, rows, len);
+      report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+      CK(cudaFree(dx));
+      CK(cudaFree(dy));
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// common.cuh helpers
+// ------------------------------------------------------------------------------------------------
+
+__global__ void common_kernel(const float* x, float* out, int n) {
+  __shared__ float scratch[33];
+  const int t = threadIdx.x;
+  const float v = t < n ? x[t] : 0.f;
+  const float s = mono_dev::block_sum(t < n ? v + 5.f : 0.f, scratch);  // positive: well-conditioned
+  const float m = mono_dev::block_max(t < n ? v : -1e30f, scratch);
+  const float ws = mono_dev::warp_sum(v + 5.f), wm = mono_dev::warp_max(v);
+  if (t < n) {
+    out[0 * n + t] = mono_dev::gelu_erf(v);
+    out[1 * n + t] = mono_dev::gelu_tanh(v);
+    out[2 * n + t] = mono_dev::sigmoid(v);
+    out[3 * n + t] = mono_dev::to_float(mono_dev::from_float<half_t>(v));
+    out[4 * n + t] = s;
+    out[5 * n + t] = m;
+    out[6 * n + t] = ws;
+    out[7 * n + t] = wm;
+  }
+}
+
+static void common_checks() {
+  const int n = 256;
+  auto X = rand_vec(n, -4.f, 4.f);
+  float* dx = to_dev<float>(X);
+  float* dout;
+  CK(cudaMalloc(&dout, sizeof(float) * 8 * n));
+  common_kernel<<<1, n>>>(dx, dout, n);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  auto got = from_dev(dout, size_t(8) * n);
+  const char* names[] = {"gelu_erf", "gelu_tanh", "sigmoid", "fp16 round trip", "block_sum",
+                         "block_max", "warp_sum", "warp_max"};
+  double tot = 0, mx = -1e300;
+  for (float v : X) tot += v + 5.0, mx = std::max(mx, (double)v);
+  for (int f = 0; f < 8; ++f) {
+    std::vector<double> ref(n);
+    std::vector<float> g(got.begin() + f * n, got.begin() + (f + 1) * n);
+    for (int t = 0; t < n; ++t) {
+      const double v = X[t];
+      double w_s = 0, w_m = -1e300;
+      for (int l = 0; l < 32; ++l) w_s += X[(t & ~31) + l] + 5.0, w_m = std::max(w_m, (double)X[(t & ~31) + l]);
+      switch (f) {
+        case 0: ref[t] = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); break;
+        case 1: ref[t] = 0.5 * v * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v))); break;
+        case 2: ref[t] = 1 / (1 + std::exp(-v)); break;
+        case 3: ref[t] = f_of(h_of(X[t])); break;
+        case 4: ref[t] = tot; break;
+        case 5: ref[t] = mx; break;
+        case 6: ref[t] = w_s; break;
+        case 7: ref[t] = w_m; break;
+      }
+    }
+    report(std::string("common: ") + names[f], rel_err(g, ref), 1e-5);
+  }
+  CK(cudaFree(dx));
+  CK(cudaFree(dout));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Optional benchmark (informational, never fails): GemmF16 on BERT-base shapes, one launch =
+// tiles x splits blocks, each block computes one tile with the pipelined tile() and a fp16 store
+// epilogue. Timed through CUDA graphs (no CPU launch overhead; ~1 us grid-to-grid gap remains).
+// ------------------------------------------------------------------------------------------------
+
+struct HalfStoreEpi {
+  half_t* c;
+  int N;
+  __device__ void operator()(int m, int n, float acc) const {
+    c[(long long)m * N + n] = mono_dev::from_float<half_t>(acc);
+  }
+};
+template <class G>
+__global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
+                                                            mono_dev::DenseK<half_t> a,
+                                                            mono_dev::DenseK<half_t> b, HalfStoreEpi epi,
+                                                            float* ws, unsigned int* counters, int splits) {
+  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  const int tiles_n = (N + G::kBN - 1) / G::kBN;
+  const int tile = blockIdx.x;
+  int kb, ke;
+  mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
+  G::tile(M, N, (tile / tiles_n) * G::kBM, (tile % tiles_n) * G::kBN, kb, ke, a, b, epi, dyn_smem,
+          splits > 1 ? ws : nullptr, splits > 1 ? counters + tile : nullptr, splits);
+}
+
+template <class G>
+static void bench_one(const char* gname, int M, int N, int K, int splits) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  half_t* dA = to_dev<half_t>(A);
+  half_t* dB = to_dev<half_t>(B);
+  half_t* dC;
+  float* ws;
+  unsigned* cnt;
+  const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
+  CK(cudaMalloc(&dC, sizeof(half_t) * M * N));
+  CK(cudaMalloc(&ws, sizeof(float) * M * N));
+  CK(cudaMemset(ws, 0, sizeof(float) * M * N));
+  CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
+  CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
+  auto kern = bench_kernel<G>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  mono_dev::DenseK<half_t> a{dA, M, K, K}, b{dB, N, K, K};
+  auto launch = [&] {
+    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, HalfStoreEpi{dC, N}, ws,
+                                                               cnt, splits);
+  };
+  for (int i = 0; i < 10; ++i) launch();
+  CK(cudaDeviceSynchronize());
+  // Timed through a CUDA graph of `per_graph` launches: excludes CPU launch overhead (kernels
+  // still pay the ~1 us gap between consecutive grids).
+  const int per_graph = 50, replays = 4, reps = per_graph * replays;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < per_graph; ++i)
+    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes, st>>>(M, N, K, a, b, HalfStoreEpi{dC, N},
+                                                                   ws, cnt, splits);
+  CK(cudaStreamEndCapture(st, &graph));
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  CK(cudaGraphLaunch(exec, st));
+  CK(cudaStreamSynchronize(st));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaEventRecord(e0, st));
+  for (int i = 0; i < replays; ++i) CK(cudaGraphLaunch(exec, st));
+  CK(cudaEventRecord(e1, st));
+  CK(cudaEventSynchronize(e1));
+  CK(cudaGetLastError());
+  float ms;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+  CK(cudaStreamDestroy(st));
+  const double us = 1000.0 * ms / reps;
+  std::printf("bench %-28s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
+              gname, M, N, K, splits, tiles * splits, us, 2.0 * M * N * K / (us * 1e-6) / 1e12);
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+  CK(cudaFree(dC));
+  CK(cudaFree(ws));
+  CK(cudaFree(cnt));
+}
+
+static void bench() {
+  using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
+  using H2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
+  using H4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
+  const int shapes[][3] = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072}};
+  for (auto& s : shapes) {
+    for (int sp : {1, 2, 4, 8}) {
+      bench_one<H1>("GemmF16<64,128,32,2,4,3>", s[0], s[1], s[2], sp);
+      bench_one<H2>("GemmF16<64,64,32,2,4,3>", s[0], s[1], s[2], sp);
+      bench_one<H4>("GemmF16<32,64,64,2,4,2>", s[0], s[1], s[2], sp);
+    }
+  }
+}
+
+static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
+  using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
+  using H2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
+  using H3 = mono_dev::GemmF16<128, 128, 32, 2, 4, 3>;
+  using H4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
+  switch (cfg) {
+    case 1: bench_one<H1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits); break;
+    case 2: bench_one<H2>("GemmF16<64,64,32,2,4,3>", M, N, K, splits); break;
+    case 3: bench_one<H3>("GemmF16<128,128,32,2,4,3>", M, N, K, splits); break;
+    default: bench_one<H4>("GemmF16<32,64,64,2,4,2>", M, N, K, splits); break;
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc == 7 && std::string(argv[1]) == "--bench-one") {  // --bench-one CFG(1-4) M N K SPLITS
+    bench_one_cfg(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
+                  std::atoi(argv[6]));
+    return 0;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+  common_checks();
+  gemm_checks();
+  barrier_checks();
+  row_checks_for<float>("float", 1e-5);
+  row_checks_for<half_t>("half", 2e-3);
+  if (argc > 1 && std::string(argv[1]) == "--bench") bench();
+  std::printf("%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
+  return g_failures ? 1 : 0;
+}
