@@ -322,11 +322,56 @@ class Emitter {
     return a;
   }
 
-  // Statements applying the epilogue nodes to `v`, given the flat output index `flat`.
-  std::string epilogue_code(Params& P, const Group& grp, const std::string& flat) {
+  // Statements applying the epilogue steps to `v`, the anchor's element at flat index `flat`
+  // of the anchor's output. Transposes in the chain permute the index; views keep the flat
+  // index. Returns the code; `store` receives the flat index to store the result at.
+  std::string epilogue_code(Params& P, const Group& grp, const std::string& flat, std::string* store) {
     std::string s;
-    Shape decomposed;
-    for (const Node* e : grp.epilogue) {
+    Shape cur = grp.anchor->outputs[0]->type.shape;
+    std::string cur_flat = flat;
+    std::vector<std::string> idx;  // index variables over `cur`, when decomposed
+    int decompositions = 0;
+    auto ensure_index = [&](const Shape& shape) {
+      if (!idx.empty() && shape == cur) return;
+      if (shape != cur) {
+        // A view between steps: same elements in the same order, another shape.
+        cur = shape;
+      }
+      const std::string prefix = str_cat("e", decompositions++, "_");
+      s += decompose(cur_flat, cur, prefix);
+      idx.clear();
+      for (size_t d = 0; d < cur.size(); ++d) idx.push_back(str_cat(prefix, d));
+    };
+    for (size_t k = 0; k < grp.epilogue.size(); ++k) {
+      const Node* e = grp.epilogue[k];
+      if (e->op == OpKind::kIsNaN) continue;  // fused with the Where that follows
+      const Shape& in_shape = running_input_shape(grp, e);
+      if (in_shape != cur) {
+        cur = in_shape;
+        idx.clear();
+      }
+      if (e->op == OpKind::kTranspose) {
+        ensure_index(cur);
+        std::vector<int64_t> perm = attr_is(*e, "perm");
+        if (perm.empty())
+          for (int64_t d = static_cast<int64_t>(cur.size()) - 1; d >= 0; --d) perm.push_back(d);
+        std::vector<std::string> next(perm.size());
+        for (size_t d = 0; d < perm.size(); ++d) next[d] = idx[perm[d]];
+        idx = next;
+        cur = e->outputs[0]->type.shape;
+        cur_flat = linear(idx, cur);
+        s += str_cat("    // ", comment_safe(e->name), ": stored transposed\n");
+        continue;
+      }
+      if (e->op == OpKind::kWhere) {
+        // Where(IsNaN(v), c, v) or Where(IsNaN(v), v, c).
+        const bool v_in_x = plan_.root(e->inputs[2]) == plan_.root(running_value(grp, e));
+        const Value* c = v_in_x ? e->inputs[1] : e->inputs[2];
+        std::string cv = load(P, c, "0");
+        s += str_cat("    v = isnan(v) ? ", v_in_x ? cv : "v", " : ", v_in_x ? "v" : cv, ";  // ",
+                     comment_safe(e->name), " (NaN guard)\n");
+        continue;
+      }
       int running = -1;
       for (int i = 0; i < e->num_inputs(); ++i)
         if (e->inputs[i] && plan_.root(e->inputs[i]) == plan_.root(running_value(grp, e))) running = i;
@@ -335,21 +380,31 @@ class Emitter {
       for (int i = 0; i < e->num_inputs(); ++i)
         if (i != running && e->inputs[i] && !(plan_.root(e->inputs[i])->is_constant() && e->inputs[i]->type.numel() == 1))
           needs_index = true;
-      if (needs_index && shape != decomposed) {
-        s += decompose(flat, shape, "e");
-        decomposed = shape;
+      std::string prefix = "o";
+      if (needs_index) {
+        ensure_index(shape);
+        prefix = idx.empty() ? "o" : idx[0].substr(0, idx[0].find('_') + 1);
       }
-      std::vector<std::string> a = elementwise_operands(P, *e, running, "e");
+      cur = shape;
+      std::vector<std::string> a = elementwise_operands(P, *e, running, prefix);
       s += str_cat("    v = ", elementwise_expr(*e, a, DType::kF32), ";  // ", comment_safe(e->name), "\n");
     }
+    *store = cur_flat;
     return s;
   }
-  // The value an epilogue node reads as its running input: the previous node's output.
+  // Shape of the running value as `e` reads it (views may reshape it between steps).
+  const Shape& running_input_shape(const Group& grp, const Node* e) {
+    const Value* r = plan_.root(running_value(grp, e));
+    for (const Value* in : e->inputs)
+      if (in && plan_.root(in) == r) return in->type.shape;
+    return r->type.shape;
+  }
+  // The value an epilogue node reads as its running input: the previous step's output.
   const Value* running_value(const Group& grp, const Node* e) {
     const Value* prev = grp.anchor->outputs[0];
     for (const Node* x : grp.epilogue) {
       if (x == e) return prev;
-      prev = x->outputs[0];
+      if (x->op != OpKind::kIsNaN) prev = x->outputs[0];
     }
     return prev;
   }
@@ -370,9 +425,10 @@ class Emitter {
     body += str_cat("    if (i >= ", total, "LL) return;\n");
     body += decompose("i", shape, "o");
     body += anchor_code(P, n);
-    body += epilogue_code(P, grp, "i");
+    std::string store;
+    body += epilogue_code(P, grp, "i", &store);
     const std::string out_name = P.ref(out);
-    body += str_cat("    ", out_name, "[i] = ", store_expr(out_dtype, "v"), ";\n  }\n");
+    body += str_cat("    ", out_name, "[", store, "] = ", store_expr(out_dtype, "v"), ";\n  }\n");
     std::set<const Value*> written = {plan_.root(out)};
     std::string name = define("pw", "int item" + P.signature(written), body);
     return str_cat(name, "(ITEM", P.call_args(), ")");
@@ -754,30 +810,38 @@ class Emitter {
     Params P(plan_);
     const int64_t len = row_length(n);
     const int64_t rows = n.inputs[0]->type.numel() / len;
-    const DType dt = plan_.dtype_of(n.outputs[0]);
-    const std::string T = ctype(dt);
+    const DType in_dt = plan_.dtype_of(n.inputs[0]);
+    const DType out_dt = plan_.dtype_of(grp.output);
+    const std::string T = ctype(in_dt);
+    const std::string tag = T == "float" ? "f" : "h";
     std::string x = P.ref(n.inputs[0]);
-    std::string out = P.ref(n.outputs[0]);
-    std::string prelude = str_cat("struct RowIn_", T == "float" ? "f" : "h", " {\n  const ", T,
-                                  "* x; long long len;\n  __device__ float operator()(int row, int i) const { return "
-                                  "to_float(x[(long long)row * len + i]); }\n};\n");
-    std::string body = str_cat("  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n  if (row >= ", rows,
-                               ") return;\n  const RowIn_", T == "float" ? "f" : "h", " in{", x, ", ", len, "};\n");
-    if (n.op == OpKind::kLayerNormalization) {
-      const std::string gamma = P.ref(n.inputs[1]);
-      const std::string beta = n.input(2) ? P.ref(n.inputs[2]) : "nullptr";
-      const std::string beta_arg = n.input(2) ? beta : str_cat("(const ", T, "*)nullptr");
-      body += str_cat("  layer_norm_row<", T, ">(in, row, ", len, ", ", gamma, ", ", beta_arg, ", ",
-                      lit(attr_f(n, "epsilon", 1e-5f)), ", ", out, ");\n");
-    } else {
-      body += str_cat("  softmax_row<", T, ">(in, row, ", len, ", ", out, ");\n");
-    }
-    std::set<const Value*> written = {plan_.root(n.outputs[0])};
-    // The prelude struct is shared by every row function of a dtype: define it once.
+    // The input functor is shared by every row function of a dtype: define it once.
     if (!row_prelude_done_.count(T)) {
-      functions_.push_back(prelude);
+      functions_.push_back(str_cat("struct RowIn_", tag, " {\n  const ", T,
+                                   "* x; long long len;\n  __device__ float operator()(int row, int i) const { return "
+                                   "to_float(x[(long long)row * len + i]); }\n};\n"));
       row_prelude_done_.insert(T);
     }
+    // The output functor: the epilogue steps, then the store.
+    std::string epi = "    const long long i = (long long)row * " + std::to_string(len) + "LL + col;\n";
+    std::string store;
+    epi += epilogue_code(P, grp, "i", &store);
+    const std::string out = P.ref(grp.output);
+    epi += str_cat("    ", out, "[", store, "] = ", store_expr(out_dt, "v"), ";\n");
+    std::set<const Value*> written = {plan_.root(grp.output)};
+    std::string fields = P.signature(written);
+    std::string out_fn = str_cat("  const auto store = [&](int row, int col, float v) {\n", epi, "  };\n");
+    std::string body = str_cat("  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n  if (row >= ", rows,
+                               ") return;\n  const RowIn_", tag, " in{", x, ", ", len, "};\n", out_fn);
+    if (n.op == OpKind::kLayerNormalization) {
+      const std::string gamma = P.ref(n.inputs[1]);
+      const std::string beta_arg = n.input(2) ? P.ref(n.inputs[2]) : str_cat("(const ", T, "*)nullptr");
+      body += str_cat("  layer_norm_row_f(in, row, ", len, ", ", gamma, ", ", beta_arg, ", ",
+                      lit(attr_f(n, "epsilon", 1e-5f)), ", store);\n");
+    } else {
+      body += str_cat("  softmax_row_f(in, row, ", len, ", store);\n");
+    }
+    (void)fields;
     std::string name = define(n.op == OpKind::kSoftmax ? "softmax" : "layernorm", "int item" + P.signature(written), body);
     return str_cat(name, "(ITEM", P.call_args(), ")");
   }
@@ -893,8 +957,9 @@ class Emitter {
     const std::string out_ptr = P.ref(out);
     std::string epi_body = str_cat("    const long long i = base + (long long)m * ", N, "LL + n;\n");
     epi_body += bias_code;
-    epi_body += epilogue_code(P, grp, "i");
-    epi_body += str_cat("    ", out_ptr, "[i] = ", store_expr(out_dtype, "v"), ";\n");
+    std::string store;
+    epi_body += epilogue_code(P, grp, "i", &store);
+    epi_body += str_cat("    ", out_ptr, "[", store, "] = ", store_expr(out_dtype, "v"), ";\n");
     std::set<const Value*> written = {plan_.root(out)};
     // Epilogue struct: the group's pointer params are its fields.
     std::string fields = P.signature(written);  // ", const T* __restrict__ p0, ..."

@@ -148,13 +148,15 @@ class Planner {
   }
 
   // The input of `n` that is `running` (the group's current result), if `n` can extend the
-  // group as an elementwise epilogue step.
+  // group as an epilogue step: an elementwise op, or a Transpose (the store goes to the
+  // permuted index).
   int epilogue_input(const Node& n, const Group& grp) {
-    if (!is_epilogue_op(n.op) || n.outputs.size() != 1 || !n.outputs[0]) return -1;
-    if (grp.kind == GroupKind::kRows || grp.anchor->outputs.size() != 1) return -1;
+    const bool transpose = n.op == OpKind::kTranspose;
+    if ((!is_epilogue_op(n.op) && !transpose) || n.outputs.size() != 1 || !n.outputs[0]) return -1;
+    if (grp.anchor->outputs.size() != 1) return -1;
     const Value* running = plan_.root(grp.output);
     if (uses_[running] != 1 || graph_output_roots_.count(running)) return -1;
-    if (!is_float(n.outputs[0]->type.dtype)) return -1;
+    if (!is_float(n.outputs[0]->type.dtype) || !is_float(running->type.dtype)) return -1;
     if (n.outputs[0]->type.numel() != running->type.numel()) return -1;
     int found = -1;
     for (int i = 0; i < n.num_inputs(); ++i) {
@@ -170,14 +172,52 @@ class Planner {
     return found;
   }
 
+  // `Where(IsNaN(r), c, r)` (or with the branches swapped) on the running value r, with c a
+  // scalar constant: what exporters put after Softmax. Returns the Where node, fused with the
+  // IsNaN as one epilogue step.
+  const Node* nan_guard(const Node& isnan, const Group& grp) {
+    if (isnan.op != OpKind::kIsNaN || grp.anchor->outputs.size() != 1) return nullptr;
+    const Value* running = plan_.root(grp.output);
+    if (plan_.root(isnan.inputs[0]) != running || uses_[running] != 2 || graph_output_roots_.count(running)) return nullptr;
+    if (!is_float(running->type.dtype)) return nullptr;
+    const Value* cond = isnan.outputs[0];
+    if (uses_[plan_.root(cond)] != 1 || graph_output_roots_.count(plan_.root(cond))) return nullptr;
+    for (const auto& up : g_.nodes()) {
+      const Node& w = *up;
+      if (w.op != OpKind::kWhere || plan_.root(w.inputs[0]) != plan_.root(cond)) continue;
+      const bool x_is_running = plan_.root(w.inputs[2]) == running;
+      const Value* other = x_is_running ? w.inputs[1] : w.inputs[2];
+      if (!x_is_running && plan_.root(w.inputs[1]) != running) return nullptr;
+      if (!plan_.root(other)->is_constant() || other->type.numel() != 1) return nullptr;
+      if (w.outputs[0]->type != running->type) return nullptr;
+      return &w;
+    }
+    return nullptr;
+  }
+
   void form_groups() {
     std::map<const Value*, int> group_of_root;  // root value -> group writing it
+    std::set<const Node*> consumed;  // Where nodes already fused with their IsNaN
     for (const auto& up : g_.nodes()) {
       const Node& n = *up;
-      if (is_view(n)) continue;
+      if (is_view(n) || consumed.count(&n)) continue;
       check_supported(n);
       // Extend the group that produced this node's data input?
       bool fused = false;
+      if (n.op == OpKind::kIsNaN) {
+        auto it = group_of_root.find(plan_.root(n.inputs[0]));
+        if (it != group_of_root.end()) {
+          Group& grp = plan_.groups[it->second];
+          if (const Node* w = nan_guard(n, grp)) {
+            grp.epilogue.push_back(&n);
+            grp.epilogue.push_back(w);
+            grp.output = w->outputs[0];
+            group_of_root[plan_.root(w->outputs[0])] = grp.id;
+            consumed.insert(w);
+            continue;
+          }
+        }
+      }
       for (int i = 0; i < n.num_inputs() && !fused; ++i) {
         if (!n.inputs[i]) continue;
         auto it = group_of_root.find(plan_.root(n.inputs[i]));

@@ -632,31 +632,33 @@ static void bench_one(const char* gname, int M, int N, int K, int splits) {
   CK(cudaFree(cnt));
 }
 
-static void bench() {
-  using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
-  using H2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
-  using H4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
-  const int shapes[][3] = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072}};
-  for (auto& s : shapes) {
-    for (int sp : {1, 2, 4, 8}) {
-      bench_one<H1>("GemmF16<64,128,32,2,4,3>", s[0], s[1], s[2], sp);
-      bench_one<H2>("GemmF16<64,64,32,2,4,3>", s[0], s[1], s[2], sp);
-      bench_one<H4>("GemmF16<32,64,64,2,4,2>", s[0], s[1], s[2], sp);
-    }
+using BenchH1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
+using BenchH2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
+using BenchH3 = mono_dev::GemmF16<128, 128, 32, 2, 4, 3>;
+using BenchH4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
+using BenchH5 = mono_dev::GemmF16<64, 64, 64, 2, 4, 4>;
+using BenchH6 = mono_dev::GemmF16<32, 64, 64, 2, 4, 4>;
+using BenchH7 = mono_dev::GemmF16<64, 128, 64, 2, 4, 4>;
+using BenchH8 = mono_dev::GemmF16<32, 128, 64, 2, 4, 4>;
+
+static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
+  switch (cfg) {
+    case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits); break;
+    case 2: bench_one<BenchH2>("GemmF16<64,64,32,2,4,3>", M, N, K, splits); break;
+    case 3: bench_one<BenchH3>("GemmF16<128,128,32,2,4,3>", M, N, K, splits); break;
+    case 4: bench_one<BenchH4>("GemmF16<32,64,64,2,4,2>", M, N, K, splits); break;
+    case 5: bench_one<BenchH5>("GemmF16<64,64,64,2,4,4>", M, N, K, splits); break;
+    case 6: bench_one<BenchH6>("GemmF16<32,64,64,2,4,4>", M, N, K, splits); break;
+    case 7: bench_one<BenchH7>("GemmF16<64,128,64,2,4,4>", M, N, K, splits); break;
+    default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits); break;
   }
 }
 
-static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
-  using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
-  using H2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
-  using H3 = mono_dev::GemmF16<128, 128, 32, 2, 4, 3>;
-  using H4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
-  switch (cfg) {
-    case 1: bench_one<H1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits); break;
-    case 2: bench_one<H2>("GemmF16<64,64,32,2,4,3>", M, N, K, splits); break;
-    case 3: bench_one<H3>("GemmF16<128,128,32,2,4,3>", M, N, K, splits); break;
-    default: bench_one<H4>("GemmF16<32,64,64,2,4,2>", M, N, K, splits); break;
-  }
+static void bench() {
+  const int shapes[][3] = {{128, 768, 768}, {128, 2304, 768}, {128, 3072, 768}, {128, 768, 3072}};
+  for (auto& s : shapes)
+    for (int cfg = 1; cfg <= 8; ++cfg)
+      for (int sp : {1, 2, 4}) bench_one_cfg(cfg, s[0], s[1], s[2], sp);
 }
 
 int main(int argc, char** argv) {

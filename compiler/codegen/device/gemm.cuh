@@ -26,7 +26,7 @@
 // twice). split_k_range() below computes such ranges. `workspace` points to a zero-initialised
 // fp32 [M][N] buffer (row stride N) for this GEMM (batch: caller offsets it), `tile_counter` to a
 // zero-initialised counter for THIS tile. Each split red.adds its partial tile, the last one to
-// arrive reads the sum (ld.cg), calls the epilogue, and resets the workspace tile and counter to
+// arrive reads the sum, calls the epilogue, and resets the workspace tile and counter to
 // zero, so the next use (next launch, or the next GEMM using the region after a grid barrier)
 // starts clean. Float atomics make split-K results order-dependent in the last bits.
 #pragma once
@@ -102,20 +102,21 @@ struct RedAddWorkspace {
   }
 };
 template <class Epilogue>
-struct FinishFromWorkspace {
+struct ZeroAndEpilogue {
   float* ws;
   int N;
   const Epilogue& epi;
-  __device__ __forceinline__ void operator()(int m, int n, float) const {
-    float* p = ws + (long long)m * N + n;
-    const float s = ld_cg(p);
-    *p = 0.0f;
-    epi(m, n, s);
+  __device__ __forceinline__ void operator()(int m, int n, float v) const {
+    ws[(long long)m * N + n] = 0.0f;
+    epi(m, n, v);
   }
 };
 
 // acc.visit(f) must call f(m, n, value) for every accumulator element this thread owns with
-// m < M, n < N. Finishes the tile: epilogue directly, or the split-K protocol described at the top.
+// m < M, n < N; acc.reload(ws, N) must replace those accumulators by loads of ws[m * N + n]
+// (all loads first, so that they are in flight together; plain loads are enough: the counter
+// atomic + fence below is an acquire pattern, and the hardware invalidates L1 at the fence). Finishes the tile: epilogue directly, or
+// the split-K protocol described at the top.
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogue& epi,
                                             float* workspace, unsigned int* tile_counter,
@@ -132,7 +133,8 @@ __device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogu
   last = __syncthreads_or(last);
   if (!last) return;
   __threadfence();
-  acc.visit(FinishFromWorkspace<Epilogue>{workspace, N, epi});
+  acc.reload(workspace, N);
+  acc.visit(ZeroAndEpilogue<Epilogue>{workspace, N, epi});
   if (threadIdx.x == 0) atomicExch(tile_counter, 0u);
 }
 
@@ -140,12 +142,105 @@ __device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogu
 
 // ------------------------------------------------------------------------------------------------
 // Loaders
+//
+// The loaders below also accept an optional third template argument NT = the number of threads
+// that take part (the GEMM passes kThreads when the loader accepts it, see detail::load_tile):
+// with it the per-thread work is a compile-time unrolled list whose addresses and predicates do
+// not depend on k0, so the compiler hoists them out of the GEMM's k loop. NT = 0 means "use
+// blockDim.x at run time" (the plain two-argument concept).
 // ------------------------------------------------------------------------------------------------
+
+namespace detail {
+
+// op(i) for every i in [0, TOTAL), spread over the block's threads.
+template <int TOTAL, int NT, class Op>
+__device__ __forceinline__ void for_units(const Op& op) {
+  if constexpr (NT > 0) {
+    if ((int)threadIdx.x >= NT) return;
+    constexpr int IT = (TOTAL + NT - 1) / NT;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int i = (int)threadIdx.x + it * NT;
+      if (TOTAL % NT == 0 || i < TOTAL) op(i);
+    }
+  } else {
+    for (int i = threadIdx.x; i < TOTAL; i += blockDim.x) op(i);
+  }
+}
+
+// Same, but in batches of U: U values fetched (op.fetch(i), loads in flight together), then
+// stored (op.store(i, v)). For synchronous (non-cp.async) loaders.
+template <int TOTAL, int NT, int U, class Op>
+__device__ __forceinline__ void for_units_batched(const Op& op) {
+  using V = typename Op::value_type;
+  if constexpr (NT > 0) {
+    if ((int)threadIdx.x >= NT) return;
+    constexpr int IT = (TOTAL + NT - 1) / NT;
+#pragma unroll
+    for (int b = 0; b < IT; b += U) {
+      V v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int i = (int)threadIdx.x + (b + u) * NT;
+        if (b + u < IT && (TOTAL % NT == 0 || i < TOTAL)) v[u] = op.fetch(i);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int i = (int)threadIdx.x + (b + u) * NT;
+        if (b + u < IT && (TOTAL % NT == 0 || i < TOTAL)) op.store(i, v[u]);
+      }
+    }
+  } else {
+    const int nt = blockDim.x;
+    for (int base = threadIdx.x; base < TOTAL; base += U * nt) {
+      V v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int i = base + u * nt;
+        if (i < TOTAL) v[u] = op.fetch(i);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int i = base + u * nt;
+        if (i < TOTAL) op.store(i, v[u]);
+      }
+    }
+  }
+}
+
+// Calls l.load<ROWS, BK, NT>(...) when the loader accepts a thread-count argument, else
+// l.load<ROWS, BK>(...).
+template <int ROWS, int BK, int NT, class L, class T>
+__device__ __forceinline__ auto load_tile(const L& l, T* dst, int ld, int r0, int k0, int)
+    -> decltype(l.template load<ROWS, BK, NT>(dst, ld, r0, k0), void()) {
+  l.template load<ROWS, BK, NT>(dst, ld, r0, k0);
+}
+template <int ROWS, int BK, int NT, class L, class T>
+__device__ __forceinline__ void load_tile(const L& l, T* dst, int ld, int r0, int k0, long) {
+  l.template load<ROWS, BK>(dst, ld, r0, k0);
+}
+
+template <class T>
+struct Pair {
+  T v[2];
+};
+template <class T>
+__device__ __forceinline__ unsigned int pack2(T lo, T hi) {
+  union {
+    unsigned int w;
+    T h[2];
+  } p;
+  p.h[0] = lo;
+  p.h[1] = hi;
+  return p.w;
+}
+
+}  // namespace detail
 
 // Operand stored [rows][K], K contiguous: element (r, k) = ptr[r * row_stride + k].
 // Aggregate: DenseK<T>{ptr, rows, K, row_stride}. Batch: caller offsets ptr.
-// Fast path (16-byte cp.async, zero-fill for tails) when ptr is 16-byte aligned and row_stride is
-// a multiple of 16/sizeof(T) elements (checked at run time); scalar loads otherwise.
+// Fast path (16-byte cp.async, zero-fill for tails) when ptr is 16-byte aligned and row_stride and
+// k0 are multiples of 16/sizeof(T) elements (checked at run time); scalar loads otherwise.
 template <class T>
 struct DenseK {
   const T* ptr;
@@ -153,58 +248,63 @@ struct DenseK {
   int K;           // valid k (limit)
   int row_stride;  // elements between consecutive rows
 
-  template <int ROWS, int BK>
+  static constexpr int VEC = 16 / (int)sizeof(T);
+
+  template <int BK>
+  struct VecOp {  // one 16-byte chunk
+    const DenseK& L;
+    unsigned int dbase;
+    int ld, r0, k0;
+    __device__ __forceinline__ void operator()(int c) const {
+      constexpr int CPR = BK / VEC;
+      const int r = c / CPR, kc = (c - r * CPR) * VEC;
+      const int gr = r0 + r, gk = k0 + kc;
+      const T* src = L.ptr;
+      int bytes = 0;
+      if (gr < L.rows && gk < L.K) {
+        src = L.ptr + (long long)gr * L.row_stride + gk;
+        const int rem = L.K - gk;
+        bytes = (rem >= VEC ? VEC : rem) * (int)sizeof(T);
+      }
+      cp_async_16(dbase + (unsigned int)((r * ld + kc) * (int)sizeof(T)), src, bytes);
+    }
+  };
+  template <int BK>
+  struct ScalarOp {
+    using value_type = T;
+    const DenseK& L;
+    T* dst;
+    int ld, r0, k0;
+    __device__ __forceinline__ T fetch(int i) const {
+      const int r = i / BK, k = i - r * BK;
+      const int gr = r0 + r, gk = k0 + k;
+      return (gr < L.rows && gk < L.K) ? L.ptr[(long long)gr * L.row_stride + gk] : T{};
+    }
+    __device__ __forceinline__ void store(int i, T v) const {
+      const int r = i / BK, k = i - r * BK;
+      dst[r * ld + k] = v;
+    }
+  };
+
+  template <int ROWS, int BK, int NT = 0>
   __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
-    constexpr int VEC = 16 / (int)sizeof(T);
     static_assert(16 % sizeof(T) == 0 && BK % VEC == 0, "BK must be a multiple of 16 bytes");
-    constexpr int CPR = BK / VEC;  // 16-byte chunks per row
-    constexpr int CHUNKS = ROWS * CPR;
     const bool vec_ok =
         ((ptr_bits(ptr) & 15ull) == 0) && (row_stride % VEC == 0) && (k0 % VEC == 0);
-    if (vec_ok) {
-      const unsigned int dbase = smem_u32(dst);
-      for (int c = threadIdx.x; c < CHUNKS; c += blockDim.x) {
-        const int r = c / CPR, kc = (c - r * CPR) * VEC;
-        const int gr = r0 + r, gk = k0 + kc;
-        const T* src = ptr;
-        int bytes = 0;
-        if (gr < rows && gk < K) {
-          src = ptr + (long long)gr * row_stride + gk;
-          const int rem = K - gk;
-          bytes = (rem >= VEC ? VEC : rem) * (int)sizeof(T);
-        }
-        cp_async_16(dbase + (unsigned int)((r * ld + kc) * (int)sizeof(T)), src, bytes);
-      }
-    } else {
-      constexpr int TOTAL = ROWS * BK;
-      constexpr int U = 4;  // loads in flight per thread
-      for (int base = threadIdx.x; base < TOTAL; base += U * blockDim.x) {
-        T v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int i = base + u * blockDim.x;
-          const int r = i / BK, k = i - r * BK;
-          const int gr = r0 + r, gk = k0 + k;
-          v[u] = T{};
-          if (i < TOTAL && gr < rows && gk < K) v[u] = ptr[(long long)gr * row_stride + gk];
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int i = base + u * blockDim.x;
-          const int r = i / BK, k = i - r * BK;
-          if (i < TOTAL) dst[r * ld + k] = v[u];
-        }
-      }
-    }
+    if (vec_ok)
+      detail::for_units<ROWS * (BK / VEC), NT>(VecOp<BK>{*this, smem_u32(dst), ld, r0, k0});
+    else
+      detail::for_units_batched<ROWS * BK, 0, 8>(ScalarOp<BK>{*this, dst, ld, r0, k0});  // fallback:
+                                                                                      // not unrolled
   }
 };
 
 // Operand stored transposed, [K][rows], rows contiguous: element (r, k) = ptr[k * k_stride + r].
 // Aggregate: DenseN<T>{ptr, rows, K, k_stride}. Batch: caller offsets ptr.
-// Fast path when ptr is 16-byte aligned and k_stride a multiple of 16/sizeof(T): each thread reads
-// 16 bytes (VEC consecutive rows) for 1 (fp32) or 2 (fp16) consecutive k and transposes them into
-// 4-byte shared stores. Scalar otherwise. (Pre-transposing constant weights to [N][K] at compile
-// time and using DenseK is faster than this loader.)
+// Fast path when ptr is 16-byte aligned and k_stride and r0 are multiples of 16/sizeof(T): each
+// unit reads 16 bytes (VEC consecutive rows) for 1 (fp32) or 2 (fp16) consecutive k and writes
+// them transposed as 4-byte shared stores. Scalar otherwise. (Pre-transposing constant weights to
+// [N][K] at compile time and using DenseK is faster than this loader.)
 template <class T>
 struct DenseN {
   const T* ptr;
@@ -212,120 +312,125 @@ struct DenseN {
   int K;         // valid k (limit)
   int k_stride;  // elements between consecutive k
 
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "DenseN: 2- or 4-byte elements");
+  static constexpr int VEC = 16 / (int)sizeof(T);
+  static constexpr int KP = (sizeof(T) == 2) ? 2 : 1;  // k per unit: 4-byte smem stores
+
+  union Vec {
+    u32x4 v;
+    T e[VEC];
+  };
+  struct Unit {
+    Vec q[KP];
+  };
+
+  template <int BK>
+  struct VecOp {
+    using value_type = Unit;
+    const DenseN& L;
+    T* dst;
+    int ld, r0, k0;
+    static constexpr int KU = BK / KP;  // units along k (fastest across threads)
+    __device__ __forceinline__ Unit fetch(int u) const {
+      const int rc = u / KU, kp = u - rc * KU;
+      const int gr = r0 + rc * VEC, gk = k0 + kp * KP;
+      Unit x;
+#pragma unroll
+      for (int q = 0; q < KP; ++q) {
+        x.q[q].v = u32x4{0u, 0u, 0u, 0u};
+        if (gk + q < L.K) {
+          const T* src = L.ptr + (long long)(gk + q) * L.k_stride + gr;
+          if (gr + VEC <= L.rows) {
+            x.q[q].v = *reinterpret_cast<const u32x4*>(src);
+          } else {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j)
+              if (gr + j < L.rows) x.q[q].e[j] = src[j];
+          }
+        }
+      }
+      return x;
+    }
+    __device__ __forceinline__ void store(int u, const Unit& x) const {
+      const int rc = u / KU, kp = u - rc * KU;
+      const int r = rc * VEC, k = kp * KP;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        if constexpr (KP == 2)
+          *reinterpret_cast<unsigned int*>(dst + (r + j) * ld + k) =
+              detail::pack2(x.q[0].e[j], x.q[KP - 1].e[j]);
+        else
+          dst[(r + j) * ld + k] = x.q[0].e[j];
+      }
+    }
+  };
   template <int ROWS, int BK>
+  struct ScalarOp {
+    using value_type = T;
+    const DenseN& L;
+    T* dst;
+    int ld, r0, k0;
+    __device__ __forceinline__ T fetch(int i) const {
+      const int k = i / ROWS, r = i - k * ROWS;  // rows fastest: coalesced global reads
+      const int gr = r0 + r, gk = k0 + k;
+      return (gr < L.rows && gk < L.K) ? L.ptr[(long long)gk * L.k_stride + gr] : T{};
+    }
+    __device__ __forceinline__ void store(int i, T v) const {
+      const int k = i / ROWS, r = i - k * ROWS;
+      dst[r * ld + k] = v;
+    }
+  };
+
+  template <int ROWS, int BK, int NT = 0>
   __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
-    constexpr int VEC = 16 / (int)sizeof(T);
-    constexpr int KP = (sizeof(T) == 2) ? 2 : 1;  // k per unit, so that smem stores are 4 bytes
-    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "DenseN: 2- or 4-byte elements");
     static_assert(ROWS % VEC == 0 && BK % KP == 0, "DenseN tile shape");
     const bool vec_ok =
         ((ptr_bits(ptr) & 15ull) == 0) && (k_stride % VEC == 0) && (r0 % VEC == 0);
-    if (vec_ok) {
-      constexpr int KU = BK / KP;             // units along k (fastest across threads)
-      constexpr int UNITS = (ROWS / VEC) * KU;
-      for (int u = threadIdx.x; u < UNITS; u += blockDim.x) {
-        const int rc = u / KU, kp = u - rc * KU;
-        const int r = rc * VEC, k = kp * KP;
-        const int gr = r0 + r, gk = k0 + k;
-        union {
-          u32x4 v;
-          T e[VEC];
-        } buf[KP];
-#pragma unroll
-        for (int q = 0; q < KP; ++q) {
-          buf[q].v = u32x4{0u, 0u, 0u, 0u};
-          if (gk + q < K) {
-            const T* src = ptr + (long long)(gk + q) * k_stride + gr;
-            if (gr + VEC <= rows) {
-              buf[q].v = *reinterpret_cast<const u32x4*>(src);
-            } else {
-#pragma unroll
-              for (int j = 0; j < VEC; ++j)
-                if (gr + j < rows) buf[q].e[j] = src[j];
-            }
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-          if (KP == 2) {
-            union {
-              unsigned int w;
-              T h[2];
-            } p;
-            p.h[0] = buf[0].e[j];
-            p.h[KP - 1] = buf[KP - 1].e[j];
-            *reinterpret_cast<unsigned int*>(dst + (r + j) * ld + k) = p.w;
-          } else {
-            dst[(r + j) * ld + k] = buf[0].e[j];
-          }
-        }
-      }
-    } else {
-      constexpr int TOTAL = ROWS * BK;
-      constexpr int U = 4;
-      for (int base = threadIdx.x; base < TOTAL; base += U * blockDim.x) {
-        T v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int i = base + u * blockDim.x;
-          const int k = i / ROWS, r = i - k * ROWS;  // rows fastest: coalesced global reads
-          const int gr = r0 + r, gk = k0 + k;
-          v[u] = T{};
-          if (i < TOTAL && gr < rows && gk < K) v[u] = ptr[(long long)gk * k_stride + gr];
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int i = base + u * blockDim.x;
-          const int k = i / ROWS, r = i - k * ROWS;
-          if (i < TOTAL) dst[r * ld + k] = v[u];
-        }
-      }
-    }
+    if (vec_ok)
+      detail::for_units_batched<(ROWS / VEC) * (BK / KP), NT, 2>(VecOp<BK>{*this, dst, ld, r0, k0});
+    else
+      detail::for_units_batched<ROWS * BK, 0, 8>(ScalarOp<ROWS, BK>{*this, dst, ld, r0, k0});
   }
 };
 
 // Operand computed by a functor: element (r, k) = f(r, k), where F has
 //   __device__ T operator()(int r, int k) const
 // and returns 0 for any out-of-range (r, k) (rows >= limit, k >= K): used for im2col.
-// Aggregate: Gather<T, F>{f}. k is the fastest index across threads.
+// Aggregate: Gather<T, F>{f}. k is the fastest index across threads; fp16 pairs are packed into
+// 4-byte shared stores.
 template <class T, class F>
 struct Gather {
   F f;
 
-  template <int ROWS, int BK>
-  __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
-    constexpr int KP = (sizeof(T) == 2 && BK % 2 == 0) ? 2 : 1;  // pack fp16 pairs
-    constexpr int KU = BK / KP;
-    constexpr int TOTAL = ROWS * KU;
-    constexpr int U = 4;
-    for (int base = threadIdx.x; base < TOTAL; base += U * blockDim.x) {
-      T v[U][KP];
+  static constexpr int KP = (sizeof(T) == 2) ? 2 : 1;
+
+  template <int BK>
+  struct Op {
+    using value_type = detail::Pair<T>;
+    const Gather& G;
+    T* dst;
+    int ld, r0, k0;
+    static constexpr int KU = BK / KP;
+    __device__ __forceinline__ value_type fetch(int i) const {
+      const int r = i / KU, k = (i - r * KU) * KP;
+      value_type x;
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int i = base + u * blockDim.x;
-        const int r = i / KU, k = (i - r * KU) * KP;
-#pragma unroll
-        for (int q = 0; q < KP; ++q) v[u][q] = i < TOTAL ? f(r0 + r, k0 + k + q) : T{};
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int i = base + u * blockDim.x;
-        const int r = i / KU, k = (i - r * KU) * KP;
-        if (i < TOTAL) {
-          if (KP == 2) {
-            union {
-              unsigned int w;
-              T h[2];
-            } p;
-            p.h[0] = v[u][0];
-            p.h[KP - 1] = v[u][KP - 1];
-            *reinterpret_cast<unsigned int*>(dst + r * ld + k) = p.w;
-          } else {
-            dst[r * ld + k] = v[u][0];
-          }
-        }
-      }
+      for (int q = 0; q < KP; ++q) x.v[q] = G.f(r0 + r, k0 + k + q);
+      return x;
     }
+    __device__ __forceinline__ void store(int i, const value_type& x) const {
+      const int r = i / KU, k = (i - r * KU) * KP;
+      if constexpr (KP == 2)
+        *reinterpret_cast<unsigned int*>(dst + r * ld + k) = detail::pack2(x.v[0], x.v[1]);
+      else
+        dst[r * ld + k] = x.v[0];
+    }
+  };
+
+  template <int ROWS, int BK, int NT = 0>
+  __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
+    static_assert(BK % KP == 0, "Gather tile shape");
+    detail::for_units_batched<ROWS * (BK / KP), NT, 4>(Op<BK>{*this, dst, ld, r0, k0});
   }
 };
 
@@ -355,9 +460,26 @@ struct GemmF16 {
   // Accumulator layout (m16n8 f32): c0,c1 -> row g, cols 2t,2t+1; c2,c3 -> row g+8 (g = lane/4,
   // t = lane%4); (mb, nb) = global (row, col) of c0 of fragment (0, 0).
   struct Frags {
-    const float (&acc)[MI][NI][4];
+    float (&acc)[MI][NI][4];
     int mb, nb, M, N;
     bool computes;
+    __device__ __forceinline__ void reload(const float* ws, int ldw) const {
+      if (!computes) return;
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = mb + i * 16 + h * 8;
+          const float* row = ws + (long long)m * ldw + nb;
+          if (m < M) {
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+              for (int q = 0; q < 2; ++q)
+                if (nb + j * 8 + q < N) acc[i][j][h * 2 + q] = row[j * 8 + q];
+          }
+        }
+    }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -397,8 +519,8 @@ struct GemmF16 {
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < ktiles) {
-        a.template load<BM, BK>(sA + s * kStageA, LDS, m0, k_begin + s * BK);
-        b.template load<BN, BK>(sB + s * kStageB, LDS, n0, k_begin + s * BK);
+        detail::load_tile<BM, BK, kThreads>(a, sA + s * kStageA, LDS, m0, k_begin + s * BK, 0);
+        detail::load_tile<BN, BK, kThreads>(b, sB + s * kStageB, LDS, n0, k_begin + s * BK, 0);
       }
       cp_async_commit();
     }
@@ -419,8 +541,8 @@ struct GemmF16 {
       {
         const int nk = kt + STAGES - 1;
         if (nk < ktiles) {
-          a.template load<BM, BK>(sA + write_stage * kStageA, LDS, m0, k_begin + nk * BK);
-          b.template load<BN, BK>(sB + write_stage * kStageB, LDS, n0, k_begin + nk * BK);
+          detail::load_tile<BM, BK, kThreads>(a, sA + write_stage * kStageA, LDS, m0, k_begin + nk * BK, 0);
+          detail::load_tile<BN, BK, kThreads>(b, sB + write_stage * kStageB, LDS, n0, k_begin + nk * BK, 0);
         }
         cp_async_commit();
         write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
@@ -499,9 +621,19 @@ struct GemmF32 {
 
   // Thread owns rows mb + i*LM (i < TM) and cols nb + j*LN (j < TN).
   struct Frags {
-    const float (&acc)[TM][TN];
+    float (&acc)[TM][TN];
     int mb, nb, M, N;
     bool computes;
+    __device__ __forceinline__ void reload(const float* ws, int ldw) const {
+      if (!computes) return;
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+          const int m = mb + i * LM, n = nb + j * LN;
+          if (m < M && n < N) acc[i][j] = ws[(long long)m * ldw + n];
+        }
+    }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -535,8 +667,8 @@ struct GemmF32 {
 
     __syncthreads();
     if (ktiles > 0) {
-      a.template load<BM, BK>(sA, LDS, m0, k_begin);
-      b.template load<BN, BK>(sB, LDS, n0, k_begin);
+      detail::load_tile<BM, BK, kThreads>(a, sA, LDS, m0, k_begin, 0);
+      detail::load_tile<BN, BK, kThreads>(b, sB, LDS, n0, k_begin, 0);
     }
     cp_async_commit();
 
@@ -546,8 +678,8 @@ struct GemmF32 {
       cp_async_wait<0>();
       __syncthreads();
       if (kt + 1 < ktiles) {
-        a.template load<BM, BK>(sA + (st ^ 1) * kStageA, LDS, m0, k_begin + (kt + 1) * BK);
-        b.template load<BN, BK>(sB + (st ^ 1) * kStageB, LDS, n0, k_begin + (kt + 1) * BK);
+        detail::load_tile<BM, BK, kThreads>(a, sA + (st ^ 1) * kStageA, LDS, m0, k_begin + (kt + 1) * BK, 0);
+        detail::load_tile<BN, BK, kThreads>(b, sB + (st ^ 1) * kStageB, LDS, n0, k_begin + (kt + 1) * BK, 0);
       }
       cp_async_commit();
       if (computes) {

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds what the GPU run needs and bundles it into .gpu/ (carried by the device tool):
+# mono-run, mono-compile, the device-library check, and a copy of shared/bench.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --build build -j "$(nproc)" --target mono-run mono-compile
+mkdir -p .gpu/bin
+/usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu -o build/device_lib_check
+../shared/tools/device-bundle .gpu build/client/mono-run build/client/mono-compile build/device_lib_check
+rm -rf .gpu/shared_bench && cp -r ../shared/bench .gpu/shared_bench
+git rev-parse --short HEAD > .gpu/COMMIT
+grep -q '^/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude
+du -sh .gpu
