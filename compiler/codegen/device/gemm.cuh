@@ -62,7 +62,7 @@ __device__ __forceinline__ void ldmatrix_x2(unsigned int (&r)[2], unsigned int a
 // D = A(16x16, row) * B(16x8, col) + D, fp16 inputs, fp32 accumulate.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned int (&a)[4], unsigned int b0,
                                           unsigned int b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -286,6 +286,12 @@ struct DenseK {
     }
   };
 
+  // Scalar path only (the DenseK tile iterator falls back to it for unaligned operands).
+  template <int ROWS, int BK>
+  __device__ __forceinline__ void load_scalar(T* dst, int ld, int r0, int k0) const {
+    detail::for_units_batched<ROWS * BK, 0, 8>(ScalarOp<BK>{*this, dst, ld, r0, k0});
+  }
+
   template <int ROWS, int BK, int NT = 0>
   __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
     static_assert(16 % sizeof(T) == 0 && BK % VEC == 0, "BK must be a multiple of 16 bytes");
@@ -435,6 +441,91 @@ struct Gather {
 };
 
 // ------------------------------------------------------------------------------------------------
+// Tile iterators: what the GEMM main loops actually call. make_iter() builds, once per tile(),
+// per-thread state for one operand; it.load(dst, dst_smem, k0) then fills one stage. For DenseK
+// (the hot path) the 16-byte chunk addresses, shared offsets and row predicates are computed once
+// and each k tile costs a few instructions per chunk; any other loader is called through its
+// load() (with NT when it accepts it).
+// ------------------------------------------------------------------------------------------------
+namespace detail {
+
+template <class L, int ROWS, int BK, int NT>
+struct GenericIter {
+  const L& l;
+  int r0, ld;
+  template <class T>
+  __device__ __forceinline__ void load(T* dst, unsigned int /*dst_smem*/, int k0) const {
+    load_tile<ROWS, BK, NT>(l, dst, ld, r0, k0, 0);
+  }
+};
+
+template <int ROWS, int BK, int NT, class L>
+__device__ __forceinline__ GenericIter<L, ROWS, BK, NT> make_iter(const L& l, int r0, int ld) {
+  return GenericIter<L, ROWS, BK, NT>{l, r0, ld};
+}
+
+template <class T, int ROWS, int BK, int NT>
+struct DenseKIter {
+  static constexpr int VEC = 16 / (int)sizeof(T);
+  static constexpr int CPR = BK / VEC;
+  static constexpr int CHUNKS = ROWS * CPR;
+  static constexpr int IT = (CHUNKS + NT - 1) / NT;
+  static_assert(BK % VEC == 0, "BK must be a multiple of 16 bytes");
+
+  DenseK<T> l;
+  int r0, ld;
+  bool vec;             // 16-byte path usable (alignment), uniform over the block
+  const T* src[IT];     // chunk source at k = 0 (row base + chunk column); l.ptr if row invalid
+  unsigned int soff[IT];  // chunk byte offset inside the stage
+  int kc[IT];           // chunk column inside the tile
+  bool ok[IT];          // chunk exists for this thread and its row is in range
+
+  __device__ __forceinline__ DenseKIter(const DenseK<T>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
+    vec = ((ptr_bits(l.ptr) & 15ull) == 0) && (l.row_stride % VEC == 0);
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int c = (int)threadIdx.x + it * NT;
+      const int r = c / CPR;
+      kc[it] = (c - r * CPR) * VEC;
+      soff[it] = (unsigned int)((r * ld + kc[it]) * (int)sizeof(T));
+      const bool exists = (int)threadIdx.x < NT && (CHUNKS % NT == 0 || c < CHUNKS);
+      ok[it] = exists && r0 + r < l.rows;
+      src[it] = ok[it] ? l.ptr + (long long)(r0 + r) * l.row_stride + kc[it] : l.ptr;
+    }
+  }
+
+  __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) const {
+    if (!vec || (k0 % VEC) != 0) {  // unaligned operand: scalar fallback
+      l.template load_scalar<ROWS, BK>(dst, ld, r0, k0);
+      return;
+    }
+    if ((int)threadIdx.x >= NT) return;
+    if (k0 + BK <= l.K) {  // whole k range valid: only the row predicate
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        if (CHUNKS % NT != 0 && (int)threadIdx.x + it * NT >= CHUNKS) continue;
+        cp_async_16(dst_smem + soff[it], ok[it] ? src[it] + k0 : l.ptr, ok[it] ? 16 : 0);
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < IT; ++it) {
+        if (CHUNKS % NT != 0 && (int)threadIdx.x + it * NT >= CHUNKS) continue;
+        const int rem = l.K - (k0 + kc[it]);
+        const int bytes = (ok[it] && rem > 0) ? (rem >= VEC ? VEC : rem) * (int)sizeof(T) : 0;
+        cp_async_16(dst_smem + soff[it], bytes ? src[it] + k0 : l.ptr, bytes);
+      }
+    }
+  }
+};
+
+template <int ROWS, int BK, int NT, class T>
+__device__ __forceinline__ DenseKIter<T, ROWS, BK, NT> make_iter(const DenseK<T>& l, int r0, int ld) {
+  return DenseKIter<T, ROWS, BK, NT>(l, r0, ld);
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------------------------------------
 // fp16 tensor-core GEMM tile: mma.sync m16n8k16, fp32 accumulation, STAGES-deep cp.async pipeline.
 // Warp (wm, wn) computes a (BM/WARPS_M) x (BN/WARPS_N) sub-tile; fragments come from ldmatrix.
 // ------------------------------------------------------------------------------------------------
@@ -496,6 +587,32 @@ struct GemmF16 {
     }
   };
 
+  // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
+  // kk from the per-lane stage addresses a_rd / b_rd.
+  __device__ __forceinline__ static void load_frags(unsigned int (&af)[MI][4],
+                                                    unsigned int (&bf)[NI][2], unsigned int a_rd,
+                                                    unsigned int b_rd, int kk) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i) ldmatrix_x4(af[i], a_rd + (unsigned int)((i * 16 * LDS + kk * 16) * 2));
+#pragma unroll
+    for (int j = 0; j < NI; j += 2) {
+      const unsigned int addr = b_rd + (unsigned int)((j * 8 * LDS + kk * 16) * 2);
+      if (j + 1 < NI) {
+        unsigned int t[4];
+        ldmatrix_x4(t, addr);
+        bf[j][0] = t[0];
+        bf[j][1] = t[1];
+        bf[j + 1][0] = t[2];
+        bf[j + 1][1] = t[3];
+      } else {
+        unsigned int t[2];
+        ldmatrix_x2(t, addr);  // lanes 0-15 addresses: n = lane%8, k = (lane/8)*8
+        bf[j][0] = t[0];
+        bf[j][1] = t[1];
+      }
+    }
+  }
+
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
@@ -516,70 +633,62 @@ struct GemmF16 {
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
     __syncthreads();  // smem may still be in use by the caller's previous work
+    const auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
+    const auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
+    constexpr unsigned int kStageBytesA = kStageA * 2, kStageBytesB = kStageB * 2;
+    const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < ktiles) {
-        detail::load_tile<BM, BK, kThreads>(a, sA + s * kStageA, LDS, m0, k_begin + s * BK, 0);
-        detail::load_tile<BN, BK, kThreads>(b, sB + s * kStageB, LDS, n0, k_begin + s * BK, 0);
+        ait.load(sA + s * kStageA, sA_u + s * kStageBytesA, k_begin + s * BK);
+        bit.load(sB + s * kStageB, sB_u + s * kStageBytesB, k_begin + s * BK);
       }
       cp_async_commit();
     }
 
-    // Per-lane ldmatrix source offsets (bytes, relative to a stage base).
+    // Per-lane ldmatrix source addresses (shared window), stage 0.
     // A (x4): lanes 0-15 rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8 -> a0..a3 of m16n8k16.
     // B (x4 over two n8 blocks): lane -> n = (lane/16)*8 + lane%8, k = ((lane/8)%2)*8.
-    const unsigned int a_off =
-        (unsigned int)(((wm * WM + (lane & 15)) * LDS + (lane >> 4) * 8) * 2);
-    const unsigned int b_off =
-        (unsigned int)(((wn * WN + ((lane >> 4) << 3) + (lane & 7)) * LDS + ((lane >> 3) & 1) * 8) * 2);
-    const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
-
+    unsigned int a_rd = sA_u + (unsigned int)(((wm * WM + (lane & 15)) * LDS + (lane >> 4) * 8) * 2);
+    unsigned int b_rd = sB_u + (unsigned int)(((wn * WN + ((lane >> 4) << 3) + (lane & 7)) * LDS +
+                                               ((lane >> 3) & 1) * 8) * 2);
     int read_stage = 0, write_stage = STAGES - 1;
+    int k_next = k_begin + (STAGES - 1) * BK;
+    // Fragments are double-buffered across the BK/16 k-steps: the ldmatrix of step kk+1 is issued
+    // before the mma of step kk, and step 0 of a k tile is loaded right after the barrier, before
+    // the cp.async issue of the next stage, so shared-memory latency overlaps other work.
+    unsigned int af[2][MI][4];
+    unsigned int bf[2][NI][2];
     for (int kt = 0; kt < ktiles; ++kt) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // stage kt visible to all; stage kt-1 fully consumed by all warps
-      {
-        const int nk = kt + STAGES - 1;
-        if (nk < ktiles) {
-          detail::load_tile<BM, BK, kThreads>(a, sA + write_stage * kStageA, LDS, m0, k_begin + nk * BK, 0);
-          detail::load_tile<BN, BK, kThreads>(b, sB + write_stage * kStageB, LDS, n0, k_begin + nk * BK, 0);
-        }
-        cp_async_commit();
-        write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+      if (computes) load_frags(af[0], bf[0], a_rd, b_rd, 0);
+      if (kt + STAGES - 1 < ktiles) {
+        ait.load(sA + write_stage * kStageA, sA_u + write_stage * kStageBytesA, k_next);
+        bit.load(sB + write_stage * kStageB, sB_u + write_stage * kStageBytesB, k_next);
       }
+      cp_async_commit();
+      k_next += BK;
+      write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
       if (computes) {
-        const unsigned int a_base = sA_u + (unsigned int)(read_stage * kStageA * 2) + a_off;
-        const unsigned int b_base = sB_u + (unsigned int)(read_stage * kStageB * 2) + b_off;
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
-          unsigned int af[MI][4];
-          unsigned int bf[NI][2];
-#pragma unroll
-          for (int i = 0; i < MI; ++i) ldmatrix_x4(af[i], a_base + (unsigned int)((i * 16 * LDS + kk * 16) * 2));
-#pragma unroll
-          for (int j = 0; j < NI; j += 2) {
-            const unsigned int addr = b_base + (unsigned int)((j * 8 * LDS + kk * 16) * 2);
-            if (j + 1 < NI) {
-              unsigned int t[4];
-              ldmatrix_x4(t, addr);
-              bf[j][0] = t[0];
-              bf[j][1] = t[1];
-              bf[j + 1][0] = t[2];
-              bf[j + 1][1] = t[3];
-            } else {
-              unsigned int t[2];
-              ldmatrix_x2(t, addr);  // lanes 0-15 addresses: n = lane%8, k = (lane/8)*8
-              bf[j][0] = t[0];
-              bf[j][1] = t[1];
-            }
-          }
+          if (kk + 1 < BK / 16) load_frags(af[(kk + 1) & 1], bf[(kk + 1) & 1], a_rd, b_rd, kk + 1);
 #pragma unroll
           for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
+            for (int j = 0; j < NI; ++j)
+              mma_16816(acc[i][j], af[kk & 1][i], bf[kk & 1][j][0], bf[kk & 1][j][1]);
         }
       }
-      read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+      if (++read_stage == STAGES) {
+        read_stage = 0;
+        a_rd -= (STAGES - 1) * kStageBytesA;
+        b_rd -= (STAGES - 1) * kStageBytesB;
+      } else {
+        a_rd += kStageBytesA;
+        b_rd += kStageBytesB;
+      }
     }
     cp_async_wait<0>();
     __syncthreads();  // smem free for the caller
@@ -666,9 +775,13 @@ struct GemmF32 {
       for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
     __syncthreads();
+    const auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
+    const auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
+    constexpr unsigned int kStageBytesA = kStageA * 4, kStageBytesB = kStageB * 4;
+    const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
     if (ktiles > 0) {
-      detail::load_tile<BM, BK, kThreads>(a, sA, LDS, m0, k_begin, 0);
-      detail::load_tile<BN, BK, kThreads>(b, sB, LDS, n0, k_begin, 0);
+      ait.load(sA, sA_u, k_begin);
+      bit.load(sB, sB_u, k_begin);
     }
     cp_async_commit();
 
@@ -678,8 +791,9 @@ struct GemmF32 {
       cp_async_wait<0>();
       __syncthreads();
       if (kt + 1 < ktiles) {
-        detail::load_tile<BM, BK, kThreads>(a, sA + (st ^ 1) * kStageA, LDS, m0, k_begin + (kt + 1) * BK, 0);
-        detail::load_tile<BN, BK, kThreads>(b, sB + (st ^ 1) * kStageB, LDS, n0, k_begin + (kt + 1) * BK, 0);
+        const int k1 = k_begin + (kt + 1) * BK;
+        ait.load(sA + (st ^ 1) * kStageA, sA_u + (st ^ 1) * kStageBytesA, k1);
+        bit.load(sB + (st ^ 1) * kStageB, sB_u + (st ^ 1) * kStageBytesB, k1);
       }
       cp_async_commit();
       if (computes) {
