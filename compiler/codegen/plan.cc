@@ -360,7 +360,8 @@ class Planner {
           break;
         }
         case GroupKind::kPointwise: {
-          int64_t n = out->type.numel();
+          // Split loops over its input (each element goes to one output); others over the output.
+          int64_t n = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
           grp.pointwise.ilp = n >= int64_t{threads} * 4 * plan_.ctx.grid() ? 4 : 1;
           grp.items = ceil_div(n, int64_t{threads} * grp.pointwise.ilp);
           grp.est_us = 2 * bytes / kBandwidth * 1e6 + 0.3;

@@ -3,6 +3,9 @@
 //
 //   nvcc -arch=sm_90 -O2 -I. tests/gpu/device_lib_check.cu -o device_lib_check && ./device_lib_check
 //   ./device_lib_check --bench     # also times GemmF16 tiles on BERT-base shapes (informational)
+//   ./device_lib_check --gemm-small                  # small GEMM checks only (for racecheck)
+//   ./device_lib_check --bench-one CFG M N K SPLITS  # one benchmark (for ncu), CFG 1..8
+//                                                    # (CFG+100: B stored [K][N], DenseN)
 //
 // One line per check: name, max relative error (max|diff| / max|ref|), tolerance, PASS/FAIL.
 // Exit status is non-zero if any check fails.
@@ -16,6 +19,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "compiler/codegen/device/common.cuh"
@@ -557,10 +561,10 @@ struct HalfStoreEpi {
     c[(long long)m * N + n] = mono_dev::from_float<half_t>(acc);
   }
 };
-template <class G>
+template <class G, class BL>
 __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
-                                                            mono_dev::DenseK<half_t> a,
-                                                            mono_dev::DenseK<half_t> b, HalfStoreEpi epi,
+                                                            mono_dev::DenseK<half_t> a, BL b,
+                                                            HalfStoreEpi epi,
                                                             float* ws, unsigned int* counters, int splits) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
@@ -571,8 +575,9 @@ __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
           splits > 1 ? ws : nullptr, splits > 1 ? counters + tile : nullptr, splits);
 }
 
-template <class G>
-static void bench_one(const char* gname, int M, int N, int K, int splits) {
+// BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout).
+template <class G, class BL>
+static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
   half_t* dA = to_dev<half_t>(A);
   half_t* dB = to_dev<half_t>(B);
@@ -585,9 +590,11 @@ static void bench_one(const char* gname, int M, int N, int K, int splits) {
   CK(cudaMemset(ws, 0, sizeof(float) * M * N));
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
-  auto kern = bench_kernel<G>;
+  auto kern = bench_kernel<G, BL>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
-  mono_dev::DenseK<half_t> a{dA, M, K, K}, b{dB, N, K, K};
+  constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
+  mono_dev::DenseK<half_t> a{dA, M, K, K};
+  BL b{dB, N, K, kn ? N : K};
   auto launch = [&] {
     kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, HalfStoreEpi{dC, N}, ws,
                                                                cnt, splits);
@@ -623,13 +630,22 @@ static void bench_one(const char* gname, int M, int N, int K, int splits) {
   CK(cudaGraphDestroy(graph));
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
-  std::printf("bench %-28s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
-              gname, M, N, K, splits, tiles * splits, us, 2.0 * M * N * K / (us * 1e-6) / 1e12);
+  std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
+              gname, kn ? "[K][N]" : "[N][K]", M, N, K, splits, tiles * splits, us,
+              2.0 * M * N * K / (us * 1e-6) / 1e12);
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));
   CK(cudaFree(ws));
   CK(cudaFree(cnt));
+}
+
+template <class G>
+static void bench_one(const char* gname, int M, int N, int K, int splits, bool b_kn) {
+  if (b_kn)
+    bench_one_t<G, mono_dev::DenseN<half_t>>(gname, M, N, K, splits);
+  else
+    bench_one_t<G, mono_dev::DenseK<half_t>>(gname, M, N, K, splits);
 }
 
 using BenchH1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
@@ -642,15 +658,17 @@ using BenchH7 = mono_dev::GemmF16<64, 128, 64, 2, 4, 4>;
 using BenchH8 = mono_dev::GemmF16<32, 128, 64, 2, 4, 4>;
 
 static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
+  const bool kn = cfg > 100;  // CFG + 100: B stored [K][N], loaded with DenseN
+  if (kn) cfg -= 100;
   switch (cfg) {
-    case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits); break;
-    case 2: bench_one<BenchH2>("GemmF16<64,64,32,2,4,3>", M, N, K, splits); break;
-    case 3: bench_one<BenchH3>("GemmF16<128,128,32,2,4,3>", M, N, K, splits); break;
-    case 4: bench_one<BenchH4>("GemmF16<32,64,64,2,4,2>", M, N, K, splits); break;
-    case 5: bench_one<BenchH5>("GemmF16<64,64,64,2,4,4>", M, N, K, splits); break;
-    case 6: bench_one<BenchH6>("GemmF16<32,64,64,2,4,4>", M, N, K, splits); break;
-    case 7: bench_one<BenchH7>("GemmF16<64,128,64,2,4,4>", M, N, K, splits); break;
-    default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits); break;
+    case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits, kn); break;
+    case 2: bench_one<BenchH2>("GemmF16<64,64,32,2,4,3>", M, N, K, splits, kn); break;
+    case 3: bench_one<BenchH3>("GemmF16<128,128,32,2,4,3>", M, N, K, splits, kn); break;
+    case 4: bench_one<BenchH4>("GemmF16<32,64,64,2,4,2>", M, N, K, splits, kn); break;
+    case 5: bench_one<BenchH5>("GemmF16<64,64,64,2,4,4>", M, N, K, splits, kn); break;
+    case 6: bench_one<BenchH6>("GemmF16<32,64,64,2,4,4>", M, N, K, splits, kn); break;
+    case 7: bench_one<BenchH7>("GemmF16<64,128,64,2,4,4>", M, N, K, splits, kn); break;
+    default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }
 
@@ -659,9 +677,30 @@ static void bench() {
   for (auto& s : shapes)
     for (int cfg = 1; cfg <= 8; ++cfg)
       for (int sp : {1, 2, 4}) bench_one_cfg(cfg, s[0], s[1], s[2], sp);
+  for (auto& s : shapes)  // ONNX MatMul weight layout [K][N] through DenseN
+    for (int cfg : {105, 106})
+      for (int sp : {1, 4}) bench_one_cfg(cfg, s[0], s[1], s[2], sp);
+}
+
+// Small shapes only: quick enough for compute-sanitizer --tool racecheck.
+static void gemm_small_checks() {
+  using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
+  using H4 = mono_dev::GemmF16<32, 64, 64, 2, 4, 2>;
+  using F1 = mono_dev::GemmF32<64, 64, 16, 2, 4>;
+  gemm_densek<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 3, 1, 2e-3);
+  gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 130, 200, 1, 1, 2e-3, 3);
+  gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 132, 200, 80, 136, 1, 2e-3);
+  gemm_conv<H4, half_t>("GemmF16<32,64,64,2,4,2>", 5, 9, 11, 13, 1, 2e-3);
+  gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 3, 1, 1e-5);
+  gemm_densen<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 80, 132, 1, 1e-5);
 }
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--gemm-small") {
+    gemm_small_checks();
+    std::printf("%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
+    return g_failures ? 1 : 0;
+  }
   if (argc == 7 && std::string(argv[1]) == "--bench-one") {  // --bench-one CFG(1-4) M N K SPLITS
     bench_one_cfg(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
                   std::atoi(argv[6]));

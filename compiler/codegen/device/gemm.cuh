@@ -4,7 +4,10 @@
 //   C[m][n] = sum_k A[m][k] * B[n][k]      (m < M, n < N, k in [k_begin, k_end))
 //
 // One call of Gemm*::tile computes ONE BM x BN output tile at (m0, n0). All threads of the block
-// call it (blockDim.x >= kThreads; warps beyond kThreads only help with the loads). Shared memory
+// call it (blockDim.x >= kThreads; threads beyond kThreads only take part in the barriers, and in
+// the loads of plain two-argument loaders). The tile's fixed per-call cost (pipeline fill, about
+// one memory latency, and the epilogue) is paid per tile, so prefer few k tiles of BK = 64 over
+// many of BK = 32 where shared memory allows. Shared memory
 // `smem` (kSmemBytes bytes, 16-byte aligned) is owned by the call: tile() starts and ends with
 // __syncthreads(), so the caller may use the same shared memory before and after.
 //
@@ -16,6 +19,12 @@
 //   fills dst[r][k] (r < ROWS, k < BK) with operand element (r0 + r, k0 + k), or 0 when the row
 //   is out of range or k >= the operand's K. Loaders may use cp.async (the GEMM commits and waits
 //   on the groups) or plain shared-memory stores (made visible by the GEMM's __syncthreads).
+//   A loader may take a third template argument, load<ROWS, BK, NT>, NT = participating threads
+//   (the GEMM passes kThreads when it is accepted; see detail::load_tile). DenseK operands are
+//   not loaded through load() in the main loop but through detail::DenseKIter (cp.async, addresses
+//   computed once per tile), DenseN through detail::DenseNIter (16-byte loads into registers
+//   before the MMAs of the current stage, transposed shared stores after them); Gather and custom
+//   loaders go through load() (synchronous unless they use cp.async themselves).
 //
 // Epilogue concept:
 //   __device__ void operator()(int m, int n, float acc) const;   // exactly once per (m<M, n<N)
@@ -454,9 +463,15 @@ struct GenericIter {
   const L& l;
   int r0, ld;
   template <class T>
-  __device__ __forceinline__ void load(T* dst, unsigned int /*dst_smem*/, int k0) const {
+  __device__ __forceinline__ void load(T* dst, unsigned int /*dst_smem*/, int k0) {
     load_tile<ROWS, BK, NT>(l, dst, ld, r0, k0, 0);
   }
+  template <class T>
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) {
+    load(dst, dst_smem, k0);
+  }
+  template <class T>
+  __device__ __forceinline__ void store(T*) {}
 };
 
 template <int ROWS, int BK, int NT, class L>
@@ -494,7 +509,10 @@ struct DenseKIter {
     }
   }
 
-  __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) const {
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
+  __device__ __forceinline__ void store(T*) {}
+
+  __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) {
     if (!vec || (k0 % VEC) != 0) {  // unaligned operand: scalar fallback
       l.template load_scalar<ROWS, BK>(dst, ld, r0, k0);
       return;
@@ -521,6 +539,59 @@ struct DenseKIter {
 template <int ROWS, int BK, int NT, class T>
 __device__ __forceinline__ DenseKIter<T, ROWS, BK, NT> make_iter(const DenseK<T>& l, int r0, int ld) {
   return DenseKIter<T, ROWS, BK, NT>(l, r0, ld);
+}
+
+// DenseN: register-staged prefetch. fetch() issues the 16-byte global loads of a future stage into
+// registers before the current stage's MMAs, store() writes them (transposed) to shared memory
+// after them, so global latency overlaps compute although no cp.async can transpose.
+template <class T, int ROWS, int BK, int NT>
+struct DenseNIter {
+  using Op = typename DenseN<T>::template VecOp<BK>;
+  using Unit = typename DenseN<T>::Unit;
+  static constexpr int VEC = DenseN<T>::VEC;
+  static constexpr int UNITS = (ROWS / VEC) * (BK / DenseN<T>::KP);
+  static constexpr int IT = (UNITS + NT - 1) / NT;
+  static_assert(ROWS % VEC == 0, "DenseN tile shape");
+
+  DenseN<T> l;
+  int r0, ld;
+  bool vec;
+  Unit buf[IT];
+
+  __device__ __forceinline__ DenseNIter(const DenseN<T>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
+    vec = ((ptr_bits(l.ptr) & 15ull) == 0) && (l.k_stride % VEC == 0) && (r0 % VEC == 0);
+  }
+  __device__ __forceinline__ void fetch(T* dst, unsigned int, int k0) {
+    if (!vec) {  // scalar fallback, synchronous
+      l.template load<ROWS, BK>(dst, ld, r0, k0);
+      return;
+    }
+    if ((int)threadIdx.x >= NT) return;
+    const Op op{l, dst, ld, r0, k0};
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int u = (int)threadIdx.x + it * NT;
+      if (UNITS % NT == 0 || u < UNITS) buf[it] = op.fetch(u);
+    }
+  }
+  __device__ __forceinline__ void store(T* dst) {
+    if (!vec || (int)threadIdx.x >= NT) return;
+    const Op op{l, dst, ld, r0, 0};
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int u = (int)threadIdx.x + it * NT;
+      if (UNITS % NT == 0 || u < UNITS) op.store(u, buf[it]);
+    }
+  }
+  __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) {
+    fetch(dst, dst_smem, k0);
+    store(dst);
+  }
+};
+
+template <int ROWS, int BK, int NT, class T>
+__device__ __forceinline__ DenseNIter<T, ROWS, BK, NT> make_iter(const DenseN<T>& l, int r0, int ld) {
+  return DenseNIter<T, ROWS, BK, NT>(l, r0, ld);
 }
 
 }  // namespace detail
@@ -633,8 +704,8 @@ struct GemmF16 {
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
     __syncthreads();  // smem may still be in use by the caller's previous work
-    const auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
-    const auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
+    auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
+    auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
     constexpr unsigned int kStageBytesA = kStageA * 2, kStageBytesB = kStageB * 2;
     const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
 #pragma unroll
@@ -654,18 +725,24 @@ struct GemmF16 {
                                                ((lane >> 3) & 1) * 8) * 2);
     int read_stage = 0, write_stage = STAGES - 1;
     int k_next = k_begin + (STAGES - 1) * BK;
-    // Fragments are double-buffered across the BK/16 k-steps: the ldmatrix of step kk+1 is issued
-    // before the mma of step kk, and step 0 of a k tile is loaded right after the barrier, before
-    // the cp.async issue of the next stage, so shared-memory latency overlaps other work.
-    unsigned int af[2][MI][4];
-    unsigned int bf[2][NI][2];
+    // Fragments are double-buffered across the BK/16 k-steps (when they fit: FB == 2): the
+    // ldmatrix of step kk+1 is issued before the mma of step kk, and step 0 of a k tile is loaded
+    // right after the barrier, before the cp.async issue of the next stage, so shared-memory
+    // latency overlaps other work. Large warp tiles (128x128 blocks) use one buffer (no spills
+    // under a 128-register cap).
+    constexpr int FB = (MI * 4 + NI * 2 <= 16) ? 2 : 1;
+    unsigned int af[FB][MI][4];
+    unsigned int bf[FB][NI][2];
     for (int kt = 0; kt < ktiles; ++kt) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // stage kt visible to all; stage kt-1 fully consumed by all warps
       if (computes) load_frags(af[0], bf[0], a_rd, b_rd, 0);
-      if (kt + STAGES - 1 < ktiles) {
-        ait.load(sA + write_stage * kStageA, sA_u + write_stage * kStageBytesA, k_next);
-        bit.load(sB + write_stage * kStageB, sB_u + write_stage * kStageBytesB, k_next);
+      const bool more = kt + STAGES - 1 < ktiles;
+      half_t* const wa = sA + write_stage * kStageA;
+      half_t* const wb = sB + write_stage * kStageB;
+      if (more) {  // cp.async issue (DenseK) or register prefetch (DenseN) of stage kt+STAGES-1
+        ait.fetch(wa, sA_u + write_stage * kStageBytesA, k_next);
+        bit.fetch(wb, sB_u + write_stage * kStageBytesB, k_next);
       }
       cp_async_commit();
       k_next += BK;
@@ -673,13 +750,19 @@ struct GemmF16 {
       if (computes) {
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
-          if (kk + 1 < BK / 16) load_frags(af[(kk + 1) & 1], bf[(kk + 1) & 1], a_rd, b_rd, kk + 1);
+          constexpr int KK = BK / 16;
+          const int cur = FB == 2 ? (kk & 1) : 0;
+          if (FB == 2 && kk + 1 < KK) load_frags(af[(kk + 1) % FB], bf[(kk + 1) % FB], a_rd, b_rd, kk + 1);
 #pragma unroll
           for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int j = 0; j < NI; ++j)
-              mma_16816(acc[i][j], af[kk & 1][i], bf[kk & 1][j][0], bf[kk & 1][j][1]);
+            for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[cur][i], bf[cur][j][0], bf[cur][j][1]);
+          if (FB == 1 && kk + 1 < KK) load_frags(af[0], bf[0], a_rd, b_rd, kk + 1);
         }
+      }
+      if (more) {  // register-staged loaders write their stage now (no-op for cp.async ones)
+        ait.store(wa);
+        bit.store(wb);
       }
       if (++read_stage == STAGES) {
         read_stage = 0;
@@ -775,8 +858,8 @@ struct GemmF32 {
       for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
     __syncthreads();
-    const auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
-    const auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
+    auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
+    auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
     constexpr unsigned int kStageBytesA = kStageA * 4, kStageBytesB = kStageB * 4;
     const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
     if (ktiles > 0) {
@@ -790,10 +873,13 @@ struct GemmF32 {
       const int st = kt & 1;
       cp_async_wait<0>();
       __syncthreads();
-      if (kt + 1 < ktiles) {
+      const bool more = kt + 1 < ktiles;
+      float* const wa = sA + (st ^ 1) * kStageA;
+      float* const wb = sB + (st ^ 1) * kStageB;
+      if (more) {
         const int k1 = k_begin + (kt + 1) * BK;
-        ait.load(sA + (st ^ 1) * kStageA, sA_u + (st ^ 1) * kStageBytesA, k1);
-        bit.load(sB + (st ^ 1) * kStageB, sB_u + (st ^ 1) * kStageBytesB, k1);
+        ait.fetch(wa, sA_u + (st ^ 1) * kStageBytesA, k1);
+        bit.fetch(wb, sB_u + (st ^ 1) * kStageBytesB, k1);
       }
       cp_async_commit();
       if (computes) {
@@ -818,6 +904,10 @@ struct GemmF32 {
               acc[i][j] = c;
             }
         }
+      }
+      if (more) {
+        ait.store(wa);
+        bit.store(wb);
       }
     }
     cp_async_wait<0>();
