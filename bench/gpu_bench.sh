@@ -10,12 +10,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
 mkdir -p "$out"
-tiny_only=0 baselines=1 only=""
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
     --no-baselines) baselines=0 ;;
     --only) only=$2; shift ;;
+    --skip-tiny) skip_tiny=1 ;;
+    --skip-devlib) skip_devlib=1 ;;
   esac
   shift
 done
@@ -24,12 +26,14 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
 echo "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)" | tee -a "$out/gpu.txt"
 
-echo "== device library check"
-.gpu/bin/device_lib_check 2>&1 | tee "$out/device_lib.txt"
+if [ $skip_devlib = 0 ]; then
+  echo "== device library check"
+  .gpu/bin/device_lib_check 2>&1 | tee "$out/device_lib.txt"
+fi
 
 echo "== tiny models through the compiled kernel"
 : > "$out/tiny.txt"
-for m in tests/data/models/*/; do
+[ $skip_tiny = 1 ] || for m in tests/data/models/*/; do
   m=${m%/}
   for d in fp32 fp16; do
     r=$(mono-run "$m/model.onnx" --gpu --dtype "$d" --test-data "$m/test_data_set_0" 2>&1)
