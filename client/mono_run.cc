@@ -175,10 +175,21 @@ static int run_main(int argc, char** argv) {
   if (artifact || gpu) return run_gpu(model, artifact, options, plan, test_data, tolerance, bench);
 
   std::unique_ptr<Graph> g = cli::load_model(model, options);
+  const bool fp16 = plan.precision == Precision::kF16;
+  std::vector<DType> model_output_dtypes;
+  for (const Value* v : g->outputs) model_output_dtypes.push_back(v->type.dtype);
+  std::vector<DType> model_input_dtypes;
+  for (const Value* v : g->inputs) model_input_dtypes.push_back(v->type.dtype);
+  if (fp16) convert_float_precision(*g, DType::kF16);  // the float16 reference
   TestCase tc;
   std::vector<Tensor> inputs;
   if (!test_data.empty()) {
     tc = read_test_case(test_data);
+    if (fp16) {
+      // Test data is float32: match it against the model as declared, then convert.
+      for (size_t i = 0; i < tc.inputs.size(); ++i)
+        if (tc.inputs[i].dtype() == DType::kF32) tc.inputs[i] = tc.inputs[i].cast(DType::kF16);
+    }
     inputs = match_inputs(*g, tc);
     if (tc.outputs.size() != g->outputs.size())
       user_error("the test data has ", tc.outputs.size(), " outputs; the model has ", g->outputs.size());
@@ -187,14 +198,16 @@ static int run_main(int argc, char** argv) {
   }
   RunStats stats;
   std::vector<Tensor> outputs = run_reference(*g, inputs, &stats);
-  std::printf("ran %s on the CPU reference in %.1f ms (%zu nodes)\n", model.c_str(), stats.seconds * 1e3,
-              g->num_nodes());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].dtype() != model_output_dtypes[i]) outputs[i] = outputs[i].cast(model_output_dtypes[i]);
+  std::printf("ran %s on the CPU reference%s in %.1f ms (%zu nodes)\n", model.c_str(), fp16 ? " (float16 storage)" : "",
+              stats.seconds * 1e3, g->num_nodes());
 
   int status = cli::kExitOk;
   if (!test_data.empty()) {
     std::vector<std::string> names;
     for (const Value* v : g->outputs) names.push_back(v->name);
-    status = check_outputs(names, outputs, tc, tolerance, 1e-4);
+    status = check_outputs(names, outputs, tc, tolerance, fp16 ? 1e-2 : 1e-4);
   }
   if (bench > 0) {
     std::vector<double> times;

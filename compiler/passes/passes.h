@@ -34,6 +34,9 @@ bool recognize_layer_norm(Graph& g);
 // Removes nodes and constants nothing uses.
 bool dead_code(Graph& g);
 
+// Stores every float tensor in `to` (constants converted, inputs and outputs retyped).
+void convert_float_precision(Graph& g, DType to);
+
 struct SimplifyOptions {
   bool verify_each = true;          // run the IR verifier after every pass that changed the graph
   std::ostream* dump = nullptr;     // if set, print the IR after every pass that changed it

@@ -94,3 +94,32 @@ TEST(ModelSummary, BothExportersSimplifyToTheSameGraphSize) {
 
 }  // namespace
 }  // namespace mono
+
+namespace mono {
+namespace {
+
+// The float16 CPU reference (every float tensor stored in fp16, one rounding per op) is what
+// the fp16 GPU kernels are compared with to tell precision from bugs.
+TEST(Float16Reference, TinyModelsWithinOnePercentExceptWhereFp16CannotHoldTheValues) {
+  for (const char* m : kModels) {
+    const std::string dir = model_dir(m);
+    LoadResult loaded = load_onnx(dir + "/model.onnx");
+    simplify(*loaded.graph);
+    convert_float_precision(*loaded.graph, DType::kF16);
+    TestCase tc = read_test_case(dir + "/test_data_set_0");
+    for (Tensor& t : tc.inputs)
+      if (t.dtype() == DType::kF32) t = t.cast(DType::kF16);
+    std::vector<Tensor> outs = run_reference(*loaded.graph, match_inputs(*loaded.graph, tc));
+    Comparison c = compare_tensors(outs[0].cast(DType::kF32), tc.outputs[0]);
+    std::printf("%-24s fp16 reference: relative error %.2e (output max %.2e)\n", m, c.rel, c.max_ref);
+    if (std::string(m).find("mobilenet") != std::string::npos) {
+      // Its outputs (~7e-8) are below float16's smallest normal, 6.1e-5: not representable.
+      EXPECT_LT(c.max_ref, 6.1e-5) << m;
+      continue;
+    }
+    EXPECT_TRUE(c.ok(1e-2)) << m << ": " << c.rel;
+  }
+}
+
+}  // namespace
+}  // namespace mono
