@@ -57,6 +57,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     if (v == "fp16") options->precision = Precision::kF16;
     else if (v == "fp32") options->precision = Precision::kF32;
     else user_error("--dtype ", v, " is not one of: fp32, fp16");
+  } else if (flag == "--profile") {
+    options->profile = true;
   } else if (flag == "--sms") {
     std::string v = args.value(flag);
     char* end = nullptr;

@@ -44,7 +44,7 @@ struct ModelOptions {
 // Handles --shape, --no-simplify, --stats, --dump-passes; true if `flag` was one of them.
 bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options);
 
-// Handles --dtype fp32|fp16 and --sms N; true if `flag` was one of them.
+// Handles --dtype fp32|fp16, --sms N and --profile; true if `flag` was one of them.
 bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* options);
 
 // A short name for a model path: "tiny-bert-opset20" for ".../tiny-bert-opset20/model.onnx".

@@ -22,6 +22,7 @@ static const char kUsage[] =
     "  --out DIR          write the artifact: model.cu, kernel.cubin (NVRTC), weights.bin, manifest.json\n"
     "  --dtype fp16       float16 storage and tensor cores with float32 accumulation (default fp32)\n"
     "  --sms N            multiprocessors the schedule targets (default 132, an H100 SXM)\n"
+    "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"
     "  --stats            print node counts per pass to stderr\n"

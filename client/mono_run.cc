@@ -22,7 +22,9 @@ static const char kUsage[] =
     "  --cpu              run the CPU reference (the default for a model)\n"
     "  --gpu              compile the model into one kernel and run it on the GPU (an artifact\n"
     "                     folder from mono-compile --out always runs on the GPU)\n"
-    "  --dtype fp16       with --gpu: float16 storage, tensor cores, float32 accumulation\n"
+    "  --dtype fp16       float16 storage (GPU: tensor cores, float32 accumulation; CPU: the\n"
+    "                     float16 reference, one rounding per op)\n"
+    "  --profile          with --gpu: a profiling build; prints the time of every stage and barrier\n"
     "  --test-data DIR    compare with DIR/output_N.pb given DIR/input_N.pb; exit 1 on mismatch\n"
     "  --tolerance X      relative error allowed (default 1e-4 for f32 outputs, 1e-2 for f16)\n"
     "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"
@@ -71,12 +73,13 @@ static int check_outputs(const std::vector<std::string>& names, const std::vecto
 }
 
 static int run_gpu(const std::string& model, bool artifact, const cli::ModelOptions& options, const PlanOptions& plan,
-                   const std::string& test_data, double tolerance, int bench) {
+                   const std::string& test_data, double tolerance, int bench, bool profile) {
   std::string why;
   if (!gpu_available(&why)) user_error("--gpu: ", why);
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
   std::unique_ptr<GpuModel> gm;
+  KernelPlan plan_used;
   if (artifact) {
     gm = GpuModel::load(model, nvrtc);
   } else {
@@ -84,6 +87,7 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
     GpuInfo info = gpu_info(0);
     PlanOptions po = plan;
     po.sms = info.sms;
+    po.profile = profile;
     nvrtc.sm_arch = info.sm_arch >= 90 ? 90 : 80;
     BuiltKernel built = build_kernel(*g, po, cli::model_label(model), nvrtc, true);
     built.manifest.sm_arch = nvrtc.sm_arch;
@@ -91,6 +95,7 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
                  built.manifest.groups, built.manifest.stages, built.compiled.usage.str().c_str(),
                  built.compiled.from_cache ? " (cached)" : "");
     gm = GpuModel::create(built.manifest, built.compiled.cubin, built.weights);
+    plan_used = std::move(built.plan);
   }
   const Manifest& m = gm->manifest();
   std::vector<Tensor> inputs;
@@ -123,6 +128,25 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
     for (const ArtifactIo& io : m.outputs) names.push_back(io.name);
     status = check_outputs(names, outputs, tc, tolerance, m.precision == "fp16" ? 1e-2 : 1e-4);
   }
+  if (profile || m.profile) {
+    gm->run_host(inputs);  // a second, warm run to profile
+    std::vector<StageTime> st = gm->stage_times();
+    double work = 0, barriers = 0;
+    std::printf("%-6s %9s %11s  %s\n", "stage", "work us", "barrier us", "groups");
+    for (const StageTime& s : st) {
+      std::string groups;
+      if (s.stage < static_cast<int>(plan_used.stages.size()))
+        for (int gid : plan_used.stages[s.stage].groups) {
+          const Group& grp = plan_used.groups[gid];
+          groups += str_cat(groups.empty() ? "" : "; ", grp.anchor->name, " (", op_name(grp.anchor->op), ")",
+                            grp.epilogue.empty() ? "" : str_cat(" +", grp.epilogue.size()));
+        }
+      std::printf("%-6d %9.2f %11.2f  %s\n", s.stage, s.work_us, s.barrier_us, groups.c_str());
+      work += s.work_us;
+      barriers += s.barrier_us;
+    }
+    std::printf("total: work %.1f us, barriers %.1f us (profiling build; %%globaltimer resolution)\n", work, barriers);
+  }
   if (bench > 0) {
     Timing t = gm->bench();
     std::printf("bench: %s %s: median %.1f us per inference (min %.1f, max %.1f over 7 x 200 launches)\n",
@@ -147,6 +171,7 @@ static int run_main(int argc, char** argv) {
       gpu = false;
     } else if (flag == "--gpu") {
       gpu = true;
+
     } else if (flag == "--test-data") {
       test_data = args.value(flag);
     } else if (flag == "--tolerance") {
@@ -172,7 +197,9 @@ static int run_main(int argc, char** argv) {
   if (model.empty()) user_error("no model given\n", kUsage);
   struct stat st;
   const bool artifact = stat(model.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  if (artifact || gpu) return run_gpu(model, artifact, options, plan, test_data, tolerance, bench);
+  const bool profile = plan.profile;
+  if (artifact || gpu) return run_gpu(model, artifact, options, plan, test_data, tolerance, bench, profile);
+  if (profile) user_error("--profile needs --gpu");
 
   std::unique_ptr<Graph> g = cli::load_model(model, options);
   const bool fp16 = plan.precision == Precision::kF16;

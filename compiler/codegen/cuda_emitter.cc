@@ -162,11 +162,18 @@ class Emitter {
           "  unsigned char* arena;          // activations and split-K workspaces\n"
           "  unsigned int* sync;            // grid barrier and split-K tile counters (zeroed once)\n"
           "  const void* inputs["
-       << kMaxKernelIo << "];\n  void* outputs[" << kMaxKernelIo << "];\n};\n\n";
+       << kMaxKernelIo << "];\n  void* outputs[" << kMaxKernelIo << "];\n"
+       << "  unsigned long long* profile;  // profiling builds: [stage][2][block] %globaltimer stamps\n};\n\n";
+    if (plan_.profile)
+      os << "#define MONO_PROFILE 1\n__device__ __forceinline__ unsigned long long mono_now() {\n"
+            "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n"
+            "// Stamp k of stage s for this block (thread 0 only).\n"
+            "#define MONO_STAMP(s, k) do { if (threadIdx.x == 0) p.profile[((s) * 2 + (k)) * gridDim.x + blockIdx.x] = mono_now(); } while (0)\n\n";
     os << "// ---- group functions (shared by groups with the same code) ----\n\n";
     for (const std::string& f : functions_) os << f << "\n";
     os << "extern \"C\" __global__ void __launch_bounds__(MONO_THREADS, " << c.blocks_per_sm << ") " << kKernelName
        << "(const MonoParams p) {\n  extern __shared__ __align__(16) unsigned char smem[];\n"
+       << (plan_.profile ? "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)" + std::to_string(2 * plan_.stages.size()) + " * gridDim.x + blockIdx.x] = t_start;\n" : "")
        << calls.str() << "}\n";
     return os.str();
   }
@@ -214,7 +221,9 @@ class Emitter {
       start = end;
     }
     os << "    __syncthreads();\n  }\n";
+    if (plan_.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
     if (s + 1 < static_cast<int>(plan_.stages.size())) os << "  grid_barrier(p.sync);\n";
+    if (plan_.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
   }
 
   std::string emit_group(const Group& grp) {

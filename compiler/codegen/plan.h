@@ -74,6 +74,7 @@ struct Stage {
 
 struct KernelPlan {
   Precision precision = Precision::kF32;
+  bool profile = false;
   KernelContext ctx;
   std::vector<Group> groups;
   std::vector<Stage> stages;
@@ -99,6 +100,9 @@ struct KernelPlan {
 
 struct PlanOptions {
   Precision precision = Precision::kF32;
+  // Profiling build: every block stamps %globaltimer when it finishes each stage's work and
+  // when it leaves each barrier (into MonoParams::profile), for per-stage timings.
+  bool profile = false;
   int sms = 132;
   int threads = 256;
 };

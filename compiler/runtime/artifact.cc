@@ -27,6 +27,7 @@ static Manifest make_manifest(const Graph& g, const KernelPlan& plan, const std:
   m.weights_bytes = plan.weights_bytes;
   m.stages = static_cast<int>(plan.stages.size());
   m.groups = static_cast<int>(plan.groups.size());
+  m.profile = plan.profile;
   for (const Value* v : g.inputs) m.inputs.push_back({v->name, plan.dtype_of(v), v->type.dtype, v->type.shape});
   for (const Value* v : g.outputs) m.outputs.push_back({v->name, plan.dtype_of(v), v->type.dtype, v->type.shape});
   return m;
@@ -104,6 +105,7 @@ void write_artifact(const std::string& dir, const Graph& graph, const BuiltKerne
             {"files", {{"source", "model.cu"}, {"cubin", b.compiled.cubin.empty() ? "" : "kernel.cubin"}, {"weights", "weights.bin"}}},
             {"stages", m.stages},
             {"groups", m.groups},
+            {"profile", m.profile},
             {"schedule", schedule_json(graph, b.plan)}};
   j["inputs"] = json::array();
   for (const auto& io : m.inputs) j["inputs"].push_back(io_json(io));
@@ -153,6 +155,7 @@ Manifest read_manifest(const std::string& dir) {
     m.weights_bytes = mem.at("weights_bytes").get<size_t>();
     m.stages = j.at("stages").get<int>();
     m.groups = j.at("groups").get<int>();
+    m.profile = j.value("profile", false);
     for (const json& io : j.at("inputs")) m.inputs.push_back(io_from(io));
     for (const json& io : j.at("outputs")) m.outputs.push_back(io_from(io));
   } catch (const json::exception& e) {

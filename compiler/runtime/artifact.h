@@ -33,6 +33,7 @@ struct Manifest {
   size_t weights_bytes = 0;
   int stages = 0;
   int groups = 0;
+  bool profile = false;  // a profiling build (per-stage timestamps)
   std::vector<ArtifactIo> inputs, outputs;
   ResourceUsage usage;
 };

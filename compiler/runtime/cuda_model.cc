@@ -19,7 +19,12 @@ bool gpu_available(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = str_cat("no usable CUDA GPU (", cudaGetErrorString(e), ")");
+    if (why) {
+      if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+        *why = str_cat("this machine has no CUDA GPU or driver (", cudaGetErrorString(e), ")");
+      else
+        *why = str_cat("no usable CUDA GPU (", cudaGetErrorString(e), ")");
+    }
     cudaGetLastError();
     return false;
   }
@@ -76,6 +81,11 @@ std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<
   CUDA_TRY(cudaMemset(g->arena_, 0, std::max<size_t>(m.arena_bytes, 256)));  // split-K workspaces start at zero
   CUDA_TRY(cudaMalloc(&g->sync_, std::max<size_t>(m.sync_words, 64) * 4));
   CUDA_TRY(cudaMemset(g->sync_, 0, std::max<size_t>(m.sync_words, 64) * 4));
+  if (m.profile) {
+    const size_t bytes = static_cast<size_t>(2 * m.stages + 1) * g->grid_ * 8;
+    CUDA_TRY(cudaMalloc(&g->profile_, bytes));
+    CUDA_TRY(cudaMemset(g->profile_, 0, bytes));
+  }
   for (const ArtifactIo& io : m.inputs) {
     void* p;
     CUDA_TRY(cudaMalloc(&p, std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16)));
@@ -120,6 +130,7 @@ GpuModel::~GpuModel() {
   if (weights_) cudaFree(weights_);
   if (arena_) cudaFree(arena_);
   if (sync_) cudaFree(sync_);
+  if (profile_) cudaFree(profile_);
   if (library_) cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
 }
 
@@ -130,6 +141,7 @@ struct KernelParams {
   void* sync;
   const void* inputs[16];
   void* outputs[16];
+  void* profile;
 };
 
 void GpuModel::run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs, void* stream) {
@@ -141,6 +153,7 @@ void GpuModel::run(const std::vector<const void*>& inputs, const std::vector<voi
   p.sync = sync_;
   for (size_t i = 0; i < inputs.size(); ++i) p.inputs[i] = inputs[i];
   for (size_t i = 0; i < outputs.size(); ++i) p.outputs[i] = outputs[i];
+  p.profile = profile_;
   void* args[] = {&p};
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(grid_);
@@ -179,6 +192,31 @@ std::vector<Tensor> GpuModel::run_host(const std::vector<Tensor>& inputs) {
     outs.push_back(t.dtype() == io.model_dtype ? t : t.cast(io.model_dtype));
   }
   return outs;
+}
+
+std::vector<StageTime> GpuModel::stage_times() {
+  std::vector<StageTime> out;
+  if (!profile_) return out;
+  const int S = manifest_.stages, G = grid_;
+  std::vector<unsigned long long> t(static_cast<size_t>(2 * S + 1) * G);
+  CUDA_TRY(cudaMemcpy(t.data(), profile_, t.size() * 8, cudaMemcpyDeviceToHost));
+  auto at = [&](int s, int k, int b) { return t[(static_cast<size_t>(s) * 2 + k) * G + b]; };
+  unsigned long long released = ~0ull;
+  for (int b = 0; b < G; ++b) released = std::min(released, t[static_cast<size_t>(2 * S) * G + b]);  // kernel start
+  for (int s = 0; s < S; ++s) {
+    unsigned long long done = 0, next = ~0ull;
+    for (int b = 0; b < G; ++b) {
+      done = std::max(done, at(s, 0, b));
+      next = std::min(next, at(s, 1, b));
+    }
+    StageTime st;
+    st.stage = s;
+    st.work_us = (static_cast<double>(done) - static_cast<double>(released)) / 1000.0;
+    st.barrier_us = s + 1 < S ? (static_cast<double>(next) - static_cast<double>(done)) / 1000.0 : 0.0;
+    out.push_back(st);
+    released = next;
+  }
+  return out;
 }
 
 Timing GpuModel::bench(int warmup, int iters, int reps) {

@@ -23,6 +23,14 @@ struct GpuInfo {
 };
 GpuInfo gpu_info(int device);
 
+// One stage of a profiling build's last run: from the barrier that released it (first block
+// out) to the last block finishing its work, then the barrier (last arrival to first release).
+struct StageTime {
+  int stage = 0;
+  double work_us = 0;
+  double barrier_us = 0;
+};
+
 struct Timing {
   double median_us = 0, min_us = 0, max_us = 0;
   int launches = 0;
@@ -53,6 +61,9 @@ class GpuModel {
   // the mean over `iters` launches, timed with CUDA events after `warmup` launches.
   Timing bench(int warmup = 20, int iters = 200, int reps = 7);
 
+  // Per-stage times of the last run (profiling builds only; empty otherwise).
+  std::vector<StageTime> stage_times();
+
  private:
   GpuModel() = default;
   Manifest manifest_;
@@ -64,6 +75,7 @@ class GpuModel {
   void* weights_ = nullptr;
   void* arena_ = nullptr;
   void* sync_ = nullptr;
+  void* profile_ = nullptr;
   std::vector<void*> in_bufs_, out_bufs_;
 };
 

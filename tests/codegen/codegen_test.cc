@@ -88,3 +88,23 @@ TEST(Codegen, SourceIsReadableAndModelTextIsEscaped) {
 
 }  // namespace
 }  // namespace mono
+
+namespace mono {
+namespace {
+
+// The profiling build stamps every stage twice (work done, barrier left) and still compiles.
+TEST(Codegen, ProfilingBuildCompiles) {
+  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset20/model.onnx");
+  simplify(*loaded.graph);
+  PlanOptions po;
+  po.profile = true;
+  BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-resnet", NvrtcOptions{}, true);
+  size_t stamps = 0;
+  for (size_t p = b.source.find("MONO_STAMP("); p != std::string::npos; p = b.source.find("MONO_STAMP(", p + 1)) ++stamps;
+  EXPECT_EQ(stamps, 2 * b.plan.stages.size() + 1);  // + the macro's definition
+  EXPECT_TRUE(b.manifest.profile);
+  EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0);
+}
+
+}  // namespace
+}  // namespace mono
