@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <random>
+
+#include "compiler/reference/interpreter.h"
 #include <iostream>
 
 #include "compiler/ir/printer.h"
@@ -45,6 +48,8 @@ bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options
     options->stats = true;
   } else if (flag == "--dump-passes") {
     options->dump_passes = true;
+  } else if (flag == "--no-calibrate") {
+    options->calibrate = false;
   } else {
     return false;
   }
@@ -69,6 +74,32 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     return false;
   }
   return true;
+}
+
+std::vector<Tensor> synthetic_inputs(const Graph& g) {
+  std::mt19937 rng(0);
+  std::normal_distribution<float> normal;
+  std::vector<Tensor> inputs;
+  for (const Value* in : g.inputs) {
+    Tensor t(in->type);
+    if (is_float(in->type.dtype)) {
+      std::vector<float> v(t.numel());
+      for (float& x : v) x = normal(rng);
+      t = Tensor::from_floats(in->type.shape, v, in->type.dtype);
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+void calibrate(const Graph& g, const std::vector<Tensor>& inputs, PlanOptions* plan) {
+  if (plan->precision != Precision::kF16) return;
+  plan->ranges = float_ranges(g, inputs);
+  int out_of_range = 0;
+  for (const auto& [v, r] : plan->ranges)
+    if (r != 0.0f && (r < kMinFp16Range || r > kMaxFp16Range)) ++out_of_range;
+  if (out_of_range)
+    std::fprintf(stderr, "note: %d float tensors have a calibrated range outside fp16's; they stay fp32\n", out_of_range);
 }
 
 std::string model_label(const std::string& path) {

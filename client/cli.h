@@ -39,6 +39,7 @@ struct ModelOptions {
   bool simplify = true;
   bool stats = false;           // print the pass table to stderr
   bool dump_passes = false;     // print the IR after every pass that changed it (stderr)
+  bool calibrate = true;        // fp16: keep tensors whose calibrated range does not fit in fp32
 };
 
 // Handles --shape, --no-simplify, --stats, --dump-passes; true if `flag` was one of them.
@@ -46,6 +47,13 @@ bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options
 
 // Handles --dtype fp32|fp16, --sms N and --profile; true if `flag` was one of them.
 bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* options);
+
+// Deterministic inputs: normal floats, zero integers, false bools (seed 0).
+std::vector<Tensor> synthetic_inputs(const Graph& g);
+
+// fp16 with fp32 fallback: calibrates float ranges with the CPU reference on `inputs` (unless
+// --no-calibrate) and prints how many tensors stay fp32.
+void calibrate(const Graph& g, const std::vector<Tensor>& inputs, PlanOptions* plan);
 
 // A short name for a model path: "tiny-bert-opset20" for ".../tiny-bert-opset20/model.onnx".
 std::string model_label(const std::string& path);

@@ -22,6 +22,8 @@ static const char kUsage[] =
     "  --out DIR          write the artifact: model.cu, kernel.cubin (NVRTC), weights.bin, manifest.json\n"
     "  --dtype fp16       float16 storage and tensor cores with float32 accumulation (default fp32)\n"
     "  --sms N            multiprocessors the schedule targets (default 132, an H100 SXM)\n"
+    "  --no-calibrate     fp16: store every float tensor in fp16 (default: tensors whose range on\n"
+    "                     synthetic inputs, run on the CPU reference, does not fit stay fp32)\n"
     "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"
@@ -65,6 +67,7 @@ static int compile_main(int argc, char** argv) {
     print_graph(std::cout, *g, print);
     return cli::kExitOk;
   }
+  if (options.calibrate) cli::calibrate(*g, cli::synthetic_inputs(*g), &plan);
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
   nvrtc.sm_arch = 90;

@@ -30,23 +30,6 @@ static const char kUsage[] =
     "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"
     "                     repetitions of the mean of 200 back-to-back launches (CUDA events)\n";
 
-// Deterministic inputs when no test data is given: normal floats, zero integers, false bools.
-static std::vector<Tensor> synthetic_inputs(const Graph& g) {
-  std::mt19937 rng(0);
-  std::normal_distribution<float> normal;
-  std::vector<Tensor> inputs;
-  for (const Value* in : g.inputs) {
-    Tensor t(in->type);
-    if (is_float(in->type.dtype)) {
-      std::vector<float> v(t.numel());
-      for (float& x : v) x = normal(rng);
-      t = Tensor::from_floats(in->type.shape, v, in->type.dtype);
-    }
-    inputs.push_back(std::move(t));
-  }
-  return inputs;
-}
-
 // Compares outputs with test data; prints one line per output and the worst error.
 static int check_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& outputs,
                          const TestCase& tc, double tolerance, double default_tolerance) {
@@ -86,6 +69,10 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
     std::unique_ptr<Graph> g = cli::load_model(model, options);
     GpuInfo info = gpu_info(0);
     PlanOptions po = plan;
+    if (options.calibrate) {
+      std::vector<Tensor> cal = test_data.empty() ? cli::synthetic_inputs(*g) : match_inputs(*g, read_test_case(test_data));
+      cli::calibrate(*g, cal, &po);
+    }
     po.sms = info.sms;
     po.profile = profile;
     nvrtc.sm_arch = info.sm_arch >= 90 ? 90 : 80;
@@ -221,7 +208,7 @@ static int run_main(int argc, char** argv) {
     if (tc.outputs.size() != g->outputs.size())
       user_error("the test data has ", tc.outputs.size(), " outputs; the model has ", g->outputs.size());
   } else {
-    inputs = synthetic_inputs(*g);
+    inputs = cli::synthetic_inputs(*g);
   }
   RunStats stats;
   std::vector<Tensor> outputs = run_reference(*g, inputs, &stats);

@@ -860,7 +860,7 @@ class Emitter {
   std::string emit_gemm(const Group& grp) {
     const Node& n = *grp.anchor;
     const bool conv = n.op == OpKind::kConv;
-    const bool f16 = plan_.precision == Precision::kF16;
+    const bool f16 = grp.f16;
     const std::string T = f16 ? "half_t" : "float";
     Params P(plan_);
     const GemmSchedule& gs = grp.gemm;

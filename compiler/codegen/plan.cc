@@ -89,6 +89,7 @@ class Planner {
     find_aliases();
     count_uses();
     form_groups();
+    assign_gemm_precision();
     assign_stages();
     choose_schedules();
     place_tensors();
@@ -99,8 +100,39 @@ class Planner {
   void assign_dtypes() {
     for (const auto& v : g_.values()) {
       DType d = v->type.dtype;
-      if (opt_.precision == Precision::kF16 && d == DType::kF32) d = DType::kF16;
+      if (opt_.precision == Precision::kF16 && d == DType::kF32) {
+        auto r = opt_.ranges.find(v.get());
+        const bool fits = r == opt_.ranges.end() || r->second == 0.0f ||
+                          (r->second >= kMinFp16Range && r->second <= kMaxFp16Range);
+        if (fits) d = DType::kF16;
+        else ++plan_.fp32_fallbacks;
+      }
       plan_.device_dtype[v.get()] = d;
+    }
+  }
+
+  // A GEMM runs in fp16 only if both operands are stored in fp16; an fp32 operand makes the
+  // other fp32 too (to the fixpoint, since operands can be shared).
+  void assign_gemm_precision() {
+    auto operands = [&](const Group& g) {
+      return std::vector<const Value*>{plan_.root(g.anchor->inputs[0]), plan_.root(g.anchor->inputs[1])};
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Group& g : plan_.groups) {
+        if (g.kind != GroupKind::kGemm && g.kind != GroupKind::kConvGemm) continue;
+        bool any_f32 = false;
+        for (const Value* v : operands(g)) any_f32 |= plan_.device_dtype[v] == DType::kF32;
+        g.f16 = !any_f32;
+        if (!any_f32) continue;
+        for (const Value* v : operands(g)) {
+          if (plan_.device_dtype[v] == DType::kF16) {
+            plan_.device_dtype[v] = DType::kF32;
+            ++plan_.fp32_fallbacks;
+            changed = true;
+          }
+        }
+      }
     }
   }
 
@@ -307,7 +339,7 @@ class Planner {
   }
 
   void choose_gemm(Group& grp) {
-    const bool f16 = plan_.precision == Precision::kF16;
+    const bool f16 = grp.f16;
     GemmShape s = gemm_shape(grp);
     struct Tile { int bm, bn, bk, wm, wn, stages; };
     const std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 2, 4, 3}, {64, 64, 32, 2, 4, 3}, {32, 64, 64, 2, 4, 2}}
@@ -525,6 +557,9 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
      << c.sm_arch << ")\n";
   os << "context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM x " << c.sms << " SMs = grid "
      << c.grid() << ", dynamic shared memory " << c.smem_bytes << " B, register cap " << c.register_cap() << "\n";
+  if (plan.precision == Precision::kF16)
+    os << "precision: fp16 storage, fp32 accumulation; " << plan.fp32_fallbacks
+       << " float tensors kept in fp32 (calibrated range outside fp16)\n";
   os << "memory: weights " << plan.weights_bytes << " B (" << plan.constants.size() << " packed constants), arena "
      << plan.arena_bytes << " B, sync " << plan.sync_words << " words\n";
   double total = 0;
@@ -534,7 +569,8 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
       const Group& g = plan.groups[gid];
       os << "  group " << g.id << " [" << group_kind_name(g.kind) << "] " << g.nodes() << "\n";
       os << "    -> " << g.output->type.str() << ", " << g.items << " work items";
-      if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm) os << ", " << g.gemm.str();
+      if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm)
+        os << ", " << g.gemm.str() << (g.f16 ? ", fp16 mma" : ", fp32 ffma");
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
       os << ", est " << format_us(g.est_us) << "\n";
     }

@@ -60,6 +60,7 @@ struct Group {
   int stage = 0;
   int64_t items = 0;                  // work items (tiles, row blocks, element chunks)
   GemmSchedule gemm;
+  bool f16 = false;  // GEMM operands in fp16 (tensor cores); else fp32 FFMA
   PointwiseSchedule pointwise;
   int smem_bytes = 0;
   size_t workspace_offset = 0;  // split-K fp32 workspace in the arena
@@ -81,6 +82,7 @@ struct KernelPlan {
   std::map<const Value*, Placement> placement;  // every value the kernel touches (after aliasing)
   std::map<const Value*, const Value*> alias;   // a view value -> the value that owns the bytes
   std::map<const Value*, DType> device_dtype;   // float values become f16 in fp16 mode
+  int fp32_fallbacks = 0;                       // fp16 mode: float values kept in fp32 by range
   size_t arena_bytes = 0;
   size_t sync_words = 0;  // barrier state + split-K counters
   // Packed constants: each used constant once per packing ("" plain, "nk" transposed to [N][K]).
@@ -98,11 +100,17 @@ struct KernelPlan {
   size_t constant_offset(const Value* v, const std::string& packing) const;
 };
 
+constexpr float kMinFp16Range = 1e-3f;  // below: fp16's subnormals cost precision (smallest normal 6.1e-5)
+constexpr float kMaxFp16Range = 3e4f;   // above: close to fp16's largest value, 65504
+
 struct PlanOptions {
   Precision precision = Precision::kF32;
   // Profiling build: every block stamps %globaltimer when it finishes each stage's work and
   // when it leaves each barrier (into MonoParams::profile), for per-stage timings.
   bool profile = false;
+  // fp16 with fp32 fallback: largest |x| of float values on calibration inputs (from the CPU
+  // reference). Values outside [kMinFp16Range, kMaxFp16Range] stay fp32.
+  std::map<const Value*, float> ranges;
   int sms = 132;
   int threads = 256;
 };

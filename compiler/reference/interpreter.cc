@@ -1,6 +1,7 @@
 #include "compiler/reference/interpreter.h"
 
 #include <chrono>
+#include <cmath>
 #include <unordered_map>
 
 #include "compiler/ops/infer.h"
@@ -9,7 +10,7 @@
 namespace mono {
 
 std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs,
-                                  RunStats* stats) {
+                                  RunStats* stats, const Observer& observe) {
   auto start = std::chrono::steady_clock::now();
   if (inputs.size() != graph.inputs.size())
     user_error("the model takes ", graph.inputs.size(), " inputs; ", inputs.size(), " given");
@@ -46,6 +47,7 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
     std::vector<Tensor> outs = evaluate_node(node, in);
     for (size_t k = 0; k < outs.size(); ++k) {
       if (!node.outputs[k]) continue;
+      if (observe) observe(node.outputs[k], outs[k]);
       live_bytes += outs[k].nbytes();
       live[node.outputs[k]] = std::move(outs[k]);
     }
@@ -77,6 +79,31 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
     stats->peak_bytes = peak;
   }
   return results;
+}
+
+}  // namespace mono
+
+namespace mono {
+
+static float max_abs(const Tensor& t) {
+  float m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float a = std::fabs(static_cast<float>(t.as_double(i)));
+    if (a > m && std::isfinite(a)) m = a;
+  }
+  return m;
+}
+
+std::map<const Value*, float> float_ranges(const Graph& graph, const std::vector<Tensor>& inputs) {
+  std::map<const Value*, float> ranges;
+  for (size_t i = 0; i < graph.inputs.size() && i < inputs.size(); ++i)
+    if (is_float(inputs[i].dtype())) ranges[graph.inputs[i]] = max_abs(inputs[i]);
+  for (const Value* c : graph.constants())
+    if (is_float(c->type.dtype)) ranges[c] = max_abs(*c->constant);
+  run_reference(graph, inputs, nullptr, [&](const Value* v, const Tensor& t) {
+    if (is_float(t.dtype())) ranges[v] = max_abs(t);
+  });
+  return ranges;
 }
 
 }  // namespace mono

@@ -2,6 +2,7 @@
 // It is the oracle every other backend is checked against.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,7 +18,12 @@ struct RunStats {
 
 // Runs `graph` on `inputs` (one per graph input, in order; types must match) and returns one
 // tensor per graph output. Intermediates are freed after their last use.
+// `observe`, if set, sees every node output as it is computed (calibration, debugging).
+using Observer = std::function<void(const Value*, const Tensor&)>;
 std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs,
-                                  RunStats* stats = nullptr);
+                                  RunStats* stats = nullptr, const Observer& observe = nullptr);
+
+// Largest |x| of every float value (inputs, constants and node outputs) on these inputs.
+std::map<const Value*, float> float_ranges(const Graph& graph, const std::vector<Tensor>& inputs);
 
 }  // namespace mono

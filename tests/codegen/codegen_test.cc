@@ -108,3 +108,44 @@ TEST(Codegen, ProfilingBuildCompiles) {
 
 }  // namespace
 }  // namespace mono
+
+#include "compiler/reference/interpreter.h"
+
+namespace mono {
+namespace {
+
+// fp16 with fp32 fallback: tensors whose calibrated range does not fit fp16 stay fp32, and a
+// GEMM reading one runs on the fp32 path; models whose ranges fit keep everything in fp16.
+TEST(Codegen, Fp16KeepsOutOfRangeTensorsInFp32) {
+  for (const char* m : {"tiny-mobilenet-opset20", "tiny-bert-opset20"}) {
+    LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + m + "/model.onnx");
+    Graph& g = *loaded.graph;
+    simplify(g);
+    PlanOptions po;
+    po.precision = Precision::kF16;
+    std::vector<Tensor> inputs;
+    for (const Value* in : g.inputs) inputs.emplace_back(in->type);
+    for (Tensor& t : inputs)
+      if (is_float(t.dtype())) t = Tensor::from_floats(t.shape(), std::vector<float>(t.numel(), 0.5f));
+    po.ranges = float_ranges(g, inputs);
+    KernelPlan plan = plan_kernel(g, po);
+    int f32_gemms = 0;
+    for (const Group& grp : plan.groups) {
+      if (grp.kind != GroupKind::kGemm && grp.kind != GroupKind::kConvGemm) continue;
+      const DType a = plan.dtype_of(grp.anchor->inputs[0]), b = plan.dtype_of(grp.anchor->inputs[1]);
+      EXPECT_EQ(a, b) << grp.nodes() << ": GEMM operands must share a type";
+      EXPECT_EQ(grp.f16, a == DType::kF16);
+      f32_gemms += !grp.f16;
+    }
+    if (std::string(m).find("mobilenet") != std::string::npos) {
+      EXPECT_GT(plan.fp32_fallbacks, 0);
+      EXPECT_GT(f32_gemms, 0);
+    } else {
+      EXPECT_EQ(plan.fp32_fallbacks, 0);
+      EXPECT_EQ(f32_gemms, 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mono
