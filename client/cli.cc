@@ -38,6 +38,16 @@ std::string Args::value(const std::string& flag) {
   return args_[i_++];
 }
 
+void take_model_argument(const std::string& flag, std::string* model) {
+  if (!flag.empty() && flag[0] == '-') user_error("unknown flag '", flag, "' (see --help)");
+  if (!model->empty()) user_error("more than one model given ('", *model, "' and '", flag, "')");
+  *model = flag;
+}
+
+void require_model(const std::string& model) {
+  if (model.empty()) user_error("no model given (see --help)");
+}
+
 bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options) {
   if (flag == "--shape") {
     auto [name, shape] = parse_shape_binding(args.value(flag));

@@ -42,6 +42,12 @@ struct ModelOptions {
   bool calibrate = true;        // fp16: keep tensors whose calibrated range does not fit in fp32
 };
 
+// A flag no parser took: an unknown option is an error; otherwise it is the model path
+// (only one allowed).
+void take_model_argument(const std::string& flag, std::string* model);
+// Fails unless a model was given.
+void require_model(const std::string& model);
+
 // Handles --shape, --no-simplify, --stats, --dump-passes; true if `flag` was one of them.
 bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options);
 

@@ -50,15 +50,11 @@ static int compile_main(int argc, char** argv) {
     } else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
       return cli::kExitOk;
-    } else if (!flag.empty() && flag[0] == '-') {
-      user_error("unknown flag '", flag, "'\n", kUsage);
-    } else if (model.empty()) {
-      model = flag;
     } else {
-      user_error("more than one model given ('", model, "' and '", flag, "')");
+      cli::take_model_argument(flag, &model);
     }
   }
-  if (model.empty()) user_error("no model given\n", kUsage);
+  cli::require_model(model);
   if (emit.empty() && out.empty()) emit = "ir";
   if (!emit.empty() && emit != "ir" && emit != "plan" && emit != "cuda")
     user_error("--emit ", emit, " is not one of: ir, plan, cuda");

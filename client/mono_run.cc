@@ -173,15 +173,11 @@ static int run_main(int argc, char** argv) {
       return cli::kExitOk;
     } else if (bench == 10 && !flag.empty() && std::all_of(flag.begin(), flag.end(), ::isdigit)) {
       bench = std::max(1, std::atoi(flag.c_str()));
-    } else if (!flag.empty() && flag[0] == '-') {
-      user_error("unknown flag '", flag, "'\n", kUsage);
-    } else if (model.empty()) {
-      model = flag;
     } else {
-      user_error("more than one model given ('", model, "' and '", flag, "')");
+      cli::take_model_argument(flag, &model);
     }
   }
-  if (model.empty()) user_error("no model given\n", kUsage);
+  cli::require_model(model);
   struct stat st;
   const bool artifact = stat(model.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   const bool profile = plan.profile;
