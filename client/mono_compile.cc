@@ -24,6 +24,7 @@ static const char kUsage[] =
     "  --sms N            multiprocessors the schedule targets (default 132, an H100 SXM)\n"
     "  --no-calibrate     fp16: store every float tensor in fp16 (default: tensors whose range on\n"
     "                     synthetic inputs, run on the CPU reference, does not fit stay fp32)\n"
+    "  --no-prefetch      do not prefetch the next stage's weights into L2 before each barrier\n"
     "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"

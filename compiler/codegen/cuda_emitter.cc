@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -221,9 +222,44 @@ class Emitter {
       start = end;
     }
     os << "    __syncthreads();\n  }\n";
+    if (plan_.prefetch_weights && s + 1 < static_cast<int>(plan_.stages.size())) emit_prefetch(os, s + 1);
     if (plan_.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
     if (s + 1 < static_cast<int>(plan_.stages.size())) os << "  grid_barrier(p.sync);\n";
     if (plan_.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
+  }
+
+  // Prefetches into L2 the packed weights stage `s` reads, each block a slice, 128-byte lines.
+  void emit_prefetch(std::ostream& os, int s) {
+    std::set<size_t> seen;
+    std::vector<std::pair<size_t, size_t>> ranges;  // offset, bytes
+    for (int gid : plan_.stages[s].groups) {
+      const Group& grp = plan_.groups[gid];
+      auto visit = [&](const Node* n) {
+        for (int i = 0; i < n->num_inputs(); ++i) {
+          const Value* v = n->inputs[i] ? plan_.root(n->inputs[i]) : nullptr;
+          if (!v || !v->is_constant() || v->constant->numel() <= 1) continue;
+          const std::string packing = constant_packing(*n, i);
+          for (const auto& c : plan_.constants) {
+            if (c.value != v || c.packing != packing || !seen.insert(c.offset).second) continue;
+            ranges.emplace_back(c.offset, c.bytes);
+          }
+        }
+      };
+      visit(grp.anchor);
+      for (const Node* e : grp.epilogue) visit(e);
+    }
+    if (ranges.empty()) return;
+    // Merge adjacent ranges (constants of one layer are packed next to each other).
+    std::sort(ranges.begin(), ranges.end());
+    std::vector<std::pair<size_t, size_t>> merged;
+    for (const auto& r : ranges) {
+      if (!merged.empty() && merged.back().first + merged.back().second == r.first) merged.back().second += r.second;
+      else merged.push_back(r);
+    }
+    size_t total = 0;
+    for (const auto& r : merged) total += r.second;
+    os << "  // prefetch the " << total << " B of weights stage " << s << " reads into L2\n";
+    for (const auto& r : merged) os << "  prefetch_l2(p.weights + " << r.first << ", " << r.second << ");\n";
   }
 
   std::string emit_group(const Group& grp) {

@@ -83,6 +83,7 @@ class Planner {
   KernelPlan run() {
     plan_.precision = opt_.precision;
     plan_.profile = opt_.profile;
+    plan_.prefetch_weights = opt_.prefetch_weights;
     plan_.ctx.threads = opt_.threads;
     plan_.ctx.sms = opt_.sms;
     assign_dtypes();

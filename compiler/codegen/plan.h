@@ -76,6 +76,7 @@ struct Stage {
 struct KernelPlan {
   Precision precision = Precision::kF32;
   bool profile = false;
+  bool prefetch_weights = true;
   KernelContext ctx;
   std::vector<Group> groups;
   std::vector<Stage> stages;
@@ -108,6 +109,9 @@ struct PlanOptions {
   // Profiling build: every block stamps %globaltimer when it finishes each stage's work and
   // when it leaves each barrier (into MonoParams::profile), for per-stage timings.
   bool profile = false;
+  // Before each barrier, blocks prefetch the weights the next stage reads into L2 (spread
+  // over the grid), so that stage's GEMMs stream from L2 instead of HBM.
+  bool prefetch_weights = true;
   // fp16 with fp32 fallback: largest |x| of float values on calibration inputs (from the CPU
   // reference). Values outside [kMinFp16Range, kMaxFp16Range] stay fp32.
   std::map<const Value*, float> ranges;
