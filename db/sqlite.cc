@@ -27,7 +27,7 @@ std::string shorten(std::string_view sql) {
 
 absl::Status error(sqlite3* db, int rc, std::string_view what) {
   std::string msg = absl::StrCat("sqlite: ", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
-                                 " (", sqlite3_errstr(rc), ") in ", what);
+                                 " (", sqlite3_errstr(rc), ") in ", std::string(what));
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -127,6 +127,12 @@ absl::Status Stmt::run() {
     if (!row.ok()) return row.status();
     if (!*row) return absl::OkStatus();
   }
+}
+
+void Stmt::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  bind_status_ = absl::OkStatus();
 }
 
 int Stmt::changes() const { return sqlite3_changes(db_); }

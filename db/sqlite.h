@@ -57,6 +57,8 @@ class Stmt {
   absl::StatusOr<bool> step();
   // Steps to the end, ignoring rows.
   absl::Status run();
+  // Makes the statement ready to run again with new bindings.
+  void reset();
   // Rows changed by the last run (sqlite3_changes).
   int changes() const;
 
