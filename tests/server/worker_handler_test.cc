@@ -1,0 +1,141 @@
+// The Workers service logic against a real (in-memory) store and a fake clock.
+#include "tuner_server/worker_handler.h"
+
+#include <gtest/gtest.h>
+
+#include "db/clock.h"
+
+namespace mono::server {
+namespace {
+
+class WorkerHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = db::Store::Open(":memory:", &clock_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+    handler_ = std::make_unique<WorkerHandler>(store_.get(), WorkerHandlerOptions{30, 10, 4});
+  }
+  std::string register_worker(const std::string& name, bool compile_only) {
+    v1::RegisterRequest r;
+    r.set_worker_name(name);
+    r.mutable_capabilities()->set_compile_only(compile_only);
+    if (!compile_only) r.mutable_capabilities()->set_gpu_name("NVIDIA H100 80GB HBM3");
+    auto reply = handler_->Register(r);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() ? reply->worker_id() : "";
+  }
+  void add_compile_job(const std::string& id) {
+    db::NewJob j;
+    j.id = id;
+    j.kind = db::JobKind::kCompile;
+    j.payload = "{}";
+    auto created = store_->add_job(j);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  db::FakeClock clock_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<WorkerHandler> handler_;
+};
+
+TEST_F(WorkerHandlerTest, RegisterValidatesAndReconnectingWorkersKeepTheirId) {
+  v1::RegisterRequest bad;
+  EXPECT_EQ(handler_->Register(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.set_worker_name("gpu-box");  // not compile-only, but no GPU named
+  EXPECT_EQ(handler_->Register(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  std::string a = register_worker("w1", true);
+  EXPECT_EQ(register_worker("w1", true), a);
+  EXPECT_NE(register_worker("w2", false), a);
+}
+
+TEST_F(WorkerHandlerTest, LeaseRenewReportAndDuplicateReport) {
+  std::string w = register_worker("w1", true);
+  for (int i = 0; i < 6; ++i) add_compile_job("job" + std::to_string(i));
+  v1::LeaseRequest lr;
+  lr.set_worker_id(w);
+  lr.set_max_jobs(100);  // capped by the server
+  auto leased = handler_->Lease(lr);
+  ASSERT_TRUE(leased.ok()) << leased.status();
+  ASSERT_EQ(leased->jobs_size(), 4);
+  EXPECT_EQ(leased->lease_seconds(), 30);
+  EXPECT_EQ(leased->jobs(0).kind(), v1::COMPILE);
+
+  v1::RenewRequest rr;
+  rr.set_worker_id(w);
+  rr.add_job_ids(leased->jobs(0).job_id());
+  rr.add_job_ids("no-such-job");
+  auto renewed = handler_->Renew(rr);
+  ASSERT_TRUE(renewed.ok());
+  EXPECT_EQ(renewed->renewed_size(), 1);
+  EXPECT_EQ(renewed->lost_size(), 1);
+
+  v1::ReportRequest rep;
+  rep.set_worker_id(w);
+  rep.set_job_id(leased->jobs(0).job_id());
+  auto* c = rep.add_results();
+  c->set_candidate(0);
+  c->set_ok(true);
+  c->set_registers(96);
+  auto* f = rep.add_results();
+  f->set_candidate(1);
+  f->set_failure(v1::COMPILE_ERROR);
+  f->set_reason("too many resources");
+  auto first = handler_->Report(rep);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->accepted());
+  auto again = handler_->Report(rep);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->accepted()) << "a duplicate report changes nothing";
+  auto rows = store_->job_results(leased->jobs(0).job_id());
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 2u);
+}
+
+TEST_F(WorkerHandlerTest, RejectsUnknownWorkersAndContradictoryResults) {
+  v1::LeaseRequest lr;
+  lr.set_worker_id("nobody");
+  EXPECT_EQ(handler_->Lease(lr).status().code(), absl::StatusCode::kNotFound);
+  std::string w = register_worker("w1", true);
+  add_compile_job("j");
+  lr.set_worker_id(w);
+  auto leased = handler_->Lease(lr);
+  ASSERT_TRUE(leased.ok());
+  v1::ReportRequest rep;
+  rep.set_worker_id(w);
+  rep.set_job_id("j");
+  auto* c = rep.add_results();
+  c->set_ok(true);
+  c->set_failure(v1::TIMEOUT);
+  EXPECT_EQ(handler_->Report(rep).status().code(), absl::StatusCode::kInvalidArgument);
+  c->set_ok(false);
+  c->set_failure(v1::WORKER_LOST);
+  EXPECT_EQ(handler_->Report(rep).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(WorkerHandlerTest, WorkerFailureRequeuesForAnotherWorker) {
+  std::string a = register_worker("a", true);
+  std::string b = register_worker("b", true);
+  add_compile_job("j");
+  v1::LeaseRequest lr;
+  lr.set_worker_id(a);
+  auto la = handler_->Lease(lr);
+  ASSERT_TRUE(la.ok());
+  ASSERT_EQ(la->jobs_size(), 1);
+  v1::ReportRequest fail;
+  fail.set_worker_id(a);
+  fail.set_job_id("j");
+  fail.set_worker_failure(true);
+  fail.set_worker_failure_reason("GPU fell off the bus");
+  auto r = handler_->Report(fail);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->accepted());
+  lr.set_worker_id(b);
+  auto lb = handler_->Lease(lr);
+  ASSERT_TRUE(lb.ok());
+  ASSERT_EQ(lb->jobs_size(), 1);
+  EXPECT_EQ(lb->jobs(0).job_id(), "j");
+  EXPECT_EQ(lb->jobs(0).attempt(), 2);
+}
+
+}  // namespace
+}  // namespace mono::server

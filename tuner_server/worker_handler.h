@@ -1,0 +1,37 @@
+// The logic of the Workers service (register, lease, renew, report), apart from the gRPC
+// plumbing: proto messages in, proto messages or a status out, the database underneath.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "db/store.h"
+#include "mono/v1/tuning.pb.h"
+
+namespace mono::server {
+
+struct WorkerHandlerOptions {
+  int lease_seconds = 30;      // a job returns to the queue this long after the last renewal
+  int heartbeat_seconds = 10;  // workers renew this often
+  int max_jobs_per_lease = 16;
+};
+
+class WorkerHandler {
+ public:
+  WorkerHandler(db::Store* store, WorkerHandlerOptions options) : store_(store), options_(options) {}
+
+  absl::StatusOr<v1::RegisterReply> Register(const v1::RegisterRequest& req);
+  absl::StatusOr<v1::LeaseReply> Lease(const v1::LeaseRequest& req);
+  absl::StatusOr<v1::RenewReply> Renew(const v1::RenewRequest& req);
+  absl::StatusOr<v1::ReportReply> Report(const v1::ReportRequest& req);
+
+ private:
+  absl::Status check_worker(const std::string& worker_id);
+  db::Store* store_;
+  WorkerHandlerOptions options_;
+};
+
+// Conversions between the contract's enums and the store's.
+db::FailureClass failure_from_proto(v1::FailureClass f);
+v1::FailureClass failure_to_proto(db::FailureClass f);
+v1::JobKind job_kind_to_proto(db::JobKind k);
+
+}  // namespace mono::server
