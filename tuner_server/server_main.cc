@@ -1,0 +1,105 @@
+// mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE]
+//                   [--lease-seconds N]
+// The tuning service: SQLite state (WAL), the Workers gRPC service, lease expiry, and
+// Prometheus metrics at http://ADDR/metrics.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <prometheus/exposer.h>
+
+#include "db/clock.h"
+#include "db/store.h"
+#include "tuner_server/grpc_services.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+const char kUsage[] =
+    "usage: mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE] [--lease-seconds N]\n"
+    "  --db FILE          SQLite database (default mono.db; created and migrated as needed)\n"
+    "  --listen ADDR      gRPC address (default 127.0.0.1:50051)\n"
+    "  --http ADDR        metrics address (default 127.0.0.1:8080): GET /metrics\n"
+    "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients\n"
+    "  --lease-seconds N  lease length (default 30); workers renew every third of it\n";
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "mono-tuner-server: error: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string db_path = "mono.db", listen = "127.0.0.1:50051", http = "127.0.0.1:8080", token_file;
+  int lease_seconds = 30;
+  for (int i = 1; i < argc; ++i) {
+    std::string f = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) return "";
+      return argv[++i];
+    };
+    if (f == "--db") db_path = value();
+    else if (f == "--listen") listen = value();
+    else if (f == "--http") http = value();
+    else if (f == "--token-file") token_file = value();
+    else if (f == "--lease-seconds") lease_seconds = std::atoi(value().c_str());
+    else if (f == "-h" || f == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      return fail("unknown flag '" + f + "' (see --help)");
+    }
+  }
+  if (db_path.empty() || listen.empty() || http.empty()) return fail("a flag is missing its value (see --help)");
+  if (lease_seconds < 3 || lease_seconds > 3600) return fail("--lease-seconds must be 3 to 3600");
+  std::string token;
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in || !std::getline(in, token) || token.empty()) return fail("cannot read a token from '" + token_file + "'");
+  }
+
+  mono::db::SystemClock clock;
+  auto store = mono::db::Store::Open(db_path, &clock);
+  if (!store.ok()) return fail(db_path + ": " + std::string(store.status().message()));
+
+  mono::server::ServerMetrics metrics;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(http);
+  } catch (const std::exception& e) {
+    return fail("cannot serve metrics on " + http + ": " + e.what());
+  }
+  exposer->RegisterCollectable(metrics.registry());
+
+  mono::server::WorkerHandler workers_handler(store->get(), {lease_seconds, std::max(1, lease_seconds / 3), 16});
+  mono::server::WorkersService workers(&workers_handler, &metrics, token);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.RegisterService(&workers);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) return fail("cannot listen on " + listen);
+  std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC), %s (metrics), database %s (schema %d)\n", listen.c_str(),
+               http.c_str(), db_path.c_str(), (*store)->schema_version().value_or(-1));
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  // Housekeeping: expired leases back to the queue, gauges from the database.
+  while (!g_stop) {
+    if (auto n = (*store)->expire_leases(); n.ok() && *n > 0) {
+      metrics.leases_expired(*n);
+      std::fprintf(stderr, "mono-tuner-server: %d expired lease(s) returned to the queue\n", *n);
+    }
+    metrics.refresh(**store);
+    for (int i = 0; i < 10 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "mono-tuner-server: shutting down\n");
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  return 0;
+}
