@@ -10,6 +10,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/runtime/artifact.h"
 #include "compiler/support/error.h"
+#include "compiler/tuning/space.h"
 
 namespace mono {
 
@@ -17,7 +18,8 @@ static const char kUsage[] =
     "usage: mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--emit ir|plan|cuda]\n"
     "                    [--out DIR] [--sms N] [--no-simplify] [--stats] [--dump-passes] [--all-constants]\n"
     "  --emit ir          print the IR after simplification (the default without --out)\n"
-    "  --emit plan        print the kernel plan: groups, stages, barriers, schedules, estimates\n"
+    "  --emit plan        print the kernel plan: groups, stages, barriers, schedules, estimates,\n"
+    "                     and the tuning space (contexts x unique group signatures x candidates)\n"
     "  --emit cuda        print the generated CUDA source of the one kernel\n"
     "  --out DIR          write the artifact: model.cu, kernel.cubin (NVRTC), weights.bin, manifest.json\n"
     "  --dtype fp16       float16 storage and tensor cores with float32 accumulation (default fp32)\n"
@@ -69,7 +71,12 @@ static int compile_main(int argc, char** argv) {
   nvrtc.cache_dir = default_cache_dir();
   nvrtc.sm_arch = 90;
   BuiltKernel built = build_kernel(*g, plan, cli::model_label(model), nvrtc, /*compile=*/!out.empty());
-  if (emit == "plan") print_plan(std::cout, *g, built.plan);
+  if (emit == "plan") {
+    print_plan(std::cout, *g, built.plan);
+    // What tuning would measure: contexts x unique group signatures x candidates, with the
+    // cost model's pruning.
+    tuning::print_space(std::cout, tuning::enumerate_space(*g, plan));
+  }
   if (emit == "cuda") std::cout << built.source;
   if (!out.empty()) {
     write_artifact(out, *g, built);

@@ -32,6 +32,40 @@ std::string GemmSchedule::str() const {
                  ", split-k ", splits);
 }
 
+bool GemmSchedule::operator==(const GemmSchedule& o) const {
+  return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
+         stages == o.stages && splits == o.splits;
+}
+
+bool Schedule::operator==(const Schedule& o) const {
+  if (kind != o.kind) return false;
+  switch (kind) {
+    case GroupKind::kGemm:
+    case GroupKind::kConvGemm: return gemm == o.gemm;
+    case GroupKind::kPointwise: return pointwise == o.pointwise;
+    case GroupKind::kRows: return true;
+  }
+  return true;
+}
+
+std::string Schedule::str() const {
+  switch (kind) {
+    case GroupKind::kGemm:
+    case GroupKind::kConvGemm: return str_cat(group_kind_name(kind), " ", gemm.str());
+    case GroupKind::kPointwise: return str_cat("pointwise ilp ", pointwise.ilp);
+    case GroupKind::kRows: return "rows (no knobs)";
+  }
+  return "?";
+}
+
+Schedule Group::schedule() const {
+  Schedule s;
+  s.kind = kind;
+  s.gemm = gemm;
+  s.pointwise = pointwise;
+  return s;
+}
+
 std::string Group::nodes() const {
   std::string s = str_cat(anchor->name, " (", op_name(anchor->op), ")");
   for (const Node* n : epilogue) s += str_cat(" + ", n->name, " (", op_name(n->op), ")");
@@ -60,6 +94,160 @@ constexpr double kPeakF16Flops = 400e12;  // mma.sync, sustained (estimate for t
 constexpr double kPeakF32Flops = 40e12;   // FFMA
 constexpr double kBandwidth = 2.5e12;     // bytes/s, sustained
 constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132 blocks
+// One SM streams at most about twice its share of the bandwidth (estimate): a group whose
+// work sits on few blocks is bound by them.
+constexpr double kSmBandwidthShare = 2.0;
+constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops over (estimate)
+
+}  // namespace
+
+// ---- cost model -------------------------------------------------------------------------
+
+GemmProblem gemm_problem(const Group& grp) {
+  const Node& n = *grp.anchor;
+  GemmProblem s;
+  if (n.op == OpKind::kConv) {
+    const Shape& x = n.inputs[0]->type.shape;
+    const Shape& w = n.inputs[1]->type.shape;
+    const Shape& y = n.outputs[0]->type.shape;
+    s.batch = x[0];
+    s.m = w[0];
+    s.k = shape_numel(w) / w[0];
+    s.n = shape_numel(y) / (y[0] * y[1]);
+    return s;
+  }
+  const Shape& y = n.outputs[0]->type.shape;
+  s.m = y.size() >= 2 ? y[y.size() - 2] : 1;
+  s.n = y.back();
+  s.batch = shape_numel(y) / (s.m * s.n);
+  const Shape& a = n.inputs[0]->type.shape;
+  bool trans_a = false;
+  if (n.op == OpKind::kGemm)
+    if (const AttrValue* t = n.attr("transA")) trans_a = std::get<int64_t>(*t) != 0;
+  s.k = n.op == OpKind::kGemm ? (trans_a ? a[0] : a[1]) : a.back();
+  if (n.op == OpKind::kMatMul && a.size() == 1) s.k = a[0];
+  return s;
+}
+
+std::vector<int> split_k_factors(int64_t k, int bk) {
+  std::vector<int> out = {1};
+  for (int want : {2, 3, 4, 6, 8, 12, 16}) {
+    if (k / want < 2 * bk) break;
+    // Every split gets a whole number of BK steps and none is empty.
+    const int64_t chunk = ceil_div(ceil_div(k, want), bk) * bk;
+    const int splits = static_cast<int>(ceil_div(k, chunk));
+    if (splits > out.back()) out.push_back(splits);
+  }
+  return out;
+}
+
+int64_t gemm_items(const GemmProblem& p, const GemmSchedule& t) {
+  return p.batch * ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * t.splits;
+}
+
+double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
+  const int splits = t.splits;
+  const int64_t waves = ceil_div(gemm_items(s, t), ctx.grid());
+  // Time of one item on one SM, plus the atomics of split-K through L2.
+  const double flops_item = 2.0 * t.bm * t.bn * (static_cast<double>(s.k) / splits);
+  const double rate = (f16 ? kPeakF16Flops : kPeakF32Flops) / ctx.sms;
+  const double bytes_item = (t.bm + t.bn) * (static_cast<double>(s.k) / splits) * (f16 ? 2 : 4);
+  const double item_us = std::max(flops_item / rate, bytes_item / (kBandwidth / ctx.sms)) * 1e6;
+  // fp32 atomics into L2 run well below streaming bandwidth (measured: split-K added
+  // ~7 us at 128x3072x768 on the H100), hence the factor.
+  const double split_us = splits > 1 ? 8.0 * s.batch * s.m * s.n * 4.0 * splits / kBandwidth * 1e6 : 0;
+  return waves * item_us + split_us;
+}
+
+void gemm_warps(int threads, int* warps_m, int* warps_n) {
+  const int warps = std::max(1, threads / 32);
+  *warps_n = std::min(4, warps);
+  *warps_m = std::max(1, warps / *warps_n);
+}
+
+std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelContext& ctx, const GemmProblem* p) {
+  if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.warps_m <= 0 || t.warps_n <= 0 || t.stages <= 0 || t.splits <= 0)
+    return str_cat("knobs must be positive (", t.str(), ")");
+  if (t.warps_m * t.warps_n * 32 != ctx.threads)
+    return str_cat("warps ", t.warps_m, "x", t.warps_n, " are ", t.warps_m * t.warps_n * 32, " threads, the context has ",
+                   ctx.threads);
+  if (f16) {
+    if (t.bm % (16 * t.warps_m)) return str_cat("BM ", t.bm, " is not a multiple of 16 x warps_m (", 16 * t.warps_m, ")");
+    if (t.bn % (8 * t.warps_n)) return str_cat("BN ", t.bn, " is not a multiple of 8 x warps_n (", 8 * t.warps_n, ")");
+    if (t.bk % 16) return str_cat("BK ", t.bk, " is not a multiple of 16");
+    if (t.stages < 2 || t.stages > 8) return str_cat("stages ", t.stages, " is not in 2..8");
+  } else {
+    if (t.bm % (8 * t.warps_m)) return str_cat("BM ", t.bm, " is not a multiple of 8 x warps_m (", 8 * t.warps_m, ")");
+    if (t.bn % (4 * t.warps_n)) return str_cat("BN ", t.bn, " is not a multiple of 4 x warps_n (", 4 * t.warps_n, ")");
+    if (t.bk % 4) return str_cat("BK ", t.bk, " is not a multiple of 4");
+    if (t.stages != 2) return str_cat("the fp32 GEMM has 2 stages, not ", t.stages);
+  }
+  // Registers: the accumulators alone (BM x BN / threads fp32 values per thread) must leave
+  // room for addresses and fragments.
+  const int acc = t.bm * t.bn / ctx.threads;
+  if (acc > ctx.register_cap() / 2)
+    return str_cat("tile ", t.bm, "x", t.bn, " needs ", acc, " accumulator registers per thread, over half the cap of ",
+                   ctx.register_cap());
+  const int smem = gemm_smem_bytes(f16, t.bm, t.bn, t.bk, t.stages);
+  if (smem > ctx.smem_limit) return str_cat("tile needs ", smem, " B of shared memory, the context allows ", ctx.smem_limit);
+  if (p && t.splits > 1) {
+    const std::vector<int> ok = split_k_factors(p->k, t.bk);
+    if (std::find(ok.begin(), ok.end(), t.splits) == ok.end())
+      return str_cat("split-K ", t.splits, " leaves a split empty or uneven at K = ", p->k, ", BK = ", t.bk);
+  }
+  return "";
+}
+
+std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx) {
+  // fp16 menu from the device library's H100 timings of the BERT-base shapes (2026-11-21):
+  // BK = 64 with 4 stages was fastest at 128x768..3072x768.
+  struct Tile { int bm, bn, bk, stages; };
+  const std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 3}, {64, 64, 64, 4}, {32, 64, 64, 4}}
+                                      : std::vector<Tile>{{64, 64, 16, 2}, {32, 64, 16, 2}};
+  int wm, wn;
+  gemm_warps(ctx.threads, &wm, &wn);
+  std::vector<GemmSchedule> out;
+  for (const Tile& t : tiles) {
+    GemmSchedule s{t.bm, t.bn, t.bk, wm, wn, t.stages, 1};
+    if (gemm_schedule_problem(f16, s, ctx, nullptr).empty()) out.push_back(s);
+  }
+  return out;
+}
+
+PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
+  // Split loops over its input (each element goes to one output); others over the output.
+  const Value* out = grp.output;
+  PointwiseProblem p;
+  p.elements = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
+  p.bytes = static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
+  return p;
+}
+
+int default_ilp(const PointwiseProblem& p, const KernelContext& ctx) {
+  return p.elements >= int64_t{ctx.threads} * 4 * ctx.grid() ? 4 : 1;
+}
+
+int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext& ctx) {
+  return ceil_div(p.elements, int64_t{ctx.threads} * ilp);
+}
+
+double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx) {
+  // Read and write at the bandwidth, unless the busiest block's share of the bytes (few,
+  // large items) is slower at one SM's rate; plus a fixed cost and the item loop.
+  const int64_t items = pointwise_items(p, ilp, ctx);
+  const int64_t waves = ceil_div(items, ctx.grid());
+  const double per_element = p.elements > 0 ? 2 * p.bytes / static_cast<double>(p.elements) : 0;
+  const double block_bytes = static_cast<double>(std::min<int64_t>(p.elements, waves * int64_t{ctx.threads} * ilp)) * per_element;
+  const double sm_bandwidth = kBandwidth / ctx.sms * kSmBandwidthShare;
+  return std::max(2 * p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs;
+}
+
+std::string ilp_problem(int ilp) {
+  if (ilp < 1 || ilp > 64) return str_cat("ILP factor ", ilp, " is not in 1..64");
+  return "";
+}
+
+namespace {
 
 bool is_view(const Node& n) {
   switch (n.op) {
@@ -84,8 +272,16 @@ class Planner {
     plan_.precision = opt_.precision;
     plan_.profile = opt_.profile;
     plan_.prefetch_weights = opt_.prefetch_weights;
+    if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)
+      user_error("a block of ", opt_.threads, " threads is not a multiple of 32 in 32..1024");
+    if (opt_.blocks_per_sm < 1 || opt_.threads * opt_.blocks_per_sm > 2048)
+      user_error(opt_.blocks_per_sm, " blocks of ", opt_.threads, " threads per SM do not fit an SM (2048 threads)");
+    if (!opt_.schedules.empty()) MONO_CHECK(opt_.signature, "tuned schedules given without a signature function");
     plan_.ctx.threads = opt_.threads;
+    plan_.ctx.blocks_per_sm = opt_.blocks_per_sm;
     plan_.ctx.sms = opt_.sms;
+    plan_.ctx.smem_limit = KernelContext::smem_budget(opt_.blocks_per_sm);
+    if (opt_.smem_limit > 0) plan_.ctx.smem_limit = std::min(plan_.ctx.smem_limit, opt_.smem_limit);
     assign_dtypes();
     find_aliases();
     count_uses();
@@ -309,74 +505,51 @@ class Planner {
     for (const Group& grp : plan_.groups) plan_.stages[grp.stage].groups.push_back(grp.id);
   }
 
-  // GEMM problem of a group: batch x M x N x K.
-  struct GemmShape {
-    int64_t batch = 1, m = 0, n = 0, k = 0;
-  };
-  static GemmShape gemm_shape(const Group& grp) {
-    const Node& n = *grp.anchor;
-    GemmShape s;
-    if (n.op == OpKind::kConv) {
-      const Shape& x = n.inputs[0]->type.shape;
-      const Shape& w = n.inputs[1]->type.shape;
-      const Shape& y = n.outputs[0]->type.shape;
-      s.batch = x[0];
-      s.m = w[0];
-      s.k = shape_numel(w) / w[0];
-      s.n = shape_numel(y) / (y[0] * y[1]);
-      return s;
-    }
-    const Shape& y = n.outputs[0]->type.shape;
-    s.m = y.size() >= 2 ? y[y.size() - 2] : 1;
-    s.n = y.back();
-    s.batch = shape_numel(y) / (s.m * s.n);
-    const Shape& a = n.inputs[0]->type.shape;
-    bool trans_a = false;
-    if (n.op == OpKind::kGemm)
-      if (const AttrValue* t = n.attr("transA")) trans_a = std::get<int64_t>(*t) != 0;
-    s.k = n.op == OpKind::kGemm ? (trans_a ? a[0] : a[1]) : a.back();
-    if (n.op == OpKind::kMatMul && a.size() == 1) s.k = a[0];
-    return s;
-  }
-
   void choose_gemm(Group& grp) {
-    const bool f16 = grp.f16;
-    GemmShape s = gemm_shape(grp);
-    struct Tile { int bm, bn, bk, wm, wn, stages; };
-    // fp16 menu from the device library's H100 timings of the BERT-base shapes (2026-11-21):
-    // BK = 64 with 4 stages was fastest at 128x768..3072x768.
-    const std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 2, 4, 3}, {64, 64, 64, 2, 4, 4}, {32, 64, 64, 2, 4, 4}}
-                                        : std::vector<Tile>{{64, 64, 16, 2, 4, 2}, {32, 64, 16, 2, 4, 2}};
-    const int grid = plan_.ctx.grid();
+    const GemmProblem s = gemm_problem(grp);
+    const std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, plan_.ctx);
+    if (tiles.empty())
+      user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", plan_.ctx.threads,
+                 " threads, ", plan_.ctx.smem_limit, " B shared memory)");
     double best = 1e30;
-    for (const Tile& t : tiles) {
-      int64_t tiles_mn = s.batch * ceil_div(s.m, t.bm) * ceil_div(s.n, t.bn);
-      for (int want : {1, 2, 3, 4, 6, 8, 12, 16}) {
-        if (want > 1 && s.k / want < 2 * t.bk) break;
-        // Every split gets a whole number of BK steps and none is empty.
-        const int64_t chunk = ceil_div(ceil_div(s.k, want), t.bk) * t.bk;
-        const int splits = static_cast<int>(ceil_div(s.k, chunk));
-        if (want > 1 && splits == 1) continue;
-        int64_t items = tiles_mn * splits;
-        int64_t waves = ceil_div(items, grid);
-        // Time of one item on one SM, plus the atomics of split-K through L2.
-        double flops_item = 2.0 * t.bm * t.bn * (static_cast<double>(s.k) / splits);
-        double rate = (f16 ? kPeakF16Flops : kPeakF32Flops) / plan_.ctx.sms;
-        double bytes_item = (t.bm + t.bn) * (static_cast<double>(s.k) / splits) * (f16 ? 2 : 4);
-        double item_us = std::max(flops_item / rate, bytes_item / (kBandwidth / plan_.ctx.sms)) * 1e6;
-        // fp32 atomics into L2 run well below streaming bandwidth (measured: split-K added
-        // ~7 us at 128x3072x768 on the H100), hence the factor.
-        double split_us = splits > 1 ? 8.0 * s.batch * s.m * s.n * 4.0 * splits / kBandwidth * 1e6 : 0;
-        double us = waves * item_us + split_us;
+    for (const GemmSchedule& t : tiles) {
+      for (int splits : split_k_factors(s.k, t.bk)) {
+        GemmSchedule c = t;
+        c.splits = splits;
+        const double us = estimate_gemm_us(s, grp.f16, c, plan_.ctx);
         if (us < best * 0.97) {
           best = us;
-          grp.gemm = GemmSchedule{t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, splits};
-          grp.items = items;
+          grp.gemm = c;
         }
       }
     }
-    grp.est_us = best;
-    grp.smem_bytes = gemm_smem_bytes(f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
+  }
+
+  // A tuned schedule for the group, if PlanOptions has a valid one for its signature.
+  bool apply_override(Group& grp) {
+    if (!opt_.signature) return false;
+    grp.signature = opt_.signature(plan_, grp);
+    auto it = opt_.schedules.find(grp.signature);
+    if (it == opt_.schedules.end()) return false;
+    const Schedule& o = it->second;
+    const bool gemm_like = grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm;
+    std::string why;
+    if (o.kind != grp.kind) {
+      why = str_cat("the schedule is for a ", group_kind_name(o.kind), " group, this is a ", group_kind_name(grp.kind), " group");
+    } else if (gemm_like) {
+      const GemmProblem p = gemm_problem(grp);
+      why = gemm_schedule_problem(grp.f16, o.gemm, plan_.ctx, &p);
+    } else if (grp.kind == GroupKind::kPointwise) {
+      why = ilp_problem(o.pointwise.ilp);
+    }
+    if (!why.empty()) {
+      grp.override_rejected = why;
+      return false;
+    }
+    if (gemm_like) grp.gemm = o.gemm;
+    if (grp.kind == GroupKind::kPointwise) grp.pointwise = o.pointwise;
+    grp.tuned = true;
+    return true;
   }
 
   void choose_schedules() {
@@ -384,11 +557,17 @@ class Planner {
     for (Group& grp : plan_.groups) {
       const Value* out = grp.output;
       const double bytes = static_cast<double>(out->type.numel()) * dtype_size(plan_.dtype_of(out));
+      const bool tuned = apply_override(grp);
       switch (grp.kind) {
         case GroupKind::kGemm:
-        case GroupKind::kConvGemm:
-          choose_gemm(grp);
+        case GroupKind::kConvGemm: {
+          if (!tuned) choose_gemm(grp);
+          const GemmProblem p = gemm_problem(grp);
+          grp.items = gemm_items(p, grp.gemm);
+          grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, plan_.ctx);
+          grp.smem_bytes = gemm_smem_bytes(grp.f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
           break;
+        }
         case GroupKind::kRows: {
           const Shape& x = grp.anchor->inputs[0]->type.shape;
           int64_t len = row_length(*grp.anchor);
@@ -398,11 +577,10 @@ class Planner {
           break;
         }
         case GroupKind::kPointwise: {
-          // Split loops over its input (each element goes to one output); others over the output.
-          int64_t n = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
-          grp.pointwise.ilp = n >= int64_t{threads} * 4 * plan_.ctx.grid() ? 4 : 1;
-          grp.items = ceil_div(n, int64_t{threads} * grp.pointwise.ilp);
-          grp.est_us = 2 * bytes / kBandwidth * 1e6 + 0.3;
+          const PointwiseProblem p = pointwise_problem(plan_, grp);
+          if (!tuned) grp.pointwise.ilp = default_ilp(p, plan_.ctx);
+          grp.items = pointwise_items(p, grp.pointwise.ilp, plan_.ctx);
+          grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, plan_.ctx);
           break;
         }
       }
@@ -472,7 +650,7 @@ class Planner {
       for (int gid : st.groups) {
         Group& grp = plan_.groups[gid];
         if (grp.gemm.splits <= 1 || (grp.kind != GroupKind::kGemm && grp.kind != GroupKind::kConvGemm)) continue;
-        GemmShape s = gemm_shape(grp);
+        GemmProblem s = gemm_problem(grp);
         grp.workspace_offset = ws;
         grp.counters_offset = cw;
         ws += align_up(static_cast<size_t>(s.batch * s.m * s.n) * 4, 256);
@@ -561,7 +739,13 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
   os << "kernel plan for " << graph.name << " (" << (plan.precision == Precision::kF16 ? "fp16" : "fp32") << ", sm_"
      << c.sm_arch << ")\n";
   os << "context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM x " << c.sms << " SMs = grid "
-     << c.grid() << ", dynamic shared memory " << c.smem_bytes << " B, register cap " << c.register_cap() << "\n";
+     << c.grid() << ", dynamic shared memory " << c.smem_bytes << " B (budget " << c.smem_limit << " B), register cap "
+     << c.register_cap() << "\n";
+  int tuned = 0, rejected = 0;
+  for (const Group& g : plan.groups) tuned += g.tuned, rejected += !g.override_rejected.empty();
+  os << "schedules: " << tuned << " tuned, " << plan.groups.size() - tuned << " default (untuned)";
+  if (rejected) os << ", " << rejected << " tuned schedules rejected";
+  os << "\n";
   if (plan.precision == Precision::kF16)
     os << "precision: fp16 storage, fp32 accumulation; " << plan.fp32_fallbacks
        << " float tensors kept in fp32 (calibrated range outside fp16)\n";
@@ -577,7 +761,8 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
       if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm)
         os << ", " << g.gemm.str() << (g.f16 ? ", fp16 mma" : ", fp32 ffma");
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
-      os << ", est " << format_us(g.est_us) << "\n";
+      os << ", est " << format_us(g.est_us) << ", " << (g.tuned ? "tuned" : "default (untuned)") << "\n";
+      if (!g.override_rejected.empty()) os << "    tuned schedule rejected: " << g.override_rejected << "\n";
     }
     double stage_us = 0;
     for (int gid : plan.stages[s].groups) stage_us = std::max(stage_us, plan.groups[gid].est_us);

@@ -4,6 +4,7 @@
 // one shared-memory size, one register cap) and each group's schedule.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -20,10 +21,15 @@ struct KernelContext {
   int threads = 256;        // per block
   int blocks_per_sm = 1;
   int smem_bytes = 0;       // dynamic shared memory: the largest any group needs
+  int smem_limit = kMaxSmemPerSm;  // what a group may use in this context (the budget)
   int sms = 132;            // multiprocessors of the target GPU (H100 SXM: 132)
   int sm_arch = 90;
   int grid() const { return sms * blocks_per_sm; }
   int register_cap() const;  // 65536 registers per SM shared by the resident blocks, at most 255
+  // Dynamic shared memory per SM that blocks may take on sm_90 (227 KB), and a block's share
+  // of it when `blocks_per_sm` blocks are resident.
+  static constexpr int kMaxSmemPerSm = 227 * 1024;
+  static int smem_budget(int blocks_per_sm) { return kMaxSmemPerSm / blocks_per_sm; }
 };
 
 enum class GroupKind {
@@ -38,10 +44,26 @@ struct GemmSchedule {
   int bm = 64, bn = 64, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int splits = 1;  // split-K: partial tiles combined with atomics, the last one applies the epilogue
   std::string str() const;
+  bool operator==(const GemmSchedule& o) const;
+  bool operator!=(const GemmSchedule& o) const { return !(*this == o); }
 };
 
 struct PointwiseSchedule {
   int ilp = 4;  // elements per thread per work item (parallelism compensation)
+  bool operator==(const PointwiseSchedule& o) const { return ilp == o.ilp; }
+  bool operator!=(const PointwiseSchedule& o) const { return !(*this == o); }
+};
+
+// The tunable knobs of one group, whatever its kind: the GEMM tile for gemm and conv-gemm
+// groups, the ILP factor for pointwise ones; rows groups have none. compiler/tuning
+// serialises it (JSON) and enumerates candidates.
+struct Schedule {
+  GroupKind kind = GroupKind::kPointwise;
+  GemmSchedule gemm;            // kGemm, kConvGemm
+  PointwiseSchedule pointwise;  // kPointwise
+  bool operator==(const Schedule& o) const;
+  bool operator!=(const Schedule& o) const { return !(*this == o); }
+  std::string str() const;  // "gemm tile 64x64x32, ...", "pointwise ilp 4", "rows (no knobs)"
 };
 
 // Where a tensor lives on the device.
@@ -66,7 +88,14 @@ struct Group {
   size_t workspace_offset = 0;  // split-K fp32 workspace in the arena
   size_t counters_offset = 0;   // split-K tile counters, in 32-bit words of the sync area
   double est_us = 0;            // cost-model estimate (never a measurement)
+  // Tuning: the group's signature (set when PlanOptions::signature is), whether its schedule
+  // came from PlanOptions::schedules ("tuned") or the cost model ("default (untuned)"), and
+  // why an override was refused (then the default is used).
+  std::string signature;
+  bool tuned = false;
+  std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
+  Schedule schedule() const;    // the knobs in use
 };
 
 struct Stage {
@@ -116,12 +145,57 @@ struct PlanOptions {
   // reference). Values outside [kMinFp16Range, kMaxFp16Range] stay fp32.
   std::map<const Value*, float> ranges;
   int sms = 132;
+  // The context: block size, resident blocks per SM, and the dynamic shared memory a group
+  // may use (0: 227 KB / blocks_per_sm). The register cap follows (65536 / threads / blocks).
   int threads = 256;
+  int blocks_per_sm = 1;
+  int smem_limit = 0;
+  // Tuned schedules by group signature (compiler/tuning computes signatures; its
+  // tuning::use_schedules sets both fields). A group whose signature has an entry uses it if
+  // it is valid in the context, else its default schedule (Group::override_rejected says why).
+  std::map<std::string, Schedule> schedules;
+  // Called once per group after grouping and dtype assignment (before placement); required
+  // when `schedules` is not empty.
+  std::function<std::string(const KernelPlan&, const Group&)> signature;
 };
 
 // Builds the plan for a simplified graph. Throws UserError naming the node if an op cannot be
 // compiled to CUDA.
 KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options);
+
+// ---- The cost model (shared by the planner and compiler/tuning; estimates, never measurements)
+
+// GEMM problem of a gemm or conv-gemm group: batch x M x N x K.
+struct GemmProblem {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+GemmProblem gemm_problem(const Group& g);
+// Split-K factors for K and a BK that give every split a whole number of BK steps and leave
+// none empty, ascending, starting with 1.
+std::vector<int> split_k_factors(int64_t k, int bk);
+// Work items (tiles x splits) of a GEMM schedule.
+int64_t gemm_items(const GemmProblem& p, const GemmSchedule& s);
+double estimate_gemm_us(const GemmProblem& p, bool f16, const GemmSchedule& s, const KernelContext& ctx);
+// Why a GEMM schedule cannot run in the context ("" if it can): the device library's tile
+// constraints (fp16: BM % (16 warps_m), BN % (8 warps_n), BK % 16, stages >= 2; fp32: BM % (8
+// warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads, shared
+// memory within the context's budget and, with a problem, a split-K factor of split_k_factors.
+std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
+// The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
+void gemm_warps(int threads, int* warps_m, int* warps_n);
+// The planner's default tile menu in the context (split-K 1; valid tiles only).
+std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx);
+// Pointwise: elements computed and output bytes of a group.
+struct PointwiseProblem {
+  int64_t elements = 0;
+  double bytes = 0;
+};
+PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& g);
+int default_ilp(const PointwiseProblem& p, const KernelContext& ctx);
+int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
+double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
+// Why an ILP factor cannot be used ("" if it can): 1..64.
+std::string ilp_problem(int ilp);
 
 // Packs the constants into the weights blob (converted to the device dtype, B operands of
 // GEMMs transposed to [N][K]).

@@ -54,6 +54,7 @@ static json io_json(const ArtifactIo& io) {
 
 static json schedule_json(const Graph& g, const KernelPlan& plan) {
   json groups = json::array();
+  size_t tuned = 0;
   for (const Group& grp : plan.groups) {
     json nodes = json::array();
     nodes.push_back({{"name", grp.anchor->name}, {"op", op_name(grp.anchor->op)}});
@@ -64,10 +65,16 @@ static json schedule_json(const Graph& g, const KernelPlan& plan) {
       j["gemm"] = {{"bm", grp.gemm.bm}, {"bn", grp.gemm.bn}, {"bk", grp.gemm.bk}, {"warps_m", grp.gemm.warps_m},
                    {"warps_n", grp.gemm.warps_n}, {"stages", grp.gemm.stages}, {"split_k", grp.gemm.splits}};
     if (grp.kind == GroupKind::kPointwise) j["ilp"] = grp.pointwise.ilp;
+    j["schedule_source"] = grp.tuned ? "tuned" : "default (untuned)";
+    if (!grp.signature.empty()) j["signature"] = grp.signature;
+    if (!grp.override_rejected.empty()) j["tuned_schedule_rejected"] = grp.override_rejected;
+    tuned += grp.tuned;
     groups.push_back(j);
   }
   (void)g;
-  return json{{"source", "default schedules (cost model; no tuning records)"}, {"groups", groups}};
+  const std::string source = tuned == 0 ? "default schedules (cost model; no tuning records)"
+                                        : str_cat(tuned, " of ", plan.groups.size(), " groups tuned, the others default (cost model)");
+  return json{{"source", source}, {"groups", groups}};
 }
 
 static void write_text(const std::string& path, const std::string& text) {

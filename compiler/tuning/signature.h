@@ -1,0 +1,44 @@
+// Group signatures: a canonical, stable key for "the same tuning problem". Two groups with
+// equal signatures have the same best schedule in a given context and on a given GPU kind,
+// so repeated layers collapse to one tuning task and results are reused across models.
+//
+// The signature covers the group's STRUCTURE: its kind, the anchor op and every epilogue op
+// in order with their attributes (defaults filled in, axes normalised, keys sorted), the
+// shapes and device dtypes of every operand and result, which operands are constants and how
+// they are packed, the broadcast pattern of epilogue operands, Transpose perms, and the
+// values of small integer constants (axes, starts, shapes: they change the generated code).
+// It does NOT cover value or node names, addresses or the values of float constants (a
+// schedule's speed does not depend on weight values), nor the context or the GPU (those key
+// the tuning task beside the signature).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/plan.h"
+
+namespace mono::tuning {
+
+// Part of every signature. Bump it whenever the canonical text, the hash or the code a
+// group generates for a given schedule changes in a way that invalidates stored results,
+// and say why here (like XLA's autotune cache version):
+//   1 (2026-11): first version.
+constexpr int kSignatureVersion = 1;
+
+struct GroupSignature {
+  std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)
+  std::string text;  // the canonical form that is hashed (readable, for debugging)
+};
+
+// The canonical text of a group of a plan (valid once groups and device dtypes are set, as
+// when PlanOptions::signature is called).
+std::string group_signature_text(const KernelPlan& plan, const Group& group);
+// 64-bit FNV-1a of `text`, as 16 hex digits.
+std::string signature_hash(const std::string& text);
+GroupSignature group_signature(const KernelPlan& plan, const Group& group);
+// The hash only: what PlanOptions::signature expects.
+std::string group_signature_hash(const KernelPlan& plan, const Group& group);
+// Makes the planner fill Group::signature (needed for PlanOptions::schedules).
+void enable_signatures(PlanOptions* options);
+
+}  // namespace mono::tuning

@@ -1,0 +1,84 @@
+// The tuning space of a model (DESIGN §5): contexts x unique group signatures x candidate
+// schedules. Repeated layers collapse to one task per context; a cost model (the planner's:
+// the same functions) orders each task's candidates and prunes those far slower than the
+// best, always keeping the default schedule. Its numbers are ESTIMATES, never measurements:
+// they only decide what gets measured.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/plan.h"
+#include "compiler/tuning/schedule.h"
+
+namespace mono::tuning {
+
+struct SpaceOptions {
+  std::vector<Context> contexts = default_contexts();
+  // Drop candidates whose estimate exceeds this factor times the best estimate of their
+  // task; 0 (or less) keeps every candidate.
+  double prune_factor = 3.0;
+};
+
+struct Candidate {
+  Schedule schedule;
+  double est_us = 0;     // cost-model estimate (not a measurement)
+  int64_t items = 0;     // work items the group would have
+  int smem_bytes = 0;    // dynamic shared memory it needs
+  bool is_default = false;  // the planner's choice without tuning
+};
+
+// One unique group signature in one context.
+struct TuningTask {
+  std::string signature;       // 16 hex digits
+  std::string signature_text;  // the canonical text hashed
+  GroupKind kind = GroupKind::kPointwise;
+  Context context;
+  std::vector<int> groups;  // ids of the model's groups with this signature (the first is the example)
+  std::string description;  // "MatMul + Transpose + Mul -> f16[1,4,16,16]"
+  Schedule default_schedule;
+  double default_est_us = 0;
+  int candidates_before = 0;          // before pruning
+  std::vector<Candidate> candidates;  // after pruning, by estimate (ties: menu order); has the default
+};
+
+struct TuningSpace {
+  std::vector<Context> contexts;
+  int groups_total = 0;        // groups of the model (the same in every context)
+  int unique_signatures = 0;   // distinct signatures among them
+  std::vector<TuningTask> tasks;  // context-major: contexts x unique signatures, first-seen order
+};
+
+struct SpaceSummary {
+  int contexts = 0;
+  int groups_total = 0;
+  int unique_signatures = 0;
+  int tasks = 0;  // contexts x unique signatures
+  int64_t candidates_before = 0;  // over all tasks, before pruning
+  int64_t candidates_after = 0;
+};
+
+// Plans the graph in every context and builds the tasks. `options` gives precision,
+// calibration ranges and SMs (its context and schedules are replaced).
+TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, const SpaceOptions& space = {});
+SpaceSummary summarize(const TuningSpace& space);
+
+// The candidates of one group of a plan (in the plan's context), pruned, with the count
+// before pruning in *before.
+std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& group, double prune_factor, int* before);
+// The GEMM tile menu of the tuning space in a context (split-K 1; valid tiles that fit).
+std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx);
+// The ILP factors tried for pointwise groups.
+std::vector<int> tuning_ilp_factors();
+
+// A task as JSON (a job payload's core): signature, kind, context, groups, default and
+// candidates with their estimates (labelled "est_us").
+nlohmann::json task_to_json(const TuningTask& task);
+
+// `mono-compile --emit plan`: the "tuning space:" section.
+void print_space(std::ostream& os, const TuningSpace& space);
+
+}  // namespace mono::tuning

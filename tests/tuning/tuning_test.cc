@@ -1,0 +1,514 @@
+// The compiler side of tuning: group signatures, schedules and contexts as JSON, tuned
+// schedules in the planner (and their validation), the tuning space and its pruning.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "compiler/codegen/cuda_emitter.h"
+#include "compiler/codegen/support.h"
+#include "compiler/frontend/onnx_loader.h"
+#include "compiler/ops/infer.h"
+#include "compiler/passes/passes.h"
+#include "compiler/support/error.h"
+#include "compiler/tuning/schedule.h"
+#include "compiler/tuning/signature.h"
+#include "compiler/tuning/space.h"
+
+namespace mono::tuning {
+namespace {
+
+std::unique_ptr<Graph> load_model(const std::string& name) {
+  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + name + "/model.onnx");
+  simplify(*loaded.graph);
+  return std::move(loaded.graph);
+}
+
+PlanOptions options(Precision p) {
+  PlanOptions o;
+  o.precision = p;
+  enable_signatures(&o);
+  return o;
+}
+
+bool is_gemm(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm; }
+
+// A small hand-built graph: y = Transpose(Add(MatMul(x, W), b)) [* s], with a choice of
+// shapes, names and constant values.
+struct MlpSpec {
+  int64_t m = 16, k = 64, n = 64;
+  float weight = 0.5f;
+  std::string prefix = "a";
+  std::vector<int64_t> perm = {0, 2, 1};
+  bool weight_constant = true;
+};
+
+std::unique_ptr<Graph> make_mlp(const MlpSpec& s) {
+  auto g = std::make_unique<Graph>();
+  g->name = s.prefix + "_graph";
+  g->opset = 17;
+  Value* x = g->add_value(s.prefix + "_x", TensorType{DType::kF32, {1, s.m, s.k}});
+  g->inputs.push_back(x);
+  Value* w;
+  if (s.weight_constant) {
+    w = g->add_constant(s.prefix + "_w", Tensor::from_floats({s.k, s.n}, std::vector<float>(s.k * s.n, s.weight)));
+  } else {
+    w = g->add_value(s.prefix + "_w", TensorType{DType::kF32, {s.k, s.n}});
+    g->inputs.push_back(w);
+  }
+  Value* b = g->add_constant(s.prefix + "_b", Tensor::from_floats({s.n}, std::vector<float>(s.n, s.weight * 2)));
+  Node* mm = g->add_node(OpKind::kMatMul, s.prefix + "_mm", {x, w}, {s.prefix + "_y0"}, 17);
+  Node* add = g->add_node(OpKind::kAdd, s.prefix + "_add", {b, mm->outputs[0]}, {s.prefix + "_y1"}, 17);
+  Node* tr = g->add_node(OpKind::kTranspose, s.prefix + "_tr", {add->outputs[0]}, {s.prefix + "_y2"}, 17);
+  tr->attrs["perm"] = s.perm;
+  g->outputs.push_back(tr->outputs[0]);
+  infer_shapes(*g);
+  return g;
+}
+
+std::string mlp_signature(const MlpSpec& s, Precision p = Precision::kF16) {
+  auto g = make_mlp(s);
+  KernelPlan plan = plan_kernel(*g, options(p));
+  EXPECT_EQ(plan.groups.size(), 1u);
+  return plan.groups.at(0).signature;
+}
+
+// ---- signatures ---------------------------------------------------------------------------
+
+TEST(Signature, RepeatedLayersOfTinyBertShareSignatures) {
+  auto g = load_model("tiny-bert-opset20");
+  for (Precision p : {Precision::kF32, Precision::kF16}) {
+    KernelPlan plan = plan_kernel(*g, options(p));
+    std::vector<const Group*> gemms;
+    for (const Group& grp : plan.groups)
+      if (is_gemm(grp)) gemms.push_back(&grp);
+    // Two layers: the i-th GEMM group of layer 0 has its twin at i + half in layer 1.
+    ASSERT_EQ(gemms.size() % 2, 0u);
+    ASSERT_GE(gemms.size(), 8u);
+    const size_t half = gemms.size() / 2;
+    std::set<std::string> layer0;
+    for (size_t i = 0; i < half; ++i) {
+      EXPECT_EQ(gemms[i]->signature, gemms[i + half]->signature)
+          << gemms[i]->nodes() << " vs " << gemms[i + half]->nodes();
+      EXPECT_NE(gemms[i]->signature, "");
+      EXPECT_EQ(gemms[i]->signature.size(), 16u);
+      EXPECT_EQ(gemms[i]->signature.find_first_not_of("0123456789abcdef"), std::string::npos);
+      layer0.insert(gemms[i]->signature);
+    }
+    // Inside a layer the GEMMs differ (Q and K differ by their Transpose perm).
+    EXPECT_EQ(layer0.size(), half);
+    // The hash is the hash of the text; the text names no node or value.
+    const GroupSignature sig = group_signature(plan, *gemms[0]);
+    EXPECT_EQ(sig.hash, gemms[0]->signature);
+    EXPECT_EQ(sig.hash, signature_hash(sig.text));
+    EXPECT_NE(sig.text.find("anchor MatMul"), std::string::npos) << sig.text;
+    EXPECT_NE(sig.text.find(str_cat("v", kSignatureVersion)), std::string::npos) << sig.text;
+    EXPECT_EQ(sig.text.find(gemms[0]->anchor->name), std::string::npos) << sig.text;
+    EXPECT_EQ(sig.text.find(gemms[0]->anchor->inputs[1]->name), std::string::npos) << sig.text;
+  }
+}
+
+TEST(Signature, Opset17And20ExportsOfTinyBertAgree) {
+  auto g17 = load_model("tiny-bert-opset17");
+  auto g20 = load_model("tiny-bert-opset20");
+  KernelPlan p17 = plan_kernel(*g17, options(Precision::kF16));
+  KernelPlan p20 = plan_kernel(*g20, options(Precision::kF16));
+  ASSERT_EQ(p17.groups.size(), p20.groups.size());
+  for (size_t i = 0; i < p17.groups.size(); ++i)
+    EXPECT_EQ(p17.groups[i].signature, p20.groups[i].signature)
+        << "group " << i << ":\n" << group_signature_text(p17, p17.groups[i]) << "vs\n"
+        << group_signature_text(p20, p20.groups[i]);
+}
+
+TEST(Signature, CoversStructureNotNamesOrConstantValues) {
+  MlpSpec base;
+  const std::string s = mlp_signature(base);
+  // Names and weight values do not matter.
+  MlpSpec renamed = base;
+  renamed.prefix = "other";
+  EXPECT_EQ(mlp_signature(renamed), s);
+  MlpSpec reweighted = base;
+  reweighted.weight = -3.25f;
+  EXPECT_EQ(mlp_signature(reweighted), s);
+  // Shapes, perms, dtypes and constness do.
+  MlpSpec taller = base;
+  taller.m = 32;
+  EXPECT_NE(mlp_signature(taller), s);
+  MlpSpec wider = base;
+  wider.n = 128;
+  EXPECT_NE(mlp_signature(wider), s);
+  MlpSpec permuted = base;
+  permuted.perm = {1, 0, 2};
+  EXPECT_NE(mlp_signature(permuted), s);
+  EXPECT_NE(mlp_signature(base, Precision::kF32), s);
+  MlpSpec activation = base;
+  activation.weight_constant = false;
+  EXPECT_NE(mlp_signature(activation), s);
+}
+
+TEST(Signature, TextShowsPackingBroadcastAndPerm) {
+  auto g = make_mlp(MlpSpec{});
+  KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
+  const std::string t = group_signature_text(plan, plan.groups[0]);
+  EXPECT_NE(t.find("kind gemm f16-mma"), std::string::npos) << t;
+  EXPECT_NE(t.find("const f16[64,64] packing=nk"), std::string::npos) << t;
+  EXPECT_NE(t.find("epilogue Add\n  in running\n  in const f16[64] bcast=__="), std::string::npos) << t;
+  EXPECT_NE(t.find("epilogue Transpose perm=[0,2,1]"), std::string::npos) << t;
+}
+
+// ---- schedules and contexts as JSON --------------------------------------------------------
+
+TEST(ScheduleJson, RoundTripsEveryKind) {
+  Schedule gemm;
+  gemm.kind = GroupKind::kGemm;
+  gemm.gemm = GemmSchedule{128, 128, 32, 2, 4, 3, 2};
+  EXPECT_EQ(schedule_to_string(gemm),
+            R"({"bk":32,"bm":128,"bn":128,"kind":"gemm","split_k":2,"stages":3,"warps_m":2,"warps_n":4})");
+  Schedule conv = gemm;
+  conv.kind = GroupKind::kConvGemm;
+  Schedule pw;
+  pw.kind = GroupKind::kPointwise;
+  pw.pointwise.ilp = 8;
+  EXPECT_EQ(schedule_to_string(pw), R"({"ilp":8,"kind":"pointwise"})");
+  Schedule rows;
+  rows.kind = GroupKind::kRows;
+  EXPECT_EQ(schedule_to_string(rows), R"({"kind":"rows"})");
+  for (const Schedule& s : {gemm, conv, pw, rows}) {
+    EXPECT_EQ(schedule_from_string(schedule_to_string(s)), s) << schedule_to_string(s);
+    EXPECT_EQ(schedule_from_json(schedule_to_json(s)), s);
+    EXPECT_EQ(schedule_to_string(schedule_from_string(schedule_to_string(s))), schedule_to_string(s));
+  }
+  EXPECT_NE(gemm, conv);
+}
+
+TEST(ScheduleJson, RejectsMalformedInput) {
+  EXPECT_THROW(schedule_from_string("not json"), UserError);
+  EXPECT_THROW(schedule_from_string("[]"), UserError);
+  EXPECT_THROW(schedule_from_string(R"({"ilp":4})"), UserError);                       // no kind
+  EXPECT_THROW(schedule_from_string(R"({"kind":"fancy","ilp":4})"), UserError);        // unknown kind
+  EXPECT_THROW(schedule_from_string(R"({"kind":"pointwise"})"), UserError);            // missing knob
+  EXPECT_THROW(schedule_from_string(R"({"kind":"pointwise","ilp":4,"x":1})"), UserError);  // unknown knob
+  EXPECT_THROW(schedule_from_string(R"({"kind":"pointwise","ilp":"4"})"), UserError);  // not an integer
+  EXPECT_THROW(schedule_from_string(R"({"kind":"pointwise","ilp":4.5})"), UserError);
+  try {
+    schedule_from_string(R"({"kind":"gemm","bm":64,"bn":64,"bk":32,"warps_m":2,"warps_n":4,"stages":3})");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("split_k"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ContextJson, RoundTripsAndDerivesBudgetAndCap) {
+  const std::vector<Context> cs = default_contexts();
+  ASSERT_EQ(cs.size(), 2u);
+  EXPECT_EQ(cs[0].threads, 256);
+  EXPECT_EQ(cs[0].blocks_per_sm, 1);
+  EXPECT_EQ(cs[0].smem_bytes, 227 * 1024);
+  EXPECT_EQ(cs[0].register_cap, 255);
+  EXPECT_EQ(cs[1].blocks_per_sm, 2);
+  EXPECT_EQ(cs[1].smem_bytes, 227 * 1024 / 2);
+  EXPECT_EQ(cs[1].register_cap, 128);
+  EXPECT_EQ(context_to_string(cs[1]), R"({"blocks_per_sm":2,"register_cap":128,"smem_bytes":116224,"threads":256})");
+  EXPECT_EQ(cs[1].key(), "threads=256,blocks_per_sm=2,smem=116224");
+  for (const Context& c : cs) {
+    EXPECT_EQ(context_from_string(context_to_string(c)), c);
+    EXPECT_EQ(context_from_json(context_to_json(c)), c);
+  }
+  EXPECT_NE(cs[0], cs[1]);
+  // Budget and cap may be left out; a lower budget is kept; a wrong cap or a bad block is refused.
+  EXPECT_EQ(context_from_string(R"({"threads":256,"blocks_per_sm":2})"), cs[1]);
+  EXPECT_EQ(context_from_string(R"({"threads":256,"blocks_per_sm":1,"smem_bytes":65536})").smem_bytes, 65536);
+  EXPECT_THROW(context_from_string(R"({"threads":256,"blocks_per_sm":1,"register_cap":64})"), UserError);
+  EXPECT_THROW(context_from_string(R"({"threads":256,"blocks_per_sm":1,"smem_bytes":300000})"), UserError);
+  EXPECT_THROW(context_from_string(R"({"threads":100,"blocks_per_sm":1})"), UserError);
+  EXPECT_THROW(context_from_string(R"({"threads":1024,"blocks_per_sm":4})"), UserError);
+  EXPECT_THROW(context_from_string(R"({"threads":256})"), UserError);
+  EXPECT_THROW(context_from_string(R"({"threads":256,"blocks_per_sm":1,"sms":132})"), UserError);
+}
+
+// ---- tuned schedules in the planner --------------------------------------------------------
+
+// The GEMM groups of a plan sharing the signature of the first GEMM group whose default
+// differs from `s` (its signature out).
+std::vector<int> gemm_groups_not_using(const KernelPlan& plan, const GemmSchedule& s, std::string* sig) {
+  for (const Group& g : plan.groups)
+    if (is_gemm(g) && g.gemm != s) {
+      *sig = g.signature;
+      break;
+    }
+  std::vector<int> ids;
+  for (const Group& g : plan.groups)
+    if (g.signature == *sig) ids.push_back(g.id);
+  return ids;
+}
+
+TEST(TunedSchedules, DefaultPlanIsUnchangedBySignatures) {
+  auto g = load_model("tiny-bert-opset20");
+  PlanOptions plain;
+  plain.precision = Precision::kF16;
+  KernelPlan a = plan_kernel(*g, plain);
+  KernelPlan b = plan_kernel(*g, options(Precision::kF16));
+  ASSERT_EQ(a.groups.size(), b.groups.size());
+  for (size_t i = 0; i < a.groups.size(); ++i) {
+    EXPECT_EQ(a.groups[i].schedule(), b.groups[i].schedule());
+    EXPECT_EQ(a.groups[i].est_us, b.groups[i].est_us);
+    EXPECT_FALSE(a.groups[i].tuned);
+    EXPECT_FALSE(b.groups[i].tuned);
+    EXPECT_EQ(a.groups[i].signature, "");
+  }
+  EXPECT_EQ(emit_cuda(*g, a, "m"), emit_cuda(*g, b, "m"));
+}
+
+TEST(TunedSchedules, ChangeThePlanAndAreMarkedTuned) {
+  auto g = load_model("tiny-bert-opset20");
+  const PlanOptions base = options(Precision::kF16);
+  KernelPlan def = plan_kernel(*g, base);
+  Schedule s;
+  s.kind = GroupKind::kGemm;
+  s.gemm = GemmSchedule{128, 128, 32, 2, 4, 3, 1};
+  std::string sig;
+  const std::vector<int> ids = gemm_groups_not_using(def, s.gemm, &sig);
+  ASSERT_EQ(ids.size(), 2u);  // a layer-0 GEMM and its layer-1 twin
+
+  KernelPlan tuned = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, s}}));
+  for (const Group& grp : tuned.groups) {
+    const bool hit = std::count(ids.begin(), ids.end(), grp.id) > 0;
+    EXPECT_EQ(grp.tuned, hit) << grp.nodes();
+    EXPECT_EQ(grp.override_rejected, "");
+    if (hit) {
+      EXPECT_EQ(grp.gemm, s.gemm);
+      EXPECT_EQ(grp.est_us, estimate_gemm_us(gemm_problem(grp), grp.f16, s.gemm, tuned.ctx));
+      EXPECT_EQ(grp.items, gemm_items(gemm_problem(grp), s.gemm));
+      EXPECT_EQ(grp.smem_bytes, gemm_smem_bytes(true, 128, 128, 32, 3));
+    } else {
+      EXPECT_EQ(grp.schedule(), def.groups[grp.id].schedule());
+    }
+  }
+  EXPECT_GE(tuned.ctx.smem_bytes, gemm_smem_bytes(true, 128, 128, 32, 3));
+  const std::string src = emit_cuda(*g, tuned, "m");
+  EXPECT_NE(src.find("GemmF16<128, 128, 32, 2, 4, 3>"), std::string::npos);
+  std::ostringstream os;
+  print_plan(os, *g, tuned);
+  EXPECT_NE(os.str().find("schedules: 2 tuned, "), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find(", tuned\n"), std::string::npos);
+  EXPECT_NE(os.str().find(", default (untuned)\n"), std::string::npos);
+}
+
+TEST(TunedSchedules, InvalidOnesFallBackWithAReason) {
+  auto g = load_model("tiny-bert-opset20");
+  const PlanOptions base = options(Precision::kF16);
+  KernelPlan def = plan_kernel(*g, base);
+  std::string sig;
+  const std::vector<int> ids = gemm_groups_not_using(def, GemmSchedule{}, &sig);
+  ASSERT_FALSE(ids.empty());
+  struct Bad {
+    GemmSchedule s;
+    const char* why;
+  };
+  const std::vector<Bad> bad = {
+      {{48, 64, 32, 2, 4, 3, 1}, "BM 48 is not a multiple of 16 x warps_m"},
+      {{64, 60, 32, 2, 4, 3, 1}, "BN 60 is not a multiple of 8 x warps_n"},
+      {{64, 64, 24, 2, 4, 3, 1}, "BK 24 is not a multiple of 16"},
+      {{64, 64, 32, 4, 4, 3, 1}, "warps 4x4 are 512 threads, the context has 256"},
+      {{256, 256, 64, 2, 4, 8, 1}, "accumulator registers"},
+      {{128, 64, 128, 2, 4, 8, 1}, "shared memory"},
+      {{64, 64, 32, 2, 4, 3, 7}, "split-K 7"},
+      {{64, 64, 32, 2, 4, 1, 1}, "stages 1"},
+  };
+  for (const Bad& b : bad) {
+    Schedule s;
+    s.kind = GroupKind::kGemm;
+    s.gemm = b.s;
+    KernelPlan p = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, s}}));
+    for (int id : ids) {
+      const Group& grp = p.groups[id];
+      EXPECT_FALSE(grp.tuned) << b.why;
+      EXPECT_NE(grp.override_rejected.find(b.why), std::string::npos) << grp.override_rejected;
+      EXPECT_EQ(grp.schedule(), def.groups[id].schedule()) << b.why;
+    }
+    std::ostringstream os;
+    print_plan(os, *g, p);
+    EXPECT_NE(os.str().find("tuned schedule rejected: "), std::string::npos);
+  }
+  // A schedule of the wrong kind.
+  Schedule pw;
+  pw.kind = GroupKind::kPointwise;
+  KernelPlan p = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, pw}}));
+  EXPECT_NE(p.groups[ids[0]].override_rejected.find("for a pointwise group"), std::string::npos);
+  // Schedules without a signature function are our bug.
+  PlanOptions no_fn;
+  no_fn.schedules[sig] = pw;
+  EXPECT_THROW(plan_kernel(*g, no_fn), InternalError);
+}
+
+TEST(TunedSchedules, PointwiseIlpAndContext) {
+  auto g = load_model("tiny-bert-opset20");
+  const PlanOptions base = options(Precision::kF16);
+  KernelPlan def = plan_kernel(*g, base);
+  const Group* pw = nullptr;
+  for (const Group& grp : def.groups)
+    if (grp.kind == GroupKind::kPointwise) pw = &grp;
+  ASSERT_NE(pw, nullptr);
+  Schedule s;
+  s.kind = GroupKind::kPointwise;
+  s.pointwise.ilp = 8;
+  const Context two = default_contexts()[1];
+  KernelPlan p = plan_kernel(*g, tuned_options(base, two, {{pw->signature, s}}));
+  EXPECT_EQ(p.ctx.blocks_per_sm, 2);
+  EXPECT_EQ(p.ctx.threads, 256);
+  EXPECT_EQ(p.ctx.smem_limit, two.smem_bytes);
+  EXPECT_EQ(p.ctx.register_cap(), two.register_cap);
+  EXPECT_EQ(p.ctx.grid(), 2 * 132);
+  EXPECT_LE(p.ctx.smem_bytes, p.ctx.smem_limit);
+  EXPECT_TRUE(p.groups[pw->id].tuned);
+  EXPECT_EQ(p.groups[pw->id].pointwise.ilp, 8);
+  EXPECT_EQ(p.groups[pw->id].items, pointwise_items(pointwise_problem(p, p.groups[pw->id]), 8, p.ctx));
+  s.pointwise.ilp = 0;
+  KernelPlan bad = plan_kernel(*g, tuned_options(base, two, {{pw->signature, s}}));
+  EXPECT_FALSE(bad.groups[pw->id].tuned);
+  EXPECT_NE(bad.groups[pw->id].override_rejected.find("ILP factor 0"), std::string::npos);
+}
+
+// ---- the tuning space ----------------------------------------------------------------------
+
+void check_space(const Graph& g, const PlanOptions& po, const TuningSpace& space, double factor) {
+  std::map<std::string, KernelPlan> plans;  // by context key
+  for (const Context& c : space.contexts) {
+    PlanOptions o = po;
+    use_context(&o, c);
+    enable_signatures(&o);
+    plans.emplace(c.key(), plan_kernel(g, o));
+  }
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const TuningTask& t : space.tasks) {
+    EXPECT_TRUE(seen.insert({t.context.key(), t.signature}).second) << "duplicate task";
+    const KernelPlan& plan = plans.at(t.context.key());
+    const Group& example = plan.groups.at(t.groups.at(0));
+    EXPECT_EQ(example.signature, t.signature);
+    ASSERT_FALSE(t.candidates.empty());
+    EXPECT_LE(static_cast<int>(t.candidates.size()), t.candidates_before);
+    int defaults = 0;
+    double best = 1e30;
+    for (const Candidate& c : t.candidates) best = std::min(best, c.est_us);
+    for (size_t i = 0; i < t.candidates.size(); ++i) {
+      const Candidate& c = t.candidates[i];
+      if (i) {
+        EXPECT_LE(t.candidates[i - 1].est_us, c.est_us) << "not ordered by estimate";
+      }
+      if (factor > 0 && !c.is_default) {
+        EXPECT_LE(c.est_us, factor * best);
+      }
+      EXPECT_EQ(c.schedule.kind, t.kind);
+      if (c.is_default) {
+        ++defaults;
+        // The planner's estimate of its default equals the space's estimate of that candidate.
+        EXPECT_EQ(c.schedule, example.schedule());
+        EXPECT_EQ(c.schedule, t.default_schedule);
+        EXPECT_DOUBLE_EQ(c.est_us, example.est_us) << t.description;
+        EXPECT_DOUBLE_EQ(t.default_est_us, example.est_us);
+      }
+      if (is_gemm(example)) {
+        const GemmProblem p = gemm_problem(example);
+        EXPECT_EQ(gemm_schedule_problem(example.f16, c.schedule.gemm, plan.ctx, &p), "") << c.schedule.str();
+        // Every split non-empty.
+        const int64_t chunk = ceil_div(ceil_div(p.k, c.schedule.gemm.splits), c.schedule.gemm.bk) * c.schedule.gemm.bk;
+        EXPECT_LT((c.schedule.gemm.splits - 1) * chunk, p.k) << c.schedule.str();
+        EXPECT_DOUBLE_EQ(c.est_us, estimate_gemm_us(p, example.f16, c.schedule.gemm, plan.ctx));
+      }
+      // Each candidate is accepted by the planner as a tuned schedule.
+      if (i < 2) {
+        KernelPlan tp = plan_kernel(g, tuned_options(po, t.context, {{t.signature, c.schedule}}));
+        for (int id : t.groups) {
+          EXPECT_TRUE(tp.groups[id].tuned) << tp.groups[id].override_rejected;
+          EXPECT_EQ(tp.groups[id].schedule(), c.schedule);
+          EXPECT_DOUBLE_EQ(tp.groups[id].est_us, c.est_us);
+        }
+      }
+    }
+    EXPECT_EQ(defaults, 1) << t.description;
+  }
+}
+
+TEST(Space, TinyBertDedupsLayersAndKeepsDefaults) {
+  auto g = load_model("tiny-bert-opset20");
+  for (Precision p : {Precision::kF32, Precision::kF16}) {
+    PlanOptions po;
+    po.precision = p;
+    const TuningSpace space = enumerate_space(*g, po);
+    const SpaceSummary s = summarize(space);
+    EXPECT_EQ(s.contexts, 2);
+    EXPECT_EQ(s.groups_total, static_cast<int>(plan_kernel(*g, po).groups.size()));
+    EXPECT_LT(s.unique_signatures, s.groups_total);
+    EXPECT_EQ(s.tasks, s.contexts * s.unique_signatures);
+    EXPECT_LE(s.candidates_after, s.candidates_before);
+    EXPECT_GT(s.candidates_after, s.tasks);  // more than the defaults
+    int grouped = 0;
+    for (const TuningTask& t : space.tasks) grouped += static_cast<int>(t.groups.size());
+    EXPECT_EQ(grouped, s.contexts * s.groups_total);
+    check_space(*g, po, space, 3.0);
+    // Printed for --emit plan.
+    std::ostringstream os;
+    print_space(os, space);
+    EXPECT_NE(os.str().find(str_cat("tuning space: 2 contexts x ", s.unique_signatures, " unique group signatures (",
+                                    s.groups_total, " groups before dedup)")),
+              std::string::npos)
+        << os.str();
+    EXPECT_NE(os.str().find(str_cat(s.candidates_before, " before pruning, ", s.candidates_after, " after")),
+              std::string::npos);
+    EXPECT_NE(os.str().find("[gemm] x2 groups: MatMul"), std::string::npos) << os.str();
+    // As JSON for a job payload.
+    const nlohmann::json j = task_to_json(space.tasks.back());
+    EXPECT_EQ(j.at("signature"), space.tasks.back().signature);
+    EXPECT_EQ(context_from_json(j.at("context")), space.tasks.back().context);
+    EXPECT_EQ(j.at("candidates").size(), space.tasks.back().candidates.size());
+    EXPECT_EQ(schedule_from_json(j.at("candidates")[0].at("schedule")), space.tasks.back().candidates[0].schedule);
+  }
+}
+
+TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
+  // BERT-base's FFN up-projection: [1,128,768] x [768,3072].
+  MlpSpec big;
+  big.m = 128, big.k = 768, big.n = 3072;
+  auto g = make_mlp(big);
+  PlanOptions po;
+  po.precision = Precision::kF16;
+  const TuningSpace pruned = enumerate_space(*g, po);
+  SpaceOptions keep_all;
+  keep_all.prune_factor = 0;
+  const TuningSpace all = enumerate_space(*g, po, keep_all);
+  const SpaceSummary a = summarize(all), p = summarize(pruned);
+  EXPECT_EQ(a.candidates_before, p.candidates_before);
+  EXPECT_EQ(a.candidates_after, a.candidates_before);
+  EXPECT_LT(p.candidates_after, p.candidates_before);
+  // Split-K candidates exist (K = 768 allows them) and the 2-blocks context drops no tile for
+  // shared memory but keeps within its budget.
+  bool split = false;
+  for (const TuningTask& t : all.tasks)
+    for (const Candidate& c : t.candidates) {
+      split |= c.schedule.gemm.splits > 1;
+      EXPECT_LE(c.smem_bytes, t.context.smem_bytes);
+    }
+  EXPECT_TRUE(split);
+  check_space(*g, po, pruned, 3.0);
+  check_space(*g, po, all, 0);
+}
+
+TEST(Space, EveryTinyModelEnumerates) {
+  for (const char* m : {"tiny-gpt2-opset20", "tiny-mobilenet-opset20", "tiny-resnet-opset17", "tiny-vit-opset20"}) {
+    auto g = load_model(m);
+    PlanOptions po;
+    po.precision = Precision::kF16;
+    const TuningSpace space = enumerate_space(*g, po);
+    const SpaceSummary s = summarize(space);
+    EXPECT_LE(s.unique_signatures, s.groups_total) << m;
+    EXPECT_LE(s.candidates_after, s.candidates_before) << m;
+    for (const TuningTask& t : space.tasks)
+      EXPECT_EQ(std::count_if(t.candidates.begin(), t.candidates.end(), [](const Candidate& c) { return c.is_default; }), 1)
+          << m << " " << t.description;
+  }
+}
+
+}  // namespace
+}  // namespace mono::tuning
