@@ -62,17 +62,17 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
   std::unique_ptr<GpuModel> gm;
+  std::unique_ptr<Graph> g;  // outlives plan_used, whose groups point at its nodes
   KernelPlan plan_used;
+  TestCase tc;
+  if (!test_data.empty()) tc = read_test_case(test_data);
   if (artifact) {
     gm = GpuModel::load(model, nvrtc);
   } else {
-    std::unique_ptr<Graph> g = cli::load_model(model, options);
+    g = cli::load_model(model, options);
     GpuInfo info = gpu_info(0);
     PlanOptions po = plan;
-    if (options.calibrate) {
-      std::vector<Tensor> cal = test_data.empty() ? cli::synthetic_inputs(*g) : match_inputs(*g, read_test_case(test_data));
-      cli::calibrate(*g, cal, &po);
-    }
+    if (options.calibrate) cli::calibrate(*g, test_data.empty() ? cli::synthetic_inputs(*g) : match_inputs(*g, tc), &po);
     po.sms = info.sms;
     po.profile = profile;
     nvrtc.sm_arch = info.sm_arch >= 90 ? 90 : 80;
@@ -86,9 +86,7 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
   }
   const Manifest& m = gm->manifest();
   std::vector<Tensor> inputs;
-  TestCase tc;
   if (!test_data.empty()) {
-    tc = read_test_case(test_data);
     if (tc.inputs.size() != m.inputs.size() || tc.outputs.size() != m.outputs.size())
       user_error("the test data has ", tc.inputs.size(), " inputs and ", tc.outputs.size(), " outputs; the model takes ",
                  m.inputs.size(), " and gives ", m.outputs.size());

@@ -1,5 +1,7 @@
 #include "compiler/tuning/signature.h"
 
+#include "compiler/ir/printer.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -31,26 +33,11 @@ std::string real(double v) {
   return buf;
 }
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 std::string attr_text(const AttrValue& a) {
   switch (attr_type_of(a)) {
     case AttrType::kInt: return str_cat(std::get<int64_t>(a));
     case AttrType::kFloat: return real(std::get<float>(a));
-    case AttrType::kString: return quoted(std::get<std::string>(a));
+    case AttrType::kString: return quote_string(std::get<std::string>(a));
     case AttrType::kInts: return ints(std::get<std::vector<int64_t>>(a));
     case AttrType::kFloats: {
       const auto& v = std::get<std::vector<float>>(a);

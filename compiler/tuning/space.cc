@@ -29,16 +29,13 @@ bool gemm_like(GroupKind k) { return k == GroupKind::kGemm || k == GroupKind::kC
 }  // namespace
 
 std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx) {
-  struct Tile { int bm, bn, bk, stages; };
   // The planner's default menu first (so ties keep its order), then larger and smaller tiles.
-  const std::vector<Tile> tiles =
-      f16 ? std::vector<Tile>{{64, 128, 32, 3}, {64, 64, 64, 4}, {32, 64, 64, 4}, {64, 64, 32, 3}, {128, 128, 32, 3},
-                              {128, 64, 32, 3}}
-          : std::vector<Tile>{{64, 64, 16, 2}, {32, 64, 16, 2}};
+  std::vector<GemmSchedule> out = default_gemm_tiles(f16, ctx);
+  if (!f16) return out;
+  struct Tile { int bm, bn, bk, stages; };
   int wm, wn;
   gemm_warps(ctx.threads, &wm, &wn);
-  std::vector<GemmSchedule> out;
-  for (const Tile& t : tiles) {
+  for (const Tile& t : {Tile{64, 64, 32, 3}, Tile{128, 128, 32, 3}, Tile{128, 64, 32, 3}}) {
     GemmSchedule s{t.bm, t.bn, t.bk, wm, wn, t.stages, 1};
     if (gemm_schedule_problem(f16, s, ctx, nullptr).empty()) out.push_back(s);
   }
