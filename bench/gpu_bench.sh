@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
-#   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...]
+#   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
+#                      [--skip-devlib] [--extra]
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
 # torch.compile timings of the same models in the same call, 5. one table.
-# Logs go to $OUT (the device tool brings it back) or /tmp/mono-bench.
+# --extra adds a per-stage profile and a run without the L2 prefetch for each full model.
+#
+# NVRTC compiles are single-threaded, so every compile runs first, in parallel on all cores
+# (correctness checks included: the GPU time-slices between processes, which is fine for
+# correctness); the timed runs come afterwards, one at a time, from the cubin cache.
+# Logs go to $OUT (the device tool brings it back) or /tmp/mono-bench; $OUT gets only
+# table.txt, summary.txt and logs.tgz (the tool brings back at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
-mkdir -p "$out"
-tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0
+logs=/tmp/mono-bench-logs
+rm -rf "$logs"; mkdir -p "$out" "$logs"
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 extra=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
@@ -18,43 +26,86 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --skip-tiny) skip_tiny=1 ;;
     --skip-devlib) skip_devlib=1 ;;
+    --extra) extra=1 ;;
+    *) echo "gpu_bench.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
 done
 source .gpu/env.sh
 export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/gpu.txt"
-echo "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)" | tee -a "$out/gpu.txt"
+jobs=$(nproc)
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$logs/summary.txt"; }
+finish() {
+  python3 bench/table.py "$logs" > "$logs/table.txt" 2>&1
+  cp "$logs/table.txt" "$logs/summary.txt" "$out/" 2>/dev/null
+  tar -C /tmp -czf "$out/logs.tgz" mono-bench-logs
+}
+trap finish EXIT
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv | tee "$logs/gpu.txt"
+echo "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)" | tee -a "$logs/gpu.txt"
+
+# one_run LOGNAME ARGS...: mono-run with a time limit; logs its wall time and exit status
+one_run() {
+  local name=$1; shift
+  local s=$(date +%s%N)
+  timeout 400 mono-run "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms, exit $rc" >> "$logs/$name.log"
+}
+export -f one_run; export logs
 
 if [ $skip_devlib = 0 ]; then
-  echo "== device library check"
-  .gpu/bin/device_lib_check 2>&1 | tee "$out/device_lib.txt"
+  stamp "device library check"
+  .gpu/bin/device_lib_check > "$logs/device_lib.txt" 2>&1; tail -2 "$logs/device_lib.txt"
 fi
 
-echo "== tiny models through the compiled kernel"
-: > "$out/tiny.txt"
-[ $skip_tiny = 1 ] || for m in tests/data/models/*/; do
-  m=${m%/}
-  for d in fp32 fp16; do
-    r=$(mono-run "$m/model.onnx" --gpu --dtype "$d" --test-data "$m/test_data_set_0" 2>&1)
-    line=$(echo "$r" | grep -E "worst relative error|error:" | tail -1)
-    printf "%-24s %s  %s\n" "$(basename "$m")" "$d" "$line" | tee -a "$out/tiny.txt"
-    echo "$r" >> "$out/tiny_full.txt"
-  done
-done
+models=${only:-bert-base,gpt2,vit-base,resnet50}
+if [ $tiny_only = 0 ]; then
+  stamp "exporting the full models (background)"
+  (python3 bench/export_full.py /tmp/models --only "$models" > "$logs/export.txt" 2>&1; echo "export exit $?" >> "$logs/export.txt") &
+  export_pid=$!
+fi
+
+if [ $skip_tiny = 0 ]; then
+  stamp "tiny models, fp32 and fp16, $jobs in parallel"
+  for m in tests/data/models/*/; do
+    m=${m%/}; for d in fp32 fp16; do
+      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0"
+    done
+  done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
+  for f in "$logs"/tiny_*.log; do
+    printf "%-36s %s\n" "$(basename "$f" .log)" "$(grep -E "worst relative error|error:" "$f" | tail -1)"
+  done | tee "$logs/tiny.txt"
+fi
 [ $tiny_only = 1 ] && exit 0
 
-echo "== full models"
-models=${only:-bert-base,gpt2,vit-base,resnet50}
-python3 bench/export_full.py /tmp/models --only "$models" 2>&1 | tail -5
+wait "$export_pid"; tail -3 "$logs/export.txt"
+stamp "full models: compile and check, in parallel"
 for n in ${models//,/ }; do
   d=/tmp/models/$n-opset20
-  mono-run "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench > "$out/mono_$n.log" 2>&1
-  tail -4 "$out/mono_$n.log"
+  echo "check_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0"
+  if [ $extra = 1 ]; then
+    echo "profile_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile"
+    echo "check_noprefetch_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --no-prefetch"
+  fi
+done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
+for n in ${models//,/ }; do grep -hE "compiled|worst relative|error:|^wall" "$logs/check_$n.log"; done
+
+stamp "full models: timed, one at a time"
+for n in ${models//,/ }; do
+  d=/tmp/models/$n-opset20
+  one_run "mono_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
+  grep -hE "bench:|worst relative" "$logs/mono_$n.log"
+  if [ $extra = 1 ]; then
+    one_run "noprefetch_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench --no-prefetch
+    grep -h "bench:" "$logs/noprefetch_$n.log"
+  fi
 done
 if [ $baselines = 1 ]; then
-  echo "== PyTorch baselines"
-  (cd .gpu/shared_bench && python3 baselines.py --only "$models" --json "$out/baselines.json" 2>&1 | tail -6)
+  stamp "PyTorch baselines"
+  (cd .gpu/shared_bench && timeout 420 python3 baselines.py --only "$models" --json "$logs/baselines.json" > "$logs/baselines.txt" 2>&1)
+  tail -6 "$logs/baselines.txt"
 fi
-echo "== table"
-python3 bench/table.py "$out" | tee "$out/table.txt"
+stamp "table"
+python3 bench/table.py "$logs" | tee "$logs/table.txt"
