@@ -290,6 +290,22 @@ absl::StatusOr<TaskRecord> Store::get_task(int64_t id) {
   return out;
 }
 
+absl::StatusOr<TaskRecord> Store::find_task(const std::string& signature, const std::string& gpu_kind,
+                                            const std::string& context) {
+  TaskRecord out;
+  MONO_RETURN_IF_ERROR(read([&](sqlite3* db) -> absl::Status {
+    MONO_ASSIGN_OR_RETURN(
+        sql::Stmt q, sql::Stmt::prepare(db, absl::StrCat(kTaskSelect,
+                                                         " WHERE t.signature = ? AND t.gpu_kind = ? AND t.context = ?")));
+    q.bind_all(signature, gpu_kind, context);
+    MONO_ASSIGN_OR_RETURN(bool row, q.step());
+    if (!row) return absl::NotFoundError(absl::StrCat("no task ", signature, " on '", gpu_kind, "'"));
+    out = internal::read_task(q);
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
 absl::Status Store::link_task(const std::string& submission_id, int64_t task_id) {
   return write([&](sqlite3* db) { return internal::insert_link(db, submission_id, task_id); });
 }

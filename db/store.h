@@ -78,6 +78,9 @@ class Store {
   absl::StatusOr<AddTaskResult> add_task(const std::string& signature, const std::string& gpu_kind,
                                          const std::string& context, const std::string& payload);
   absl::StatusOr<TaskRecord> get_task(int64_t id);  // NotFound
+  // The task (signature, gpu_kind, context) if it exists; NotFound otherwise (never creates).
+  absl::StatusOr<TaskRecord> find_task(const std::string& signature, const std::string& gpu_kind,
+                                       const std::string& context);
   // Makes the task one of the submission's (idempotent).
   absl::Status link_task(const std::string& submission_id, int64_t task_id);
   absl::StatusOr<std::vector<TaskRecord>> submission_tasks(const std::string& submission_id);
@@ -90,6 +93,8 @@ class Store {
   absl::StatusOr<bool> add_job(const NewJob& job);
   absl::StatusOr<JobRecord> get_job(const std::string& id);  // NotFound
   absl::StatusOr<std::vector<JobRecord>> task_jobs(int64_t task_id);
+  // Jobs created for the submission itself (task-less ones such as whole-kernel timing).
+  absl::StatusOr<std::vector<JobRecord>> submission_jobs(const std::string& submission_id);
   // Up to max_jobs queued jobs for the worker, oldest (first added) first, each leased until
   // now + lease_ms; a requeued job keeps its place.
   // Compile-only workers get compile jobs; GPU workers also get measure and whole_kernel

@@ -1,6 +1,13 @@
 #include "tuner_server/grpc_services.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 namespace mono::server {
 
@@ -50,6 +57,98 @@ grpc::Status WorkersService::Report(grpc::ServerContext* ctx, const v1::ReportRe
   auto r = handler_->Report(*req);
   if (r.ok()) metrics_->report(r->accepted());
   return finish(r, reply);
+}
+
+}  // namespace mono::server
+
+namespace mono::server {
+
+grpc::Status TuningService::Submit(grpc::ServerContext* ctx, grpc::ServerReader<v1::SubmitRequest>* reader,
+                                   v1::SubmitReply* reply) {
+  if (auto s = check_token(ctx, token_); !s.ok()) return s;
+  v1::SubmitRequest msg;
+  if (!reader->Read(&msg) || !msg.has_header())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a submission starts with its header");
+  const v1::SubmitHeader header = msg.header();
+  if (header.total_bytes() > limits_.max_total_bytes)
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "model too large: " + std::to_string(header.total_bytes()) + " bytes, the limit is " +
+                            std::to_string(limits_.max_total_bytes));
+  // A private staging folder per upload; the Upload removes it unless committed.
+  static std::atomic<uint64_t> counter{0};
+  const std::string staging = data_dir_ + "/staging/" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+  Upload upload(staging, limits_, header.total_bytes());
+  while (reader->Read(&msg)) {
+    if (!msg.has_chunk()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a second header in one submission");
+    const v1::FileChunk& c = msg.chunk();
+    if (auto s = upload.add_chunk(c.file_name(), c.offset(), c.data()); !s.ok()) return to_grpc(s);
+  }
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+  auto dir = upload.commit(data_dir_ + "/models");
+  if (!dir.ok()) return to_grpc(dir.status());
+  auto r = coordinator_->submit(header, *dir, upload.sha256());
+  if (!r.ok()) return to_grpc(r.status());
+  *reply = *r;
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningService::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
+                                  grpc::ServerWriter<v1::Progress>* writer) {
+  if (auto s = check_token(ctx, token_); !s.ok()) return s;
+  std::string last;
+  auto last_sent = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  while (!ctx->IsCancelled()) {
+    auto p = coordinator_->progress(req->submission_id());
+    if (!p.ok()) return to_grpc(p.status());
+    // Send changes at once, and a keep-alive every few seconds.
+    const std::string now = p->SerializeAsString();
+    if (now != last || std::chrono::steady_clock::now() - last_sent > std::chrono::seconds(5)) {
+      if (!writer->Write(*p)) return grpc::Status::OK;
+      last = now;
+      last_sent = std::chrono::steady_clock::now();
+    }
+    if (p->state() == v1::DONE || p->state() == v1::FAILED) return grpc::Status::OK;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled");
+}
+
+grpc::Status TuningService::FetchArtifact(grpc::ServerContext* ctx, const v1::FetchRequest* req,
+                                          grpc::ServerWriter<v1::FileChunk>* writer) {
+  if (auto s = check_token(ctx, token_); !s.ok()) return s;
+  auto sub = store_->get_submission(req->submission_id());
+  if (!sub.ok()) return to_grpc(sub.status());
+  if (sub->state != db::SubmissionState::kDone || sub->artifact_dir.empty())
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "submission " + sub->id + " is " + db::to_string(sub->state) + ": no artifact yet");
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(sub->artifact_dir, ec); !ec && it != fs::end(it); it.increment(ec))
+    if (it->is_regular_file()) files.push_back(it->path());
+  if (ec) return grpc::Status(grpc::StatusCode::INTERNAL, "cannot read the artifact: " + ec.message());
+  std::sort(files.begin(), files.end());
+  std::vector<char> buf(1 << 20);
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    const std::string name = fs::relative(f, sub->artifact_dir).generic_string();
+    uint64_t offset = 0;
+    bool empty = true;
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      const std::streamsize n = in.gcount();
+      if (n <= 0 && !empty) break;
+      v1::FileChunk c;
+      c.set_file_name(name);
+      c.set_offset(offset);
+      c.set_data(buf.data(), static_cast<size_t>(std::max<std::streamsize>(0, n)));
+      if (!writer->Write(c)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+      offset += static_cast<uint64_t>(std::max<std::streamsize>(0, n));
+      empty = false;
+      if (n <= 0) break;
+    }
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace mono::server

@@ -6,7 +6,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "mono/v1/tuning.grpc.pb.h"
+#include "tuner_server/coordinator.h"
 #include "tuner_server/metrics.h"
+#include "tuner_server/model_inbox.h"
 #include "tuner_server/worker_handler.h"
 
 namespace mono::server {
@@ -28,6 +30,27 @@ class WorkersService final : public v1::Workers::Service {
  private:
   WorkerHandler* handler_;
   ServerMetrics* metrics_;
+  std::string token_;
+};
+
+// Clients: submit a model (streamed), watch its progress, fetch its artifact.
+class TuningService final : public v1::Tuning::Service {
+ public:
+  TuningService(Coordinator* coordinator, db::Store* store, std::string data_dir, InboxLimits limits, std::string token)
+      : coordinator_(coordinator), store_(store), data_dir_(std::move(data_dir)), limits_(limits), token_(std::move(token)) {}
+
+  grpc::Status Submit(grpc::ServerContext* ctx, grpc::ServerReader<v1::SubmitRequest>* reader,
+                      v1::SubmitReply* reply) override;
+  grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
+                     grpc::ServerWriter<v1::Progress>* writer) override;
+  grpc::Status FetchArtifact(grpc::ServerContext* ctx, const v1::FetchRequest* req,
+                             grpc::ServerWriter<v1::FileChunk>* writer) override;
+
+ private:
+  Coordinator* coordinator_;
+  db::Store* store_;
+  std::string data_dir_;
+  InboxLimits limits_;
   std::string token_;
 };
 

@@ -1,8 +1,10 @@
 // mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE]
-//                   [--lease-seconds N]
-// The tuning service: SQLite state (WAL), the Workers gRPC service, lease expiry, and
-// Prometheus metrics at http://ADDR/metrics.
+//                   [--lease-seconds N] [--data-dir DIR]
+// The tuning service: SQLite state (WAL), the Tuning (clients) and Workers gRPC services,
+// the coordinator that moves submissions on, lease expiry, and Prometheus metrics at
+// http://ADDR/metrics.
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -21,11 +23,13 @@ void on_signal(int) { g_stop = true; }
 
 const char kUsage[] =
     "usage: mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE] [--lease-seconds N]\n"
+    "                         [--data-dir DIR]\n"
     "  --db FILE          SQLite database (default mono.db; created and migrated as needed)\n"
     "  --listen ADDR      gRPC address (default 127.0.0.1:50051)\n"
     "  --http ADDR        metrics address (default 127.0.0.1:8080): GET /metrics\n"
     "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients\n"
-    "  --lease-seconds N  lease length (default 30); workers renew every third of it\n";
+    "  --lease-seconds N  lease length (default 30); workers renew every third of it\n"
+    "  --data-dir DIR     uploaded models and artifacts (default: DB file name + '.data')\n";
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "mono-tuner-server: error: %s\n", msg.c_str());
@@ -35,7 +39,7 @@ int fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string db_path = "mono.db", listen = "127.0.0.1:50051", http = "127.0.0.1:8080", token_file;
+  std::string db_path = "mono.db", listen = "127.0.0.1:50051", http = "127.0.0.1:8080", token_file, data_dir;
   int lease_seconds = 30;
   for (int i = 1; i < argc; ++i) {
     std::string f = argv[i];
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
     else if (f == "--listen") listen = value();
     else if (f == "--http") http = value();
     else if (f == "--token-file") token_file = value();
+    else if (f == "--data-dir") data_dir = value();
     else if (f == "--lease-seconds") lease_seconds = std::atoi(value().c_str());
     else if (f == "-h" || f == "--help") {
       std::fputs(kUsage, stdout);
@@ -63,6 +68,13 @@ int main(int argc, char** argv) {
     if (!in || !std::getline(in, token) || token.empty()) return fail("cannot read a token from '" + token_file + "'");
   }
 
+  if (data_dir.empty()) data_dir = db_path + ".data";
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(data_dir, ec);
+    if (ec) return fail("cannot create --data-dir " + data_dir + ": " + ec.message());
+    std::filesystem::remove_all(data_dir + "/staging", ec);  // uploads a crash interrupted
+  }
   mono::db::SystemClock clock;
   auto store = mono::db::Store::Open(db_path, &clock);
   if (!store.ok()) return fail(db_path + ": " + std::string(store.status().message()));
@@ -78,11 +90,14 @@ int main(int argc, char** argv) {
 
   mono::server::WorkerHandler workers_handler(store->get(), {lease_seconds, std::max(1, lease_seconds / 3), 16});
   mono::server::WorkersService workers(&workers_handler, &metrics, token);
+  mono::server::Coordinator coordinator(store->get(), &clock, {data_dir, 2});
+  mono::server::TuningService tuning(&coordinator, store->get(), data_dir, {}, token);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.RegisterService(&workers);
+  builder.RegisterService(&tuning);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) return fail("cannot listen on " + listen);
   std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC), %s (metrics), database %s (schema %d)\n", listen.c_str(),
@@ -90,6 +105,13 @@ int main(int argc, char** argv) {
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // The coordinator runs on its own thread: building an artifact can take a while.
+  std::thread coordinator_thread([&] {
+    while (!g_stop) {
+      coordinator.step();
+      for (int i = 0; i < 5 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
   // Housekeeping: expired leases back to the queue, gauges from the database.
   while (!g_stop) {
     if (auto n = (*store)->expire_leases(); n.ok() && *n > 0) {
@@ -101,5 +123,6 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "mono-tuner-server: shutting down\n");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  coordinator_thread.join();
   return 0;
 }

@@ -131,6 +131,7 @@ GpuModel::~GpuModel() {
   if (arena_) cudaFree(arena_);
   if (sync_) cudaFree(sync_);
   if (profile_) cudaFree(profile_);
+  if (flush_) cudaFree(flush_);
   if (library_) cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
 }
 
@@ -246,6 +247,37 @@ Timing GpuModel::bench(int warmup, int iters, int reps) {
   t.max_us = per_launch.back();
   t.launches = warmup + iters * reps;
   return t;
+}
+
+std::vector<double> GpuModel::sample_flushed(int warmup, int samples) {
+  CUDA_TRY(cudaSetDevice(device_));
+  if (!flush_) {
+    int l2 = 0;
+    CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
+    flush_bytes_ = 2 * static_cast<size_t>(std::max(l2, 1 << 20));
+    CUDA_TRY(cudaMalloc(&flush_, flush_bytes_));
+  }
+  std::vector<const void*> ins(in_bufs_.begin(), in_bufs_.end());
+  for (int i = 0; i < warmup; ++i) run(ins, out_bufs_, nullptr);
+  CUDA_TRY(cudaDeviceSynchronize());
+  cudaEvent_t a, b;
+  CUDA_TRY(cudaEventCreate(&a));
+  CUDA_TRY(cudaEventCreate(&b));
+  std::vector<double> out;
+  for (int i = 0; i < samples; ++i) {
+    CUDA_TRY(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, nullptr));
+    CUDA_TRY(cudaEventRecord(a));
+    run(ins, out_bufs_, nullptr);
+    CUDA_TRY(cudaEventRecord(b));
+    CUDA_TRY(cudaEventSynchronize(b));
+    float ms = 0;
+    CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
+    out.push_back(ms * 1000.0);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  CUDA_TRY(cudaGetLastError());
+  return out;
 }
 
 }  // namespace mono

@@ -61,6 +61,10 @@ class GpuModel {
   // the mean over `iters` launches, timed with CUDA events after `warmup` launches.
   Timing bench(int warmup = 20, int iters = 200, int reps = 7);
 
+  // The tuning recipe (DESIGN §6): `warmup` launches, then `samples` single launches, each
+  // timed with CUDA events right after a write over twice the L2 size (so no launch finds
+  // the previous one's data in L2). Microseconds, in launch order.
+  std::vector<double> sample_flushed(int warmup, int samples);
   // Per-stage times of the last run (profiling builds only; empty otherwise).
   std::vector<StageTime> stage_times();
 
@@ -77,6 +81,8 @@ class GpuModel {
   void* sync_ = nullptr;
   void* profile_ = nullptr;
   std::vector<void*> in_bufs_, out_bufs_;
+  void* flush_ = nullptr;  // L2 flush buffer (sample_flushed)
+  size_t flush_bytes_ = 0;
 };
 
 }  // namespace mono

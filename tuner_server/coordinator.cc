@@ -1,0 +1,297 @@
+#include "tuner_server/coordinator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "compiler/support/error.h"
+
+namespace mono::server {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+static std::map<std::string, Shape> shapes_of(const std::string& shapes_json) {
+  std::map<std::string, Shape> out;
+  if (shapes_json.empty()) return out;
+  for (const json& s : json::parse(shapes_json)) out[s.at("input").get<std::string>()] = s.at("dims").get<Shape>();
+  return out;
+}
+
+std::string Coordinator::pick_gpu_kind(const std::string& asked, bool dry_run, absl::Status* error) {
+  if (dry_run) return dry_run_kind();
+  if (!asked.empty()) return asked;
+  // Not named: the kind of the GPU workers registered, most recently seen first.
+  auto workers = store_->list_workers();
+  if (!workers.ok()) {
+    *error = workers.status();
+    return "";
+  }
+  const db::WorkerRecord* best = nullptr;
+  for (const db::WorkerRecord& w : *workers)
+    if (!w.caps.compile_only && !w.caps.gpu_name.empty() && (!best || w.last_seen_ms > best->last_seen_ms)) best = &w;
+  if (!best) {
+    *error = absl::FailedPreconditionError(
+        "no GPU worker has registered with this server: start mono-worker on a GPU machine, name the GPU kind, "
+        "or submit with --dry-run (compile-only, nothing measured)");
+    return "";
+  }
+  return best->caps.gpu_name;
+}
+
+absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& header, const std::string& model_dir,
+                                                    const std::string& model_sha256) {
+  db::SubmissionRecord s;
+  s.model_name = header.model_name().empty() ? "model" : header.model_name();
+  s.model_sha256 = model_sha256;
+  s.model_dir = model_dir;
+  json shapes = json::array();
+  for (const v1::ShapeBinding& b : header.shapes())
+    shapes.push_back({{"input", b.input()}, {"dims", std::vector<int64_t>(b.dims().begin(), b.dims().end())}});
+  s.shapes_json = shapes.dump();
+  s.precision = header.precision() == v1::PRECISION_FP32 ? "fp32" : "fp16";
+  s.dry_run = header.dry_run();
+  absl::Status kind_error;
+  s.gpu_kind = pick_gpu_kind(header.gpu_kind(), s.dry_run, &kind_error);
+  if (!kind_error.ok()) return kind_error;
+
+  // Load and plan before recording anything: a model that cannot be compiled is refused.
+  auto l = std::make_shared<Loaded>();
+  try {
+    l->model = prepare_model(model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
+                             s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(std::string("model rejected: ") + e.what());
+  }
+  auto id = store_->create_submission(s);
+  if (!id.ok()) return id.status();
+  s.id = *id;
+  v1::SubmitReply reply;
+  reply.set_submission_id(s.id);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status st = plan(s, *l, &reply); !st.ok()) {
+    (void)store_->set_submission_state(s.id, db::SubmissionState::kFailed, std::string(st.message()));
+    return st;
+  }
+  loaded_[s.id] = l;
+  return reply;
+}
+
+absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply) {
+  TuningPlanOptions o;
+  o.dry_run = s.dry_run;
+  o.task_gpu_kind = s.dry_run ? dry_run_kind() : s.gpu_kind;
+  l.task_kind = o.task_gpu_kind;
+  TuningPlan tp;
+  try {
+    tp = plan_tuning(l.model, o);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(std::string("model rejected: ") + e.what());
+  }
+  l.space = std::move(tp.space);
+  if (auto st = store_->set_submission_groups_total(s.id, static_cast<int>(tp.tasks.size())); !st.ok()) return st;
+  auto r = store_->add_plan(s.id, tp.tasks);
+  if (!r.ok()) return r.status();
+  if (reply) {
+    reply->set_groups_total(static_cast<int>(tp.tasks.size()));
+    reply->set_groups_reused(r->tasks_reused);
+    reply->set_jobs_created(r->jobs_created);
+  }
+  std::fprintf(stderr, "mono-tuner-server: submission %s (%s, %s%s): %zu tasks (%d reused), %lld new jobs\n",
+               s.id.c_str(), s.model_name.c_str(), s.precision.c_str(), s.dry_run ? ", dry run" : "",
+               tp.tasks.size(), r->tasks_reused, static_cast<long long>(r->jobs_created));
+  return store_->set_submission_state(s.id, db::SubmissionState::kTuning);
+}
+
+absl::StatusOr<std::shared_ptr<Coordinator::Loaded>> Coordinator::loaded(const db::SubmissionRecord& s) {
+  auto it = loaded_.find(s.id);
+  if (it != loaded_.end()) return it->second;
+  // After a restart: load the model again (the plan is deterministic, the jobs exist).
+  auto l = std::make_shared<Loaded>();
+  try {
+    l->model = prepare_model(s.model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
+                             s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
+    l->task_kind = s.dry_run ? dry_run_kind() : s.gpu_kind;
+    l->space = tuning::enumerate_space(*l->model.graph, l->model.options);
+  } catch (const std::exception& e) {
+    return absl::FailedPreconditionError(std::string("cannot load the submitted model again: ") + e.what());
+  }
+  loaded_[s.id] = l;
+  return l;
+}
+
+void Coordinator::step() {
+  auto subs = store_->unfinished_submissions();
+  if (!subs.ok()) return;
+  for (const db::SubmissionRecord& s : *subs) {
+    absl::Status st;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      st = advance(s);
+    }
+    if (!st.ok()) {
+      std::fprintf(stderr, "mono-tuner-server: submission %s failed: %s\n", s.id.c_str(), std::string(st.message()).c_str());
+      (void)store_->set_submission_state(s.id, db::SubmissionState::kFailed, std::string(st.message()));
+      std::lock_guard<std::mutex> lock(mu_);
+      loaded_.erase(s.id);
+    }
+  }
+}
+
+absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
+  auto l = loaded(s);
+  if (!l.ok()) return l.status();
+  Loaded& L = **l;
+  if (s.state == db::SubmissionState::kQueued) {
+    // Recorded, but the server stopped before its jobs were: plan again (idempotent).
+    return plan(s, L, nullptr);
+  }
+  auto prog = store_->submission_progress(s.id);
+  if (!prog.ok()) return prog.status();
+  if (s.state == db::SubmissionState::kTuning) {
+    if (prog->jobs_pending > 0) return absl::OkStatus();
+    std::vector<ContextChoice> choices = choose_schedules(*store_, L.space, L.task_kind, s.dry_run);
+    std::sort(choices.begin(), choices.end(),
+              [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
+    if (s.dry_run) {
+      json info = {{"measured", false},
+                   {"note", "dry run: nothing was measured on a GPU; each group's schedule is the cost model's "
+                            "choice among the candidates that compiled without spills, and the context is the one "
+                            "with the lowest total estimate"},
+                   {"estimated_total_us", choices.front().total_us},
+                   {"estimated_default_us", choices.front().default_total_us}};
+      return finish(s, L, choices.front(), info);
+    }
+    choices.resize(std::min<size_t>(choices.size(), options_.whole_kernel_contexts));
+    db::NewJob job = whole_kernel_job(L.model, s.id, s.gpu_kind, choices);
+    auto added = store_->add_job(job);
+    if (!added.ok()) return added.status();
+    L.whole_kernel_job = job.id;
+    std::fprintf(stderr, "mono-tuner-server: submission %s: groups tuned; whole-kernel timing job %s%s\n", s.id.c_str(),
+                 job.id.c_str(), *added ? "" : " (already done or queued)");
+    return store_->set_submission_state(s.id, db::SubmissionState::kMerging);
+  }
+  if (s.state == db::SubmissionState::kMerging) {
+    std::vector<ContextChoice> choices = choose_schedules(*store_, L.space, L.task_kind, false);
+    std::sort(choices.begin(), choices.end(),
+              [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
+    choices.resize(std::min<size_t>(choices.size(), options_.whole_kernel_contexts));
+    if (L.whole_kernel_job.empty()) L.whole_kernel_job = whole_kernel_job(L.model, s.id, s.gpu_kind, choices).id;
+    auto job = store_->get_job(L.whole_kernel_job);
+    if (!job.ok()) {
+      // After a restart the results may have moved on: queue the job for the current choice.
+      db::NewJob nj = whole_kernel_job(L.model, s.id, s.gpu_kind, choices);
+      L.whole_kernel_job = nj.id;
+      return store_->add_job(nj).status();
+    }
+    if (job->state == db::JobState::kQueued || job->state == db::JobState::kLeased) return absl::OkStatus();
+    // Config 0 is the untuned default, config i the i-th best context.
+    auto results = store_->job_results(job->id);
+    if (!results.ok()) return results.status();
+    double default_us = 0, best_us = std::numeric_limits<double>::infinity();
+    int best = -1;
+    json configs = json::array();
+    for (const db::ResultRecord& r : *results) {
+      const db::CandidateResult& c = r.result;
+      configs.push_back({{"config", c.candidate},
+                         {"ok", c.ok},
+                         {"median_us", c.median_us ? json(*c.median_us) : json(nullptr)},
+                         {"samples_us", c.samples_us},
+                         {"failure", db::to_string(c.failure)},
+                         {"reason", c.reason}});
+      if (!c.ok || !c.median_us) continue;
+      if (c.candidate == 0) default_us = *c.median_us;
+      if (*c.median_us < best_us) {
+        best_us = *c.median_us;
+        best = c.candidate;
+      }
+    }
+    json info = {{"measured", true}, {"gpu_kind", s.gpu_kind}, {"whole_kernel_job", job->id}, {"whole_kernel", configs}};
+    if (default_us > 0) info["default_us"] = default_us;
+    if (best < 0) {
+      info["note"] = "no whole kernel could be timed (" + job->failure_reason +
+                     "); the schedules are the per-group measurements of the best context, unverified as a whole";
+      return finish(s, L, choices.front(), info);
+    }
+    info["tuned_us"] = best_us;
+    if (default_us > 0) info["speedup"] = default_us / best_us;
+    if (best == 0) {
+      info["note"] = "the untuned default schedules were the fastest whole kernel";
+      ContextChoice def;
+      return finish(s, L, def, info);
+    }
+    return finish(s, L, choices.at(best - 1), info);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const ContextChoice& choice, json info) {
+  info["submission"] = s.id;
+  info["model_sha256"] = s.model_sha256;
+  const std::string dir = options_.data_dir + "/artifacts/" + s.id;
+  const std::string tmp = dir + ".tmp";
+  std::error_code ec;
+  fs::create_directories(options_.data_dir + "/artifacts", ec);
+  fs::remove_all(tmp, ec);
+  std::string manifest;
+  try {
+    manifest = write_tuned_artifact(l.model, choice, info, tmp);
+  } catch (const std::exception& e) {
+    return absl::InternalError(std::string("building the artifact failed: ") + e.what());
+  }
+  fs::remove_all(dir, ec);
+  fs::rename(tmp, dir, ec);
+  if (ec) return absl::InternalError("cannot move the artifact into place: " + ec.message());
+  if (auto st = store_->save_artifact(s.id, dir, manifest); !st.ok()) return st;
+  std::fprintf(stderr, "mono-tuner-server: submission %s done: artifact %s\n", s.id.c_str(), dir.c_str());
+  loaded_.erase(s.id);
+  return store_->set_submission_state(s.id, db::SubmissionState::kDone);
+}
+
+static v1::SubmissionState state_to_proto(db::SubmissionState s) {
+  switch (s) {
+    case db::SubmissionState::kQueued: return v1::QUEUED;
+    case db::SubmissionState::kTuning: return v1::TUNING;
+    case db::SubmissionState::kMerging: return v1::MERGING;
+    case db::SubmissionState::kDone: return v1::DONE;
+    case db::SubmissionState::kFailed: return v1::FAILED;
+  }
+  return v1::SUBMISSION_STATE_UNSPECIFIED;
+}
+
+absl::StatusOr<v1::Progress> Coordinator::progress(const std::string& submission_id) {
+  auto s = store_->get_submission(submission_id);
+  if (!s.ok()) return s.status();
+  auto p = store_->submission_progress(submission_id);
+  if (!p.ok()) return p.status();
+  v1::Progress out;
+  out.set_submission_id(submission_id);
+  out.set_state(state_to_proto(s->state));
+  out.set_groups_done(p->groups_done);
+  out.set_groups_total(p->groups_total);
+  out.set_candidates_compiled(p->candidates_compiled);
+  out.set_candidates_measured(p->candidates_measured);
+  out.set_message(s->error);
+  // ETA from the rate at which its jobs finished so far.
+  const int64_t done = p->jobs_total - p->jobs_pending;
+  out.set_eta_seconds(-1);
+  if (done > 0 && p->jobs_pending > 0) {
+    const double elapsed_s = static_cast<double>(std::max<int64_t>(1, clock_->now_ms() - s->created_at_ms)) / 1000.0;
+    out.set_eta_seconds(elapsed_s / static_cast<double>(done) * static_cast<double>(p->jobs_pending));
+  }
+  // Best-so-far speed-up against the untuned default (measured submissions only).
+  if (!s->dry_run && s->state != db::SubmissionState::kFailed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = loaded_.find(submission_id);
+    if (it != loaded_.end()) {
+      double best = 0;
+      for (const ContextChoice& c : choose_schedules(*store_, it->second->space, it->second->task_kind, false))
+        if (c.total_us > 0) best = std::max(best, c.default_total_us / c.total_us);
+      out.set_best_speedup(best);
+    }
+  }
+  return out;
+}
+
+}  // namespace mono::server

@@ -1,0 +1,259 @@
+#include "tuner_server/tuning_jobs.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+
+#include "client/cli.h"
+#include "compiler/reference/interpreter.h"
+#include "compiler/runtime/artifact.h"
+#include "compiler/runtime/nvrtc_compiler.h"
+#include "compiler/support/error.h"
+#include "compiler/tuning/fragment.h"
+#include "compiler/tuning/signature.h"
+
+namespace mono::server {
+
+using nlohmann::json;
+
+PreparedModel prepare_model(const std::string& model_path, const std::string& label,
+                            const std::map<std::string, Shape>& shapes, Precision precision) {
+  cli::ModelOptions mo;
+  mo.load.input_shapes = shapes;
+  PreparedModel m;
+  m.label = label;
+  m.graph = cli::load_model(model_path, mo);
+  m.options.precision = precision;
+  if (precision == Precision::kF16) m.options.ranges = float_ranges(*m.graph, cli::synthetic_inputs(*m.graph));
+  return m;
+}
+
+std::string dry_run_kind(int sm_arch) { return "compile-only sm_" + std::to_string(sm_arch); }
+
+// A stable id for a job: a hash of everything that defines its work.
+static std::string job_id(const char* prefix, const std::string& what) {
+  return prefix + tuning::signature_hash(what + "|v" + std::to_string(tuning::kSignatureVersion));
+}
+
+TuningPlan plan_tuning(const PreparedModel& model, const TuningPlanOptions& opt) {
+  TuningPlan out;
+  out.space = tuning::enumerate_space(*model.graph, model.options);
+  // The plan of each context, for cutting the groups out as fragments.
+  std::map<std::string, KernelPlan> plans;
+  std::map<std::string, PlanOptions> plan_options;
+  for (const tuning::Context& ctx : out.space.contexts) {
+    PlanOptions o = tuning::tuned_options(model.options, ctx, {});
+    tuning::enable_signatures(&o);
+    plans.emplace(ctx.key(), plan_kernel(*model.graph, o));
+    plan_options.emplace(ctx.key(), o);
+  }
+  const db::JobKind kind = opt.dry_run ? db::JobKind::kCompile : db::JobKind::kMeasure;
+  for (const tuning::TuningTask& t : out.space.tasks) {
+    const KernelPlan& plan = plans.at(t.context.key());
+    const Group& group = plan.groups.at(t.groups.front());
+    json fragment = tuning::make_fragment(*model.graph, plan, group, plan_options.at(t.context.key()));
+    json task = tuning::task_to_json(t);
+    db::TaskPlan tp;
+    tp.signature = t.signature;
+    tp.gpu_kind = opt.task_gpu_kind;
+    tp.context = tuning::context_to_string(t.context);
+    tp.payload = json{{"task", task}, {"fragment", fragment}}.dump();
+
+    // Which candidates get jobs: all of them, or in a dry run the best few and the default.
+    std::vector<int> chosen;
+    for (int i = 0; i < static_cast<int>(t.candidates.size()); ++i)
+      if (!opt.dry_run || i < opt.dry_run_candidates || t.candidates[i].is_default) chosen.push_back(i);
+    for (size_t b = 0; b < chosen.size(); b += opt.candidates_per_job) {
+      json cands = json::array();
+      std::string ids;
+      for (size_t k = b; k < std::min(chosen.size(), b + opt.candidates_per_job); ++k) {
+        const int i = chosen[k];
+        cands.push_back({{"index", i},
+                         {"schedule", tuning::schedule_to_json(t.candidates[i].schedule)},
+                         {"est_us", t.candidates[i].est_us},
+                         {"default", t.candidates[i].is_default}});
+        ids += std::to_string(i) + ",";
+      }
+      db::NewJob job;
+      job.kind = kind;
+      job.gpu_kind = opt.dry_run ? "" : opt.task_gpu_kind;
+      job.id = job_id("j", std::string(db::to_string(kind)) + "|" + opt.task_gpu_kind + "|" + tp.context + "|" +
+                               t.signature + "|" + ids);
+      job.payload = json{{"kind", db::to_string(kind)},
+                         {"signature", t.signature},
+                         {"description", t.description},
+                         {"gpu_kind", opt.task_gpu_kind},
+                         {"context", tuning::context_to_json(t.context)},
+                         {"fragment", fragment},
+                         {"candidates", cands}}
+                        .dump();
+      out.candidates += static_cast<int64_t>(cands.size());
+      tp.jobs.push_back(std::move(job));
+    }
+    out.tasks.push_back(std::move(tp));
+  }
+  return out;
+}
+
+namespace {
+
+// What the database holds for one task.
+struct TaskBest {
+  bool found = false;     // a usable record exists
+  Schedule schedule;
+  double us = 0;          // the chosen candidate's median (or estimate in a dry run)
+  bool measured = false;
+  double default_us = 0;  // the default candidate's median where measured, else its estimate
+  bool default_measured = false;
+  json record;
+};
+
+TaskBest best_of_task(db::Store& store, const tuning::TuningTask& t, const std::string& kind, bool dry_run) {
+  TaskBest best;
+  best.default_us = t.default_est_us;
+  auto rec = store.find_task(t.signature, kind, tuning::context_to_string(t.context));
+  if (!rec.ok()) return best;
+  json cands;
+  try {
+    cands = json::parse(rec->payload).at("task").at("candidates");
+  } catch (const std::exception&) {
+    return best;  // a payload this build cannot read: treat as untuned
+  }
+  auto jobs = store.task_jobs(rec->id);
+  if (!jobs.ok()) return best;
+  double best_value = std::numeric_limits<double>::infinity();
+  for (const db::JobRecord& j : *jobs) {
+    auto results = store.job_results(j.id);
+    if (!results.ok()) continue;
+    for (const db::ResultRecord& r : *results) {
+      const db::CandidateResult& c = r.result;
+      if (c.candidate < 0 || c.candidate >= static_cast<int>(cands.size()) || !c.ok) continue;
+      const json& cand = cands[c.candidate];
+      const bool is_default = cand.value("default", false);
+      double value;
+      if (dry_run) {
+        if (c.spill_bytes > 0) continue;  // compiled, but spills: not a dry run's pick
+        value = cand.at("est_us").get<double>();
+      } else {
+        if (!c.median_us) continue;
+        value = *c.median_us;
+        if (is_default) {
+          best.default_us = value;
+          best.default_measured = true;
+        }
+      }
+      if (value < best_value) {
+        best_value = value;
+        best.found = true;
+        best.schedule = tuning::schedule_from_json(cand.at("schedule"));
+        best.us = value;
+        best.measured = !dry_run;
+        best.record = {{"task_id", rec->id},     {"signature", t.signature}, {"job_id", r.job_id},
+                       {"candidate", c.candidate}, {"worker_id", r.worker_id}, {"schedule", cand.at("schedule")}};
+        if (dry_run) {
+          best.record["est_us"] = value;
+          best.record["measured"] = false;
+        } else {
+          best.record["median_us"] = value;
+          best.record["samples_us"] = c.samples_us;
+          best.record["measured"] = true;
+          try {
+            best.record["environment"] = json::parse(r.env_json);
+          } catch (const std::exception&) {
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<ContextChoice> choose_schedules(db::Store& store, const tuning::TuningSpace& space,
+                                            const std::string& task_gpu_kind, bool dry_run) {
+  std::vector<ContextChoice> out;
+  for (const tuning::Context& ctx : space.contexts) {
+    ContextChoice c;
+    c.context = ctx;
+    for (const tuning::TuningTask& t : space.tasks) {
+      if (t.context != ctx) continue;
+      const int n = static_cast<int>(t.groups.size());
+      const TaskBest b = best_of_task(store, t, task_gpu_kind, dry_run);
+      if (b.found) {
+        c.schedules[t.signature] = b.schedule;
+        c.records.push_back(b.record);
+        c.groups_tuned += n;
+        c.total_us += n * b.us;
+        c.all_measured = c.all_measured && b.measured;
+      } else {
+        c.groups_default += n;
+        c.total_us += n * t.default_est_us;
+        c.all_measured = false;
+      }
+      c.default_total_us += n * b.default_us;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submission_id, const std::string& gpu_kind,
+                            const std::vector<ContextChoice>& top) {
+  json configs = json::array();
+  configs.push_back({{"index", 0},
+                     {"label", "default (untuned)"},
+                     {"context", tuning::context_to_json(tuning::Context{})},
+                     {"schedules", json::object()}});
+  for (const ContextChoice& c : top) {
+    json s = json::object();
+    for (const auto& [sig, sched] : c.schedules) s[sig] = tuning::schedule_to_json(sched);
+    configs.push_back({{"index", configs.size()},
+                       {"label", "tuned, " + c.context.str()},
+                       {"context", tuning::context_to_json(c.context)},
+                       {"schedules", s}});
+  }
+  PlanOptions o = model.options;
+  tuning::enable_signatures(&o);
+  const KernelPlan plan = plan_kernel(*model.graph, o);
+  json payload = {{"kind", "whole_kernel"},
+                  {"model", model.label},
+                  {"fragment", tuning::make_fragment(*model.graph, plan, o)},
+                  {"configs", configs}};
+  db::NewJob job;
+  job.kind = db::JobKind::kWholeKernel;
+  job.gpu_kind = gpu_kind;
+  job.submission_id = submission_id;
+  job.payload = payload.dump();
+  job.id = job_id("w", gpu_kind + "|" + job.payload);
+  return job;
+}
+
+std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,
+                                 const std::string& dir) {
+  PlanOptions o = tuning::tuned_options(model.options, choice.context, choice.schedules);
+  NvrtcOptions nvrtc;
+  nvrtc.cache_dir = default_cache_dir();
+  BuiltKernel built = build_kernel(*model.graph, o, model.label, nvrtc, /*compile=*/true);
+  write_artifact(dir, *model.graph, built);
+  json info = tuning_info;
+  info["context"] = tuning::context_to_json(choice.context);
+  int tuned = 0, rejected = 0;
+  for (const Group& g : built.plan.groups) {
+    tuned += g.tuned;
+    rejected += !g.override_rejected.empty();
+  }
+  info["groups_tuned"] = tuned;
+  info["groups_default"] = static_cast<int>(built.plan.groups.size()) - tuned;
+  info["overrides_rejected"] = rejected;
+  info["records"] = choice.records;
+  std::ifstream in(dir + "/manifest.json");
+  json manifest = json::parse(in);
+  manifest["tuning"] = info;
+  const std::string text = manifest.dump(1) + "\n";
+  std::ofstream(dir + "/manifest.json") << text;
+  return text;
+}
+
+}  // namespace mono::server
