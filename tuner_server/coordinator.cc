@@ -62,7 +62,11 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
     l->model = prepare_model(model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
                              s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(std::string("model rejected: ") + e.what());
+    // Name the model as the user knows it, not by the server's storage path.
+    std::string why = e.what();
+    const std::string path = model_dir + "/model.onnx";
+    for (size_t at; (at = why.find(path)) != std::string::npos;) why.replace(at, path.size(), s.model_name);
+    return absl::InvalidArgumentError("model rejected: " + why);
   }
   auto id = store_->create_submission(s);
   if (!id.ok()) return id.status();
