@@ -3,10 +3,12 @@
 # mono-run, mono-compile, the device-library check, and a copy of shared/bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake --build build -j "$(nproc)" --target mono-run mono-compile
+cmake --build build -j "$(nproc)" --target mono-run mono-compile mono-tuner-server mono-worker mono-submit
 mkdir -p .gpu/bin
 /usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu -o build/device_lib_check
-../shared/tools/device-bundle .gpu build/client/mono-run build/client/mono-compile build/device_lib_check
+../shared/tools/device-bundle .gpu build/client/mono-run build/client/mono-compile build/client/mono-submit \
+  build/tuner_server/mono-tuner-server build/gpu_worker/mono-worker build/device_lib_check
+strip --strip-debug .gpu/bin/* 2>/dev/null || true  # the device tool carries at most 64 MiB
 rm -rf .gpu/shared_bench && cp -r ../shared/bench .gpu/shared_bench
 git rev-parse --short HEAD > .gpu/COMMIT
 grep -q '^/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude

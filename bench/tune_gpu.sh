@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The tuning service on the GPU machine, in one command (issue 4, point 9):
+#   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS]
+# Starts mono-tuner-server and a measuring mono-worker (one runner per GPU) on a fresh
+# database, submits each model (fp16) with mono-submit --wait --out, and records the wall
+# time from submit to artifact, candidates measured, and the latencies of the tuned artifact
+# and the untuned default (mono-run --bench, the same method as baselines.py), and PyTorch's
+# bert-base in the same call.
+# Logs: $OUT/tune.tgz and $OUT/tune_summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/mono-tune}
+logs=/tmp/mono-tune-logs
+rm -rf "$logs" /tmp/mono-tune-run; mkdir -p "$out" "$logs" /tmp/mono-tune-run
+models=tiny-bert,bert-base budget=540 baselines=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --models) models=$2; shift ;;
+    --budget) budget=$2; shift ;;
+    --no-baselines) baselines=0 ;;
+    *) echo "tune_gpu.sh: unknown flag $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+source .gpu/env.sh
+export PYTHONUNBUFFERED=1
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 )); }
+say() { echo "[$(elapsed) s] $*" | tee -a "$logs/tune_summary.txt"; }
+finish() {
+  cp "$logs/tune_summary.txt" "$out/" 2>/dev/null
+  tar -C /tmp -czf "$out/tune.tgz" mono-tune-logs
+}
+trap 'kill $(jobs -p) 2>/dev/null; finish' EXIT
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$logs/tune_summary.txt"
+say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
+
+case ",$models," in *,bert-base,*)
+  (python3 bench/export_full.py /tmp/models --only bert-base > "$logs/export.txt" 2>&1; echo "export exit $?" >> "$logs/export.txt") &
+  export_pid=$! ;;
+esac
+
+run=/tmp/mono-tune-run
+mono-tuner-server --db $run/mono.db --listen 127.0.0.1:50051 --http 127.0.0.1:8080 > "$logs/server.log" 2>&1 &
+gpus=$(nvidia-smi -L | wc -l)
+mono-worker --server 127.0.0.1:50051 --metrics 127.0.0.1:9101 > "$logs/worker.log" 2>&1 &
+sleep 2
+say "server and worker started ($(grep -h registered "$logs/worker.log"))"
+
+tune() {  # tune NAME MODEL_DIR TESTDATA [SHAPES...]
+  local name=$1 dir=$2 td=$3; shift 3
+  local left=$(( budget - $(elapsed) ))
+  [ $left -gt 30 ] || { say "$name: skipped, no time left"; return; }
+  say "$name: mono-submit --wait --out (time limit ${left}s)"
+  local s=$(date +%s%N)
+  timeout $left mono-submit "$dir/model.onnx" --server 127.0.0.1:50051 --dtype fp16 --out $run/art_$name "$@" \
+    > "$logs/submit_$name.out" 2> "$logs/submit_$name.log"
+  local rc=$? ms=$(( ($(date +%s%N) - s) / 1000000 ))
+  tail -n 4 "$logs/submit_$name.log" | tee -a "$logs/tune_summary.txt"
+  say "$name: submit to artifact: $ms ms (exit $rc)"
+  [ $rc = 0 ] || return
+  cp $run/art_$name/manifest.json "$logs/manifest_$name.json"
+  python3 - "$logs/manifest_$name.json" <<'EOF' | tee -a "$logs/tune_summary.txt"
+import json, sys
+t = json.load(open(sys.argv[1]))["tuning"]
+recs = t.get("records", [])
+print(f"  measured={t.get('measured')} groups tuned={t.get('groups_tuned')} default={t.get('groups_default')} records={len(recs)}")
+for c in t.get("whole_kernel", []):
+    print(f"  whole kernel config {c['config']}: ok={c['ok']} median_us={c['median_us']} {c.get('failure','')} {c.get('reason','')[:120]}")
+if "speedup" in t: print(f"  worker's whole-kernel timing (L2 flushed): tuned {t['tuned_us']:.1f} us vs default {t['default_us']:.1f} us = {t['speedup']:.2f}x")
+EOF
+  mono-run $run/art_$name --test-data "$td" --bench > "$logs/run_tuned_$name.log" 2>&1
+  s=$(date +%s%N)
+  mono-run "$dir/model.onnx" --gpu --dtype fp16 --test-data "$td" --bench > "$logs/run_default_$name.log" 2>&1
+  say "$name default kernel: compile + check + bench $(( ($(date +%s%N) - s) / 1000000 )) ms"
+  say "$name tuned:   $(grep -hE 'bench:|worst' "$logs/run_tuned_$name.log" | tr '\n' ' ')"
+  say "$name default: $(grep -hE 'bench:|worst' "$logs/run_default_$name.log" | tr '\n' ' ')"
+  grep -hE "candidates|jobs" "$logs/server.log" | tail -n 3 >> "$logs/tune_summary.txt"
+}
+
+case ",$models," in *,tiny-bert,*)
+  tune tiny-bert tests/data/models/tiny-bert-opset20 tests/data/models/tiny-bert-opset20/test_data_set_0 ;;
+esac
+case ",$models," in *,bert-base,*)
+  wait $export_pid; tail -n 2 "$logs/export.txt"
+  d=/tmp/models/bert-base-opset20
+  tune bert-base $d $d/test_data_set_0
+  say "metrics: $(curl -s http://127.0.0.1:9101/metrics | grep -E '^mono_worker_(candidates|jobs)_total' | tr '\n' ' ')"
+  if [ $baselines = 1 ] && [ $(( budget - $(elapsed) )) -gt 45 ]; then
+    (cd .gpu/shared_bench && timeout $(( budget - $(elapsed) )) python3 baselines.py --only bert-base --json "$logs/baselines.json" > "$logs/baselines.txt" 2>&1)
+    say "PyTorch: $(tail -n 1 "$logs/baselines.txt")"
+  fi ;;
+esac
+say "done"
