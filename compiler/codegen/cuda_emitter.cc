@@ -183,7 +183,8 @@ class Emitter {
   // Registers a function body under a name derived from its text; returns the name.
   std::string define(const std::string& kind, const std::string& signature_tail, const std::string& body,
                      const std::string& prelude = "") {
-    std::string text = prelude + "__device__ __forceinline__ void @(" + signature_tail + ") {\n" + body + "}\n";
+    std::string text = prelude + (plan_.inline_groups ? "__device__ __forceinline__ void @(" : "__device__ __noinline__ void @(") +
+                       signature_tail + ") {\n" + body + "}\n";
     auto it = by_text_.find(text);
     if (it != by_text_.end()) return it->second;
     std::string name = str_cat(kind, "_", by_text_.size());

@@ -272,6 +272,7 @@ class Planner {
     plan_.precision = opt_.precision;
     plan_.profile = opt_.profile;
     plan_.prefetch_weights = opt_.prefetch_weights;
+
     if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)
       user_error("a block of ", opt_.threads, " threads is not a multiple of 32 in 32..1024");
     if (opt_.blocks_per_sm < 1 || opt_.threads * opt_.blocks_per_sm > 2048)
@@ -290,6 +291,8 @@ class Planner {
     assign_stages();
     choose_schedules();
     place_tensors();
+    plan_.inline_groups = opt_.inline_groups < 0 ? static_cast<int>(plan_.groups.size()) <= kInlineGroupLimit
+                                                  : opt_.inline_groups > 0;
     return std::move(plan_);
   }
 
@@ -299,8 +302,9 @@ class Planner {
       DType d = v->type.dtype;
       if (opt_.precision == Precision::kF16 && d == DType::kF32) {
         auto r = opt_.ranges.find(v.get());
-        const bool fits = r == opt_.ranges.end() || r->second == 0.0f ||
-                          (r->second >= kMinFp16Range && r->second <= kMaxFp16Range);
+        const bool fits = !opt_.keep_fp32.count(v.get()) &&
+                          (r == opt_.ranges.end() || r->second == 0.0f ||
+                           (r->second >= kMinFp16Range && r->second <= kMaxFp16Range));
         if (fits) d = DType::kF16;
         else ++plan_.fp32_fallbacks;
       }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,7 @@ struct KernelPlan {
   Precision precision = Precision::kF32;
   bool profile = false;
   bool prefetch_weights = true;
+  bool inline_groups = true;
   KernelContext ctx;
   std::vector<Group> groups;
   std::vector<Stage> stages;
@@ -130,6 +132,7 @@ struct KernelPlan {
   size_t constant_offset(const Value* v, const std::string& packing) const;
 };
 
+constexpr int kInlineGroupLimit = 48;
 constexpr float kMinFp16Range = 1e-3f;  // below: fp16's subnormals cost precision (smallest normal 6.1e-5)
 constexpr float kMaxFp16Range = 3e4f;   // above: close to fp16's largest value, 65504
 
@@ -141,9 +144,17 @@ struct PlanOptions {
   // Before each barrier, blocks prefetch the weights the next stage reads into L2 (spread
   // over the grid), so that stage's GEMMs stream from L2 instead of HBM.
   bool prefetch_weights = true;
+  // Group functions inlined into the kernel (1), or kept as separate functions that groups
+  // with the same code share (0): far less code for ptxas on big models, a call per item.
+  // -1 (auto): inline up to kInlineGroupLimit groups.
+  int inline_groups = -1;
   // fp16 with fp32 fallback: largest |x| of float values on calibration inputs (from the CPU
   // reference). Values outside [kMinFp16Range, kMaxFp16Range] stay fp32.
   std::map<const Value*, float> ranges;
+  // fp16: float values kept in fp32 whatever their range. A tuning fragment (a group cut out
+  // of its model, compiler/tuning/fragment.h) lists here the values its model keeps in fp32
+  // because they meet an fp32 GEMM outside the fragment.
+  std::set<const Value*> keep_fp32;
   int sms = 132;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
   // may use (0: 227 KB / blocks_per_sm). The register cap follows (65536 / threads / blocks).

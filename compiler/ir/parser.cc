@@ -1,4 +1,6 @@
-// Parser for the textual IR printed by print_graph(): golden pass tests are written in it.
+// Parser for the textual IR printed by print_graph(): golden pass tests are written in it,
+// and tuning fragments travel in it (with their float weights elided and made up here).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -11,7 +13,7 @@ namespace {
 
 class Parser {
  public:
-  explicit Parser(const std::string& text) : s_(text) {}
+  Parser(const std::string& text, const ParseOptions& options) : s_(text), options_(options) {}
 
   std::unique_ptr<Graph> parse() {
     auto g = std::make_unique<Graph>();
@@ -175,6 +177,21 @@ class Parser {
     return out;
   }
 
+  // `<N elements>`: a constant the printer left out (PrintOptions::max_constant_elements).
+  Tensor elided_constant(const std::string& n, const TensorType& t) {
+    expect('<');
+    const int64_t count = integer();
+    expect_word("elements");
+    expect('>');
+    if (!options_.fill_elided)
+      fail(str_cat("constant %", n, " is elided (<", count, " elements>): its values are not in the text"));
+    if (!is_float(t.dtype))
+      fail(str_cat("constant %", n, ": an elided ", dtype_name(t.dtype), " constant cannot be made up (only float ones)"));
+    if (count != t.numel())
+      fail(str_cat("constant %", n, " is elided with ", count, " elements; ", t.str(), " has ", t.numel()));
+    return made_up_constant(t, n, options_.seed);
+  }
+
   AttrValue attr_value() {
     char c = peek();
     if (c == '"') return name();
@@ -248,7 +265,7 @@ class Parser {
       expect(':');
       TensorType t = type();
       expect('=');
-      Value* v = graph_->add_constant(n, tensor_literal(t));
+      Value* v = graph_->add_constant(n, peek() == '<' ? elided_constant(n, t) : tensor_literal(t));
       define(n, v);
       return;
     }
@@ -311,6 +328,7 @@ class Parser {
   }
 
   const std::string& s_;
+  const ParseOptions& options_;
   size_t pos_ = 0;
   Graph* graph_ = nullptr;
   std::unordered_map<std::string, Value*> values_;
@@ -318,6 +336,36 @@ class Parser {
 
 }  // namespace
 
-std::unique_ptr<Graph> parse_graph(const std::string& text) { return Parser(text).parse(); }
+std::unique_ptr<Graph> parse_graph(const std::string& text, const ParseOptions& options) {
+  return Parser(text, options).parse();
+}
+
+Tensor made_up_constant(const TensorType& type, const std::string& name, uint64_t seed) {
+  // SplitMix64 (exact integer arithmetic: the same values on every platform and compiler),
+  // started from the seed and the FNV-1a hash of the name so that a constant's values do
+  // not depend on the other constants of the graph.
+  uint64_t state = seed;
+  for (unsigned char c : name) state = (state ^ c) * 0x100000001b3ull;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  // Whichever dimension a GEMM or convolution reduces over (the first of a [K, N] MatMul
+  // weight, the others of a [N, K] Gemm or [Co, Ci, kh, kw] Conv weight), it is at most the
+  // larger of these two: sums of that many products stay about unit size.
+  double scale = 1.0;
+  if (type.rank() >= 2 && type.shape[0] > 0) {
+    const int64_t first = type.shape[0];
+    scale = 1.0 / std::sqrt(static_cast<double>(std::max(first, type.numel() / first)));
+  }
+  std::vector<float> values(static_cast<size_t>(type.numel()));
+  for (float& x : values) {
+    const double u = static_cast<double>(next() >> 40) / static_cast<double>(1 << 24);  // [0, 1)
+    x = static_cast<float>((2 * u - 1) * scale);
+  }
+  return Tensor::from_floats(type.shape, values, type.dtype);
+}
 
 }  // namespace mono

@@ -20,8 +20,13 @@
 namespace mono {
 
 struct PrintOptions {
-  // Constants with more elements are printed as `<N elements>` (not parseable).
+  // Constants with more elements are printed as `<N elements>`: parseable only with
+  // ParseOptions::fill_elided, which makes values up.
   int64_t max_constant_elements = 16;
+  // Elide float constants only: integer and bool constants are printed in full whatever their
+  // size, since shapes, axes and indices change what a graph computes and the code generated
+  // for it (weights do not). What tuning fragments are printed with.
+  bool elide_floats_only = false;
   bool node_names = true;  // print `@name`
 };
 
@@ -34,9 +39,24 @@ std::string quote_string(const std::string& s);   // always "quoted", with \" \\
 std::string format_float(double v);               // shortest round-trip, always float-looking
 std::string format_attr(const AttrValue& v);
 
+struct ParseOptions {
+  // Accept elided float constants (`const %w: f32[64,64] = <4096 elements>`) and fill them
+  // with made-up values: deterministic pseudo-random numbers drawn from `seed` and the
+  // constant's name, uniform in [-s, s] with s = 1/sqrt(max(d0, numel/d0)) for a tensor of
+  // rank >= 2 (d0 its first dimension) and s = 1 otherwise, so that chains of GEMMs and
+  // convolutions on made-up weights stay about unit size (finite in fp16). The element
+  // count must equal the declared shape's. Without this option an elided constant is an
+  // error; an elided integer or bool constant always is (its values are structure).
+  bool fill_elided = false;
+  uint64_t seed = 0;
+};
+
 // Parses the textual form (syntax only). Node output types may be omitted (`%y = Relu(%x)`):
 // run infer_shapes() (compiler/ops/infer.h) afterwards; declared types are kept and
 // verify_graph() checks them. Throws UserError naming the line on bad text.
-std::unique_ptr<Graph> parse_graph(const std::string& text);
+std::unique_ptr<Graph> parse_graph(const std::string& text, const ParseOptions& options = {});
+
+// The values ParseOptions::fill_elided gives an elided float constant named `name`.
+Tensor made_up_constant(const TensorType& type, const std::string& name, uint64_t seed);
 
 }  // namespace mono

@@ -1,0 +1,404 @@
+// Fragments: every group of every tiny model, cut out as a weight-free payload, rebuilds on
+// the "worker" side (JSON text -> load_fragment -> plan_kernel) into a group with the same
+// signature and default schedule; the whole model does likewise; payloads with made-up
+// weights run on the CPU reference; malformed payloads are refused naming the field. Also the
+// IR printer's float-only elision and the parser's made-up weights.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "client/cli.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ops/infer.h"
+#include "compiler/reference/interpreter.h"
+#include "compiler/support/error.h"
+#include "compiler/tuning/fragment.h"
+#include "compiler/tuning/schedule.h"
+#include "compiler/tuning/signature.h"
+
+namespace mono::tuning {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kSeed = 7;
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MONO_SOURCE_DIR) + "/tests/data/models"))
+    if (std::filesystem::exists(e.path() / "model.onnx")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A model as mono-compile sees it: loaded, simplified and, for fp16, calibrated; signatures on.
+struct Model {
+  std::string name;
+  Precision precision;
+  std::unique_ptr<Graph> graph;
+  PlanOptions options;
+  KernelPlan plan;
+};
+
+Model load(const std::string& name, Precision p, const Context* ctx = nullptr) {
+  Model m;
+  m.name = name;
+  m.precision = p;
+  m.graph = cli::load_model(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + name + "/model.onnx",
+                            cli::ModelOptions{});
+  m.options.precision = p;
+  if (p == Precision::kF16) cli::calibrate(*m.graph, cli::synthetic_inputs(*m.graph), &m.options);
+  if (ctx) use_context(&m.options, *ctx);
+  enable_signatures(&m.options);
+  m.plan = plan_kernel(*m.graph, m.options);
+  return m;
+}
+
+const char* precision_name(Precision p) { return p == Precision::kF16 ? "fp16" : "fp32"; }
+
+// What the worker does with a payload: from its JSON text to a plan.
+struct Rebuilt {
+  LoadedFragment fragment;
+  KernelPlan plan;
+};
+Rebuilt rebuild(const json& payload) {
+  Rebuilt r;
+  r.fragment = load_fragment(json::parse(payload.dump()), kSeed);
+  r.plan = plan_kernel(*r.fragment.graph, r.fragment.options);
+  return r;
+}
+
+std::string signatures_of(const KernelPlan& plan) {
+  std::string s;
+  for (const Group& g : plan.groups) s += str_cat("  ", g.signature, " ", g.nodes(), "\n");
+  return s;
+}
+
+bool all_finite(const Tensor& t) {
+  if (!is_float(t.dtype())) return true;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(t.as_double(i))) return false;
+  return true;
+}
+
+// ---- every group of every model ------------------------------------------------------------
+
+TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
+  int groups = 0, fragments_with_views = 0, fragments_keeping_fp32 = 0;
+  std::set<std::string> unique;  // precision + signature
+  size_t payload_bytes = 0;
+  for (const std::string& name : model_names()) {
+    for (Precision p : {Precision::kF32, Precision::kF16}) {
+      const Model m = load(name, p);
+      for (const Group& g : m.plan.groups) {
+        SCOPED_TRACE(str_cat(name, " ", precision_name(p), " group ", g.id, ": ", g.nodes()));
+        const json payload = make_fragment(*m.graph, m.plan, g, m.options);
+        payload_bytes += payload.dump().size();
+        fragments_keeping_fp32 += !payload["keep_fp32"].empty();
+        const Rebuilt r = rebuild(payload);
+        // The fragment is the group and nothing else (views are no groups).
+        ASSERT_EQ(r.plan.groups.size(), 1u) << payload["ir"].get<std::string>() << signatures_of(r.plan);
+        fragments_with_views += r.fragment.graph->num_nodes() > 1 + g.epilogue.size();
+        const Group* found = find_group(r.plan, g.signature);
+        ASSERT_NE(found, nullptr) << "original:\n"
+                                  << group_signature_text(m.plan, g) << "fragment:\n"
+                                  << group_signature_text(r.plan, r.plan.groups[0]) << "payload IR:\n"
+                                  << payload["ir"].get<std::string>();
+        EXPECT_EQ(found->kind, g.kind);
+        EXPECT_EQ(found->schedule(), g.schedule()) << found->schedule().str() << " vs " << g.schedule().str();
+        EXPECT_EQ(found->f16, g.f16);
+        EXPECT_EQ(found->items, g.items);
+        ++groups;
+        unique.insert(str_cat(precision_name(p), g.signature));
+      }
+    }
+  }
+  std::printf("fragments: %d groups of %zu models x 2 precisions (%zu unique signatures) rebuilt with their "
+              "signature and schedule; %d fragments read through views, %d keep values in fp32 for GEMMs "
+              "outside; %zu bytes of payload in all\n",
+              groups, model_names().size(), unique.size(), fragments_with_views, fragments_keeping_fp32, payload_bytes);
+  EXPECT_GE(model_names().size(), 9u);
+  EXPECT_GT(groups, 200);
+}
+
+// The context travels: a 2-blocks-per-SM context with a lower shared-memory limit gives the
+// same schedules (which depend on it) on the worker.
+TEST(Fragment, ContextTravelsWithThePayload) {
+  Context ctx = Context::make(256, 2);
+  ctx.smem_bytes = 64 * 1024;
+  const Model m = load("tiny-bert-opset20", Precision::kF16, &ctx);
+  for (const Group& g : m.plan.groups) {
+    const json payload = make_fragment(*m.graph, m.plan, g, m.options);
+    EXPECT_EQ(payload["blocks_per_sm"], 2);
+    EXPECT_EQ(payload["smem_limit"], 64 * 1024);
+    const Rebuilt r = rebuild(payload);
+    const Group* found = find_group(r.plan, g.signature);
+    ASSERT_NE(found, nullptr) << g.nodes();
+    EXPECT_EQ(found->schedule(), g.schedule()) << g.nodes();
+    EXPECT_EQ(r.plan.ctx.smem_limit, m.plan.ctx.smem_limit);
+  }
+}
+
+TEST(Fragment, WholeModelReproducesEverySignature) {
+  int models = 0, groups = 0;
+  for (const std::string& name : model_names()) {
+    for (Precision p : {Precision::kF32, Precision::kF16}) {
+      SCOPED_TRACE(str_cat(name, " ", precision_name(p)));
+      const Model m = load(name, p);
+      const Rebuilt r = rebuild(make_fragment(*m.graph, m.plan, m.options));
+      std::multiset<std::string> want, got;
+      for (const Group& g : m.plan.groups) want.insert(g.signature);
+      for (const Group& g : r.plan.groups) got.insert(g.signature);
+      EXPECT_EQ(got, want) << "original:\n" << signatures_of(m.plan) << "fragment:\n" << signatures_of(r.plan);
+      // The same graph: same groups in the same order, same schedules and stages.
+      ASSERT_EQ(r.plan.groups.size(), m.plan.groups.size());
+      for (size_t i = 0; i < m.plan.groups.size(); ++i) {
+        EXPECT_EQ(r.plan.groups[i].schedule(), m.plan.groups[i].schedule()) << m.plan.groups[i].nodes();
+        EXPECT_EQ(r.plan.groups[i].stage, m.plan.groups[i].stage) << m.plan.groups[i].nodes();
+      }
+      EXPECT_EQ(r.plan.fp32_fallbacks, m.plan.fp32_fallbacks);
+      EXPECT_EQ(r.fragment.graph->inputs.size(), m.graph->inputs.size());
+      EXPECT_EQ(r.fragment.graph->outputs.size(), m.graph->outputs.size());
+      ++models;
+      groups += static_cast<int>(m.plan.groups.size());
+    }
+  }
+  std::printf("whole-model fragments: %d (model, precision) pairs, %d groups, same signatures\n", models, groups);
+}
+
+// Made-up weights keep the arithmetic finite: every whole-model fragment and every group
+// fragment of every model runs on the CPU reference with finite outputs.
+TEST(Fragment, RunsOnTheCpuReferenceWithFiniteOutputs) {
+  int runs = 0;
+  for (const std::string& name : model_names()) {
+    const Model m = load(name, Precision::kF16);
+    std::vector<json> payloads = {make_fragment(*m.graph, m.plan, m.options)};
+    for (const Group& g : m.plan.groups) payloads.push_back(make_fragment(*m.graph, m.plan, g, m.options));
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      SCOPED_TRACE(str_cat(name, i == 0 ? " whole model" : str_cat(" group ", i - 1)));
+      const LoadedFragment f = load_fragment(payloads[i], kSeed);
+      const std::vector<Tensor> outputs = run_reference(*f.graph, cli::synthetic_inputs(*f.graph));
+      ASSERT_EQ(outputs.size(), f.graph->outputs.size());
+      for (size_t o = 0; o < outputs.size(); ++o)
+        EXPECT_TRUE(all_finite(outputs[o])) << "output %" << f.graph->outputs[o]->name << "\n"
+                                            << payloads[i]["ir"].get<std::string>();
+      ++runs;
+    }
+  }
+  std::printf("fragments on the CPU reference: %d runs, finite outputs\n", runs);
+}
+
+// Loading is deterministic in the seed; weights differ between seeds, structure does not.
+TEST(Fragment, MadeUpWeightsFollowTheSeed) {
+  const Model m = load("tiny-bert-opset20", Precision::kF32);
+  const json payload = make_fragment(*m.graph, m.plan, m.options);
+  const LoadedFragment a = load_fragment(payload, 1), b = load_fragment(payload, 1), c = load_fragment(payload, 2);
+  std::map<std::string, const Tensor*> originals;
+  for (const Value* c : m.graph->constants()) originals[c->name] = c->constant.get();
+  int elided = 0;
+  for (size_t i = 0; i < a.graph->constants().size(); ++i) {
+    const Value* ca = a.graph->constants()[i];
+    const Tensor& ta = *ca->constant;
+    ASSERT_TRUE(originals.count(ca->name)) << ca->name;
+    const Tensor& original = *originals[ca->name];
+    EXPECT_EQ(ta.type(), original.type()) << ca->name;
+    EXPECT_TRUE(ta.identical(*b.graph->constants()[i]->constant)) << ca->name;
+    if (!is_float(ta.dtype()) || ta.numel() <= PrintOptions{}.max_constant_elements) {
+      EXPECT_TRUE(ta.identical(original)) << ca->name;  // printed in full
+      continue;
+    }
+    ++elided;
+    EXPECT_FALSE(ta.identical(*c.graph->constants()[i]->constant)) << ca->name;
+    EXPECT_FALSE(ta.identical(original)) << ca->name;
+  }
+  EXPECT_GT(elided, 0);
+  EXPECT_EQ(graph_to_string(*a.graph), graph_to_string(*c.graph));  // elided the same way
+}
+
+// ---- malformed payloads --------------------------------------------------------------------
+
+json small_payload() {
+  static const json payload = [] {
+    const Model m = load("tiny-bert-opset20", Precision::kF16);
+    for (const Group& g : m.plan.groups)
+      if (g.kind == GroupKind::kGemm) return make_fragment(*m.graph, m.plan, g, m.options);
+    return json();
+  }();
+  return payload;
+}
+
+void expect_refused(const json& payload, const std::string& words) {
+  try {
+    load_fragment(payload, kSeed);
+    ADD_FAILURE() << "accepted; expected an error with '" << words << "'";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(Fragment, MalformedPayloadsAreRefusedNamingTheField) {
+  const json good = small_payload();
+  ASSERT_TRUE(good.is_object());
+  EXPECT_NO_THROW(load_fragment(good, kSeed));
+
+  expect_refused(json::array(), "expected a JSON object");
+  json j = good;
+  j.erase("ir");
+  expect_refused(j, "missing \"ir\"");
+  j = good;
+  j["ir"] = 42;
+  expect_refused(j, "\"ir\" must be a string");
+  j = good;
+  j.erase("threads");
+  expect_refused(j, "missing \"threads\"");
+  j = good;
+  j["threads"] = "256";
+  expect_refused(j, "\"threads\" must be an integer");
+  j = good;
+  j["precision"] = "fp8";
+  expect_refused(j, "\"precision\" must be \"fp32\" or \"fp16\"");
+  j = good;
+  j["ranges"] = json::array();
+  expect_refused(j, "\"ranges\" must be an object");
+  j = good;
+  j["ranges"]["no_such_value"] = 1.0;
+  expect_refused(j, "\"ranges\" names %no_such_value");
+  j = good;
+  j["keep_fp32"] = json::array({"no_such_value"});
+  expect_refused(j, "\"keep_fp32\" names %no_such_value");
+  j = good;
+  j["schedule"] = json::object();
+  expect_refused(j, "unknown field \"schedule\"");
+
+  // An elided constant whose count does not match its shape.
+  const std::string ir = good["ir"];
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(ir, match, std::regex("<([0-9]+) elements>"))) << ir;
+  j = good;
+  j["ir"] = ir.substr(0, match.position(0)) + str_cat("<", std::stoll(match[1].str()) - 1, " elements>") +
+            ir.substr(match.position(0) + match.length(0));
+  expect_refused(j, "is elided with");
+  // Bad IR text is reported as the "ir" field's, with its line.
+  j = good;
+  j["ir"] = ir + "junk";
+  expect_refused(j, "fragment: \"ir\": IR text line");
+}
+
+// ---- printer and parser ----------------------------------------------------------------------
+
+const char* const kIr = R"(graph g (opset 17) {
+  input %x: f32[2,20]
+  const %w: f32[20,20] = <400 elements>
+  const %shape: i64[1] = [40]
+  %y: f32[2,20] = MatMul(%x, %w)
+  %z: f32[40] = Reshape(%y, %shape)
+  output %z
+}
+)";
+
+TEST(FragmentIr, PrinterElidesFloatConstantsOnly) {
+  Graph g;
+  g.opset = 17;
+  Value* x = g.add_value("x", TensorType{DType::kI64, {40}});
+  g.inputs.push_back(x);
+  std::vector<int64_t> indices(40);
+  for (int i = 0; i < 40; ++i) indices[i] = i % 7;
+  Value* idx = g.add_constant("idx", Tensor::from_ints({40}, indices));
+  Value* w = g.add_constant("w", Tensor::from_floats({40}, std::vector<float>(40, 0.5f)));
+  Node* n = g.add_node(OpKind::kAdd, "add", {x, idx}, {"y"}, 17);
+  n->outputs[0]->type = x->type;
+  g.outputs.push_back(n->outputs[0]);
+  (void)w;
+  const std::string all = graph_to_string(g);
+  EXPECT_NE(all.find("const %idx: i64[40] = <40 elements>"), std::string::npos) << all;
+  PrintOptions floats_only;
+  floats_only.elide_floats_only = true;
+  const std::string text = graph_to_string(g, floats_only);
+  EXPECT_NE(text.find("const %idx: i64[40] = [0, 1, 2, 3, 4, 5, 6, 0,"), std::string::npos) << text;
+  EXPECT_NE(text.find("const %w: f32[40] = <40 elements>"), std::string::npos) << text;
+}
+
+TEST(FragmentIr, ParserFillsElidedConstantsOnlyWhenAsked) {
+  try {
+    parse_graph(kIr);
+    ADD_FAILURE() << "an elided constant was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("constant %w is elided (<400 elements>)"), std::string::npos) << e.what();
+  }
+  ParseOptions fill;
+  fill.fill_elided = true;
+  fill.seed = 3;
+  auto g = parse_graph(kIr, fill);
+  infer_shapes(*g);
+  verify_graph(*g, /*internal=*/false);
+  const Tensor& w = *g->constants()[0]->constant;
+  ASSERT_EQ(w.numel(), 400);
+  const double bound = 1 / std::sqrt(20.0);
+  double lo = 1, hi = -1;
+  for (int64_t i = 0; i < w.numel(); ++i) lo = std::min(lo, w.as_double(i)), hi = std::max(hi, w.as_double(i));
+  EXPECT_GE(lo, -bound);
+  EXPECT_LE(hi, bound);
+  EXPECT_LT(lo, -bound / 2);  // spread over the interval
+  EXPECT_GT(hi, bound / 2);
+  EXPECT_TRUE(w.identical(made_up_constant(w.type(), "w", 3)));
+  EXPECT_FALSE(w.identical(made_up_constant(w.type(), "w", 4)));
+  EXPECT_FALSE(w.identical(made_up_constant(w.type(), "v", 3)));
+  // Integer constants and wrong counts are refused.
+  std::string bad = kIr;
+  bad.replace(bad.find("<400"), 4, "<399");
+  EXPECT_THROW(parse_graph(bad, fill), UserError);
+  std::string ints = kIr;
+  ints.replace(ints.find("[40]\n"), 4, "<1 elements>");
+  try {
+    parse_graph(ints, fill);
+    ADD_FAILURE() << "an elided integer constant was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("an elided i64 constant cannot be made up"), std::string::npos) << e.what();
+  }
+}
+
+// A value that meets an fp32 GEMM outside the fragment stays fp32 in it: x feeds an fp16-able
+// GEMM (x @ w1, w1 in range) and one whose weight w2 is out of fp16's range, which makes x
+// fp32 for both.
+TEST(Fragment, KeepsFp32ForGemmsOutsideTheFragment) {
+  const char* text = R"(graph g (opset 17) {
+  input %x: f32[16,32]
+  const %w1: f32[32,32] = <1024 elements>
+  const %w2: f32[32,32] = <1024 elements>
+  %a: f32[16,32] = MatMul(%x, %w1) @mm1
+  %b: f32[16,32] = MatMul(%x, %w2) @mm2
+  output %a
+  output %b
+}
+)";
+  ParseOptions fill;
+  fill.fill_elided = true;
+  auto g = parse_graph(text, fill);
+  infer_shapes(*g);
+  PlanOptions o;
+  o.precision = Precision::kF16;
+  o.ranges = float_ranges(*g, {Tensor::from_floats({16, 32}, std::vector<float>(512, 1.0f))});
+  o.ranges[g->constants()[1]] = 1e6f;  // w2: out of fp16's range
+  enable_signatures(&o);
+  const KernelPlan plan = plan_kernel(*g, o);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  const Group& mm1 = plan.groups[0];
+  EXPECT_FALSE(mm1.f16);  // x is fp32 because of mm2
+  const json payload = make_fragment(*g, plan, mm1, o);
+  EXPECT_EQ(payload["keep_fp32"], json::array({"x", "w1"})) << payload.dump(1);
+  const Rebuilt r = rebuild(payload);
+  EXPECT_NE(find_group(r.plan, mm1.signature), nullptr);
+  json without = payload;
+  without.erase("keep_fp32");
+  const Rebuilt wrong = rebuild(without);
+  EXPECT_EQ(find_group(wrong.plan, mm1.signature), nullptr);  // what the field is for
+}
+
+}  // namespace
+}  // namespace mono::tuning
