@@ -18,7 +18,8 @@ using nlohmann::json;
 namespace {
 
 // The fields of a payload; load_fragment refuses any other.
-const char* const kFields[] = {"ir", "precision", "ranges", "keep_fp32", "sms", "threads", "blocks_per_sm", "smem_limit"};
+const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",     "sms",
+                               "threads", "blocks_per_sm", "smem_limit", "inline_groups", "prefetch_weights"};
 
 // `nodes` and the view nodes they read through (transitively), in graph order. The plan's
 // alias map says which values are views: exactly what the planner treats as one.
@@ -167,7 +168,10 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
               {"sms", options.sms},
               {"threads", options.threads},
               {"blocks_per_sm", options.blocks_per_sm},
-              {"smem_limit", options.smem_limit}};
+              {"smem_limit", options.smem_limit},
+              // As the model's kernel has them (a lone group would be inlined by default).
+              {"inline_groups", plan.inline_groups ? 1 : 0},
+              {"prefetch_weights", plan.prefetch_weights}};
 }
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group, const PlanOptions& options) {
@@ -231,6 +235,12 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
   o.threads = int_field(j, "threads", 1, 1024);
   o.blocks_per_sm = int_field(j, "blocks_per_sm", 1, 32);
   o.smem_limit = int_field(j, "smem_limit", 0, KernelContext::kMaxSmemPerSm);
+  if (j.contains("inline_groups")) o.inline_groups = int_field(j, "inline_groups", 0, 1);
+  if (j.contains("prefetch_weights")) {
+    const json& prefetch = j.at("prefetch_weights");
+    if (!prefetch.is_boolean()) user_error("fragment: \"prefetch_weights\" must be true or false, got ", prefetch.dump());
+    o.prefetch_weights = prefetch.get<bool>();
+  }
   enable_signatures(&o);
   return f;
 }

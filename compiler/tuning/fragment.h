@@ -9,7 +9,9 @@
 //    "ranges": {"x": 3.5, ...},          calibrated max |x| of the fragment's float values
 //    "keep_fp32": ["y", ...],            fp16: values the model keeps in fp32 besides those
 //                                        the ranges put there (optional, default none)
-//    "sms": 132, "threads": 256, "blocks_per_sm": 1, "smem_limit": 0}
+//    "sms": 132, "threads": 256, "blocks_per_sm": 1, "smem_limit": 0,
+//    "inline_groups": 1,                 the model's kernel: group functions inlined (1) or
+//    "prefetch_weights": false}          not (0), weights prefetched into L2 (both optional)
 //
 // The sub-graph holds the nodes given, plus the view nodes (Reshape, Squeeze, Unsqueeze,
 // Flatten, Identity, Dropout: what the planner aliases) they read through, down to the value
@@ -45,8 +47,8 @@ nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const P
 
 struct LoadedFragment {
   std::unique_ptr<Graph> graph;  // shapes inferred and verified; made-up weights
-  // Precision, ranges, keep_fp32 and context from the payload, signatures enabled (the
-  // options point into `graph`).
+  // Precision, ranges, keep_fp32, context, inlining and prefetching from the payload,
+  // signatures enabled (the options point into `graph`).
   PlanOptions options;
 };
 

@@ -90,7 +90,7 @@ bool all_finite(const Tensor& t) {
 // ---- every group of every model ------------------------------------------------------------
 
 TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
-  int groups = 0, fragments_with_views = 0, fragments_keeping_fp32 = 0;
+  int groups = 0, fragments_with_views = 0, fragments_keeping_fp32 = 0, out_of_line = 0;
   std::set<std::string> unique;  // precision + signature
   size_t payload_bytes = 0;
   for (const std::string& name : model_names()) {
@@ -114,15 +114,20 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
         EXPECT_EQ(found->schedule(), g.schedule()) << found->schedule().str() << " vs " << g.schedule().str();
         EXPECT_EQ(found->f16, g.f16);
         EXPECT_EQ(found->items, g.items);
+        // Compiled the way the model's kernel is (inlined or not, prefetching or not).
+        EXPECT_EQ(r.plan.inline_groups, m.plan.inline_groups);
+        EXPECT_EQ(r.plan.prefetch_weights, m.plan.prefetch_weights);
+        out_of_line += !r.plan.inline_groups;
         ++groups;
         unique.insert(str_cat(precision_name(p), g.signature));
       }
     }
   }
   std::printf("fragments: %d groups of %zu models x 2 precisions (%zu unique signatures) rebuilt with their "
-              "signature and schedule; %d fragments read through views, %d keep values in fp32 for GEMMs "
-              "outside; %zu bytes of payload in all\n",
-              groups, model_names().size(), unique.size(), fragments_with_views, fragments_keeping_fp32, payload_bytes);
+              "signature and schedule; %d fragments read through views, %d list values kept in fp32 "
+              "beside their ranges, %d out of line as in their model; %zu bytes of payload in all\n",
+              groups, model_names().size(), unique.size(), fragments_with_views, fragments_keeping_fp32, out_of_line,
+              payload_bytes);
   EXPECT_GE(model_names().size(), 9u);
   EXPECT_GT(groups, 200);
 }
@@ -163,6 +168,7 @@ TEST(Fragment, WholeModelReproducesEverySignature) {
         EXPECT_EQ(r.plan.groups[i].stage, m.plan.groups[i].stage) << m.plan.groups[i].nodes();
       }
       EXPECT_EQ(r.plan.fp32_fallbacks, m.plan.fp32_fallbacks);
+      EXPECT_EQ(r.plan.inline_groups, m.plan.inline_groups);
       EXPECT_EQ(r.fragment.graph->inputs.size(), m.graph->inputs.size());
       EXPECT_EQ(r.fragment.graph->outputs.size(), m.graph->outputs.size());
       ++models;
@@ -275,6 +281,12 @@ TEST(Fragment, MalformedPayloadsAreRefusedNamingTheField) {
   j = good;
   j["schedule"] = json::object();
   expect_refused(j, "unknown field \"schedule\"");
+  j = good;
+  j["inline_groups"] = 2;
+  expect_refused(j, "\"inline_groups\" is 2, not in 0..1");
+  j = good;
+  j["prefetch_weights"] = 1;
+  expect_refused(j, "\"prefetch_weights\" must be true or false");
 
   // An elided constant whose count does not match its shape.
   const std::string ir = good["ir"];
