@@ -74,8 +74,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     else user_error("--dtype ", v, " is not one of: fp32, fp16");
   } else if (flag == "--profile") {
     options->profile = true;
-  } else if (flag == "--no-prefetch") {
-    options->prefetch_weights = false;
+  } else if (flag == "--no-prefetch" || flag == "--prefetch") {
+    options->prefetch_weights = flag == "--prefetch";
   } else if (flag == "--no-inline" || flag == "--inline") {
     options->inline_groups = flag == "--inline";
   } else if (flag == "--sms") {

@@ -1,8 +1,10 @@
 // mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--emit ir|plan|cuda]
-//                         [--out DIR] [--sms N] [--no-simplify] [--stats] [--dump-passes]
+//                         [--db FILE [--gpu-kind NAME]] [--out DIR] [--sms N] [--no-simplify] [--stats] [--dump-passes]
 // Loads and simplifies a model; prints its IR, kernel plan or CUDA source, or writes the
 // artifact (model.cu, kernel.cubin, weights.bin, manifest.json) to DIR.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "client/cli.h"
@@ -11,6 +13,9 @@
 #include "compiler/runtime/artifact.h"
 #include "compiler/support/error.h"
 #include "compiler/tuning/space.h"
+#include "db/clock.h"
+#include "db/store.h"
+#include "tuner_server/tuning_jobs.h"
 
 namespace mono {
 
@@ -22,11 +27,15 @@ static const char kUsage[] =
     "                     and the tuning space (contexts x unique group signatures x candidates)\n"
     "  --emit cuda        print the generated CUDA source of the one kernel\n"
     "  --out DIR          write the artifact: model.cu, kernel.cubin (NVRTC), weights.bin, manifest.json\n"
+    "  --db FILE          use the tuning results in this tuner database (mono-tuner-server --db):\n"
+    "                     the same final kernel the service builds; untuned groups keep defaults\n"
+    "  --gpu-kind NAME    with --db: the GPU kind to take results for (needed if it has several)\n"
     "  --dtype fp16       float16 storage and tensor cores with float32 accumulation (default fp32)\n"
     "  --sms N            multiprocessors the schedule targets (default 132, an H100 SXM)\n"
     "  --no-calibrate     fp16: store every float tensor in fp16 (default: tensors whose range on\n"
     "                     synthetic inputs, run on the CPU reference, does not fit stay fp32)\n"
-    "  --no-prefetch      do not prefetch the next stage's weights into L2 before each barrier\n"
+    "  --prefetch         prefetch the next stage's weights into L2 before each barrier (default\n"
+    "                     off: measured slower on the H100; --no-prefetch is accepted)\n"
     "  --inline, --no-inline  group functions inlined into the kernel, or out of line (shared by\n"
     "                     groups with the same code: much faster NVRTC/ptxas on big models);\n"
     "                     default: inline up to 48 groups\n"
@@ -40,7 +49,7 @@ static const char kUsage[] =
 static int compile_main(int argc, char** argv) {
   cli::Args args(argc, argv);
   cli::ModelOptions options;
-  std::string model, emit, out;
+  std::string model, emit, out, db_path, gpu_kind;
   PrintOptions print;
   PlanOptions plan;
   std::string flag;
@@ -51,6 +60,10 @@ static int compile_main(int argc, char** argv) {
       emit = args.value(flag);
     } else if (flag == "--out") {
       out = args.value(flag);
+    } else if (flag == "--db") {
+      db_path = args.value(flag);
+    } else if (flag == "--gpu-kind") {
+      gpu_kind = args.value(flag);
     } else if (flag == "--all-constants") {
       print.max_constant_elements = kMaxTensorElements;
     } else if (flag == "-h" || flag == "--help") {
@@ -70,6 +83,48 @@ static int compile_main(int argc, char** argv) {
     return cli::kExitOk;
   }
   if (options.calibrate) cli::calibrate(*g, cli::synthetic_inputs(*g), &plan);
+  nlohmann::json tuning_info;
+  server::ContextChoice tuned;
+  if (!db_path.empty()) {
+    {
+      db::SystemClock clock;
+      auto store = db::Store::Open(db_path, &clock);
+      if (!store.ok()) user_error(db_path, ": ", std::string(store.status().message()));
+      auto kinds = (*store)->task_gpu_kinds();
+      if (!kinds.ok()) user_error(db_path, ": ", std::string(kinds.status().message()));
+      if (gpu_kind.empty()) {
+        if (kinds->empty()) user_error(db_path, ": the database has no tuning results");
+        if (kinds->size() > 1) {
+          std::string list;
+          for (const std::string& k : *kinds) list += (list.empty() ? "'" : ", '") + k + "'";
+          user_error(db_path, " has results for several GPU kinds (", list, "): name one with --gpu-kind");
+        }
+        gpu_kind = kinds->front();
+      } else if (std::find(kinds->begin(), kinds->end(), gpu_kind) == kinds->end()) {
+        user_error(db_path, " has no results for GPU kind '", gpu_kind, "'");
+      }
+      server::PreparedModel pm;
+      pm.label = cli::model_label(model);
+      pm.graph = std::move(g);
+      pm.options = plan;
+      const tuning::TuningSpace space = tuning::enumerate_space(*pm.graph, pm.options);
+      const bool dry = gpu_kind == server::dry_run_kind();
+      server::FinalChoice f = server::final_choice(**store, pm, space, gpu_kind, dry, 2, "");
+      g = std::move(pm.graph);
+      tuned = f.choice;
+      tuning_info = f.info;
+      tuning_info["database"] = db_path;
+      plan = tuning::tuned_options(plan, tuned.context, tuned.schedules);
+      std::fprintf(stderr, "tuning results from %s (GPU kind '%s'%s): %d groups tuned, %d with no record keep their "
+                   "default schedule; context %s\n",
+                   db_path.c_str(), gpu_kind.c_str(), dry ? ": a dry run, nothing measured" : "", tuned.groups_tuned,
+                   tuned.groups_default, tuned.context.str().c_str());
+      if (f.pending)
+        std::fprintf(stderr, "note: the whole-kernel timing of the tuned contexts has not finished; using the context "
+                             "with the best per-group results\n");
+      if (tuning_info.contains("note")) std::fprintf(stderr, "note: %s\n", tuning_info["note"].get<std::string>().c_str());
+    }
+  }
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
   nvrtc.sm_arch = 90;
@@ -83,6 +138,16 @@ static int compile_main(int argc, char** argv) {
   if (emit == "cuda") std::cout << built.source;
   if (!out.empty()) {
     write_artifact(out, *g, built);
+    if (!db_path.empty()) {  // the manifest names the records used, as the service's does
+      std::ifstream in(out + "/manifest.json");
+      nlohmann::json m = nlohmann::json::parse(in);
+      tuning_info["context"] = tuning::context_to_json(tuned.context);
+      tuning_info["records"] = tuned.records;
+      tuning_info["groups_tuned"] = tuned.groups_tuned;
+      tuning_info["groups_default"] = tuned.groups_default;
+      m["tuning"] = tuning_info;
+      std::ofstream(out + "/manifest.json") << m.dump(1) << "\n";
+    }
     std::fprintf(stderr, "wrote %s: %d groups in %d stages, %zu B weights; kernel %s\n", out.c_str(),
                  built.manifest.groups, built.manifest.stages, built.manifest.weights_bytes,
                  built.compiled.usage.str().c_str());

@@ -306,6 +306,19 @@ absl::StatusOr<TaskRecord> Store::find_task(const std::string& signature, const 
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> Store::task_gpu_kinds() {
+  std::vector<std::string> out;
+  MONO_RETURN_IF_ERROR(read([&](sqlite3* db) -> absl::Status {
+    MONO_ASSIGN_OR_RETURN(sql::Stmt q, sql::Stmt::prepare(db, "SELECT DISTINCT gpu_kind FROM tasks ORDER BY gpu_kind"));
+    while (true) {
+      MONO_ASSIGN_OR_RETURN(bool row, q.step());
+      if (!row) return absl::OkStatus();
+      out.push_back(q.text(0));
+    }
+  }));
+  return out;
+}
+
 absl::Status Store::link_task(const std::string& submission_id, int64_t task_id) {
   return write([&](sqlite3* db) { return internal::insert_link(db, submission_id, task_id); });
 }

@@ -81,6 +81,8 @@ class Store {
   // The task (signature, gpu_kind, context) if it exists; NotFound otherwise (never creates).
   absl::StatusOr<TaskRecord> find_task(const std::string& signature, const std::string& gpu_kind,
                                        const std::string& context);
+  // The GPU kinds that have tasks, sorted.
+  absl::StatusOr<std::vector<std::string>> task_gpu_kinds();
   // Makes the task one of the submission's (idempotent).
   absl::Status link_task(const std::string& submission_id, int64_t task_id);
   absl::StatusOr<std::vector<TaskRecord>> submission_tasks(const std::string& submission_id);

@@ -153,81 +153,19 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
   }
   auto prog = store_->submission_progress(s.id);
   if (!prog.ok()) return prog.status();
-  if (s.state == db::SubmissionState::kTuning) {
-    if (prog->jobs_pending > 0) return absl::OkStatus();
-    std::vector<ContextChoice> choices = choose_schedules(*store_, L.space, L.task_kind, s.dry_run);
-    std::sort(choices.begin(), choices.end(),
-              [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
-    if (s.dry_run) {
-      json info = {{"measured", false},
-                   {"note", "dry run: nothing was measured on a GPU; each group's schedule is the cost model's "
-                            "choice among the candidates that compiled without spills, and the context is the one "
-                            "with the lowest total estimate"},
-                   {"estimated_total_us", choices.front().total_us},
-                   {"estimated_default_us", choices.front().default_total_us}};
-      return finish(s, L, choices.front(), info);
+  if (s.state == db::SubmissionState::kTuning && prog->jobs_pending > 0) return absl::OkStatus();
+  FinalChoice f = final_choice(*store_, L.model, L.space, L.task_kind, s.dry_run, options_.whole_kernel_contexts, s.id);
+  if (f.pending) {
+    if (f.job_missing) {
+      // Groups tuned: time the best contexts as whole kernels (a resubmission finds the job done).
+      if (auto added = store_->add_job(f.job); !added.ok()) return added.status();
+      std::fprintf(stderr, "mono-tuner-server: submission %s: groups tuned; whole-kernel timing job %s\n", s.id.c_str(),
+                   f.job.id.c_str());
     }
-    choices.resize(std::min<size_t>(choices.size(), options_.whole_kernel_contexts));
-    db::NewJob job = whole_kernel_job(L.model, s.id, s.gpu_kind, choices);
-    auto added = store_->add_job(job);
-    if (!added.ok()) return added.status();
-    L.whole_kernel_job = job.id;
-    std::fprintf(stderr, "mono-tuner-server: submission %s: groups tuned; whole-kernel timing job %s%s\n", s.id.c_str(),
-                 job.id.c_str(), *added ? "" : " (already done or queued)");
-    return store_->set_submission_state(s.id, db::SubmissionState::kMerging);
+    return s.state == db::SubmissionState::kMerging ? absl::OkStatus()
+                                                    : store_->set_submission_state(s.id, db::SubmissionState::kMerging);
   }
-  if (s.state == db::SubmissionState::kMerging) {
-    std::vector<ContextChoice> choices = choose_schedules(*store_, L.space, L.task_kind, false);
-    std::sort(choices.begin(), choices.end(),
-              [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
-    choices.resize(std::min<size_t>(choices.size(), options_.whole_kernel_contexts));
-    if (L.whole_kernel_job.empty()) L.whole_kernel_job = whole_kernel_job(L.model, s.id, s.gpu_kind, choices).id;
-    auto job = store_->get_job(L.whole_kernel_job);
-    if (!job.ok()) {
-      // After a restart the results may have moved on: queue the job for the current choice.
-      db::NewJob nj = whole_kernel_job(L.model, s.id, s.gpu_kind, choices);
-      L.whole_kernel_job = nj.id;
-      return store_->add_job(nj).status();
-    }
-    if (job->state == db::JobState::kQueued || job->state == db::JobState::kLeased) return absl::OkStatus();
-    // Config 0 is the untuned default, config i the i-th best context.
-    auto results = store_->job_results(job->id);
-    if (!results.ok()) return results.status();
-    double default_us = 0, best_us = std::numeric_limits<double>::infinity();
-    int best = -1;
-    json configs = json::array();
-    for (const db::ResultRecord& r : *results) {
-      const db::CandidateResult& c = r.result;
-      configs.push_back({{"config", c.candidate},
-                         {"ok", c.ok},
-                         {"median_us", c.median_us ? json(*c.median_us) : json(nullptr)},
-                         {"samples_us", c.samples_us},
-                         {"failure", db::to_string(c.failure)},
-                         {"reason", c.reason}});
-      if (!c.ok || !c.median_us) continue;
-      if (c.candidate == 0) default_us = *c.median_us;
-      if (*c.median_us < best_us) {
-        best_us = *c.median_us;
-        best = c.candidate;
-      }
-    }
-    json info = {{"measured", true}, {"gpu_kind", s.gpu_kind}, {"whole_kernel_job", job->id}, {"whole_kernel", configs}};
-    if (default_us > 0) info["default_us"] = default_us;
-    if (best < 0) {
-      info["note"] = "no whole kernel could be timed (" + job->failure_reason +
-                     "); the schedules are the per-group measurements of the best context, unverified as a whole";
-      return finish(s, L, choices.front(), info);
-    }
-    info["tuned_us"] = best_us;
-    if (default_us > 0) info["speedup"] = default_us / best_us;
-    if (best == 0) {
-      info["note"] = "the untuned default schedules were the fastest whole kernel";
-      ContextChoice def;
-      return finish(s, L, def, info);
-    }
-    return finish(s, L, choices.at(best - 1), info);
-  }
-  return absl::OkStatus();
+  return finish(s, L, f.choice, f.info);
 }
 
 absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const ContextChoice& choice, json info) {

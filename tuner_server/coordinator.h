@@ -45,7 +45,6 @@ class Coordinator {
     PreparedModel model;
     tuning::TuningSpace space;
     std::string task_kind;  // GPU kind the tasks are keyed by
-    std::string whole_kernel_job;  // id, once queued
   };
   // The submission's model, loaded and planned once per server run.
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);

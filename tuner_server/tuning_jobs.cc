@@ -218,7 +218,6 @@ db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submi
   tuning::enable_signatures(&o);
   const KernelPlan plan = plan_kernel(*model.graph, o);
   json payload = {{"kind", "whole_kernel"},
-                  {"model", model.label},
                   {"fragment", tuning::make_fragment(*model.graph, plan, o)},
                   {"configs", configs}};
   db::NewJob job;
@@ -228,6 +227,75 @@ db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submi
   job.payload = payload.dump();
   job.id = job_id("w", gpu_kind + "|" + job.payload);
   return job;
+}
+
+FinalChoice final_choice(db::Store& store, const PreparedModel& model, const tuning::TuningSpace& space,
+                         const std::string& task_gpu_kind, bool dry_run, int top_contexts,
+                         const std::string& submission_id) {
+  std::vector<ContextChoice> choices = choose_schedules(store, space, task_gpu_kind, dry_run);
+  std::sort(choices.begin(), choices.end(),
+            [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
+  FinalChoice f;
+  if (dry_run) {
+    f.choice = choices.front();
+    f.info = {{"measured", false},
+              {"note", "dry run: nothing was measured on a GPU; each group's schedule is the cost model's choice "
+                       "among the candidates that compiled without spills, and the context is the one with the "
+                       "lowest total estimate"},
+              {"estimated_total_us", f.choice.total_us},
+              {"estimated_default_us", f.choice.default_total_us}};
+    return f;
+  }
+  choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
+  f.job = whole_kernel_job(model, submission_id, task_gpu_kind, choices);
+  auto job = store.get_job(f.job.id);
+  if (!job.ok()) {
+    f.pending = f.job_missing = true;
+    f.choice = choices.front();
+    return f;
+  }
+  if (job->state == db::JobState::kQueued || job->state == db::JobState::kLeased) {
+    f.pending = true;
+    f.choice = choices.front();
+    return f;
+  }
+  // Config 0 is the untuned default, config i the i-th best context.
+  double default_us = 0, best_us = std::numeric_limits<double>::infinity();
+  int best = -1;
+  json configs = json::array();
+  auto results = store.job_results(job->id);
+  for (const db::ResultRecord& r : results.ok() ? *results : std::vector<db::ResultRecord>{}) {
+    const db::CandidateResult& c = r.result;
+    configs.push_back({{"config", c.candidate},
+                       {"ok", c.ok},
+                       {"median_us", c.median_us ? json(*c.median_us) : json(nullptr)},
+                       {"samples_us", c.samples_us},
+                       {"failure", db::to_string(c.failure)},
+                       {"reason", c.reason}});
+    if (!c.ok || !c.median_us) continue;
+    if (c.candidate == 0) default_us = *c.median_us;
+    if (*c.median_us < best_us) {
+      best_us = *c.median_us;
+      best = c.candidate;
+    }
+  }
+  f.info = {{"measured", true}, {"gpu_kind", task_gpu_kind}, {"whole_kernel_job", job->id}, {"whole_kernel", configs}};
+  if (default_us > 0) f.info["default_us"] = default_us;
+  if (best < 0) {
+    f.info["note"] = "no whole kernel could be timed (" + job->failure_reason +
+                     "); the schedules are the per-group measurements of the best context, unverified as a whole";
+    f.choice = choices.front();
+    return f;
+  }
+  f.info["tuned_us"] = best_us;
+  if (default_us > 0) f.info["speedup"] = default_us / best_us;
+  if (best == 0) {
+    f.info["note"] = "the untuned default schedules were the fastest whole kernel";
+    f.choice = ContextChoice{};
+  } else {
+    f.choice = choices.at(best - 1);
+  }
+  return f;
 }
 
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,

@@ -81,6 +81,21 @@ std::vector<ContextChoice> choose_schedules(db::Store& store, const tuning::Tuni
 db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submission_id,
                             const std::string& gpu_kind, const std::vector<ContextChoice>& top);
 
+// The final schedules of a model from the database: in a dry run, the context with the lowest
+// total estimate; otherwise the fastest verified configuration of the whole-kernel timing job
+// for the top contexts (the untuned default competes). `pending` while that job has not
+// finished; `job` is the job to queue when it does not exist yet.
+struct FinalChoice {
+  ContextChoice choice;
+  nlohmann::json info;  // for the manifest's "tuning" section
+  bool pending = false;
+  bool job_missing = false;
+  db::NewJob job;
+};
+FinalChoice final_choice(db::Store& store, const PreparedModel& model, const tuning::TuningSpace& space,
+                         const std::string& task_gpu_kind, bool dry_run, int top_contexts,
+                         const std::string& submission_id);
+
 // Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
 // section in manifest.json (the records used; whether anything was measured). Returns the
 // manifest text.

@@ -142,8 +142,9 @@ struct PlanOptions {
   // when it leaves each barrier (into MonoParams::profile), for per-stage timings.
   bool profile = false;
   // Before each barrier, blocks prefetch the weights the next stage reads into L2 (spread
-  // over the grid), so that stage's GEMMs stream from L2 instead of HBM.
-  bool prefetch_weights = true;
+  // over the grid), so that stage's GEMMs stream from L2 instead of HBM. Off by default: on
+  // the H100 it cost 0.5-2.7 % on the four full models (bench/RESULTS.md, 2026-11-21).
+  bool prefetch_weights = false;
   // Group functions inlined into the kernel (1), or kept as separate functions that groups
   // with the same code share (0): far less code for ptxas on big models, a call per item.
   // -1 (auto): inline up to kInlineGroupLimit groups.

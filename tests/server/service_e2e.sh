@@ -87,6 +87,13 @@ assert got == want == distinct, (got, want, distinct)
 print(f"results: {got} rows for {want} candidates sent, none doubled")
 EOF
 
+# mono-compile --db emits the same final kernel from the database.
+"$build/client/mono-compile" "$model/model.onnx" --dtype fp16 --db "$db" --out "$work/from_db" 2> "$work/compile_db.log" \
+  || fail "mono-compile --db: $(tail -n 2 "$work/compile_db.log")"
+cmp -s "$work/artifact/model.cu" "$work/from_db/model.cu" || fail "mono-compile --db differs from the service's artifact"
+grep -q "nothing measured" "$work/compile_db.log" || fail "mono-compile --db did not say the results are a dry run"
+echo "mono-compile --db: the same kernel as the service's artifact"
+
 # Resubmitting the same model: every task is answered from the database.
 jobs_before=$(sql "SELECT COUNT(*) FROM jobs")
 "$submit_bin" "$model" --server "$addr" --dry-run --out "$work/artifact2" > /dev/null 2> "$work/submit2.log" || fail "resubmission failed"
