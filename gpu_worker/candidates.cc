@@ -134,6 +134,11 @@ CompiledCandidate build_one(const json& payload, const BuildSpec& spec, const st
 
 std::vector<CompiledCandidate> compile_job(const json& payload, const std::string& work_dir, int threads, bool write) {
   const std::vector<BuildSpec> specs = build_specs(payload);
+  if (write) {
+    std::error_code ec;
+    fs::create_directories(work_dir, ec);
+    if (ec) throw std::runtime_error("cannot create the job folder " + work_dir + ": " + ec.message());
+  }
   // Loading once up front turns a malformed fragment into one clear error for the whole job.
   (void)tuning::load_fragment(payload.at("fragment"), kWeightSeed);
   std::vector<CompiledCandidate> out(specs.size());

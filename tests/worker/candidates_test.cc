@@ -1,0 +1,64 @@
+// The worker's build step on real job payloads (no GPU needed): every candidate of a measure
+// job of tiny-bert compiles for sm_90 and lands as a loadable artifact folder for the runner,
+// and a whole-kernel job builds every configuration.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "compiler/ir/tensor.h"
+#include "gpu_worker/candidates.h"
+#include "tuner_server/tuning_jobs.h"
+
+namespace mono {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kModel = MONO_SOURCE_DIR "/tests/data/models/tiny-bert-opset20/model.onnx";
+
+TEST(WorkerBuild, MeasureJobCandidatesBecomeArtifactFolders) {
+  server::PreparedModel m = server::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
+  server::TuningPlanOptions o;
+  o.task_gpu_kind = "NVIDIA H100 80GB HBM3";
+  server::TuningPlan plan = server::plan_tuning(m, o);
+  ASSERT_FALSE(plan.tasks.empty());
+  // The first GEMM task's first job.
+  const db::TaskPlan* gemm = nullptr;
+  for (const db::TaskPlan& t : plan.tasks)
+    if (t.payload.find("\"kind\":\"gemm\"") != std::string::npos) gemm = &t;
+  ASSERT_NE(gemm, nullptr);
+  const nlohmann::json payload = nlohmann::json::parse(gemm->jobs.front().payload);
+  EXPECT_EQ(payload.at("kind"), "measure");
+  const std::string dir = fs::temp_directory_path() / "mono-worker-build-test" / "job-1";  // parent absent
+  fs::remove_all(fs::path(dir).parent_path());
+  std::vector<worker::CompiledCandidate> out = worker::compile_job(payload, dir, 2, /*write_artifacts=*/true);
+  ASSERT_EQ(out.size(), payload.at("candidates").size());
+  for (const worker::CompiledCandidate& c : out) {
+    EXPECT_TRUE(c.result.ok()) << c.result.reason();
+    EXPECT_GT(c.result.registers(), 0);
+    EXPECT_TRUE(fs::exists(c.dir + "/kernel.cubin")) << c.dir;
+    EXPECT_TRUE(fs::exists(c.dir + "/manifest.json")) << c.dir;
+  }
+  fs::remove_all(fs::path(dir).parent_path());
+}
+
+TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
+  server::PreparedModel m = server::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
+  const tuning::TuningSpace space = tuning::enumerate_space(*m.graph, m.options);
+  std::vector<server::ContextChoice> top(1);  // one context, no tuned schedules
+  db::NewJob job = server::whole_kernel_job(m, "s-test", "NVIDIA H100 80GB HBM3", top);
+  const nlohmann::json payload = nlohmann::json::parse(job.payload);
+  const std::string dir = fs::temp_directory_path() / "mono-worker-build-test2";
+  fs::remove_all(dir);
+  std::vector<worker::CompiledCandidate> out = worker::compile_job(payload, dir, 2, true);
+  ASSERT_EQ(out.size(), 2u);  // the untuned default and the one context
+  for (const worker::CompiledCandidate& c : out) {
+    EXPECT_TRUE(c.result.ok()) << c.result.reason();
+    EXPECT_TRUE(fs::exists(c.dir + "/kernel.cubin"));
+  }
+  fs::remove_all(dir);
+  (void)space;
+}
+
+}  // namespace
+}  // namespace mono
