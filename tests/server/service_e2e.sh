@@ -35,15 +35,22 @@ start_server
 "$submit_bin" "$model" --server "$addr" --dry-run --out "$work/artifact" > "$work/submit.out" 2> "$work/submit.log" &
 submit=$!; pids+=($submit)
 
-# Kill -9 worker w1 while it holds a lease.
+# Kill -9 worker w1 while it holds a lease. A job can finish between the look and the kill;
+# the lease that counts is one w1 still holds after it died (then it can never report).
 victim_job=""
-for _ in $(seq 300); do
+for attempt in $(seq 10); do
+  for _ in $(seq 300); do
+    held=$(sql "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.lease_worker WHERE j.state='leased' AND w.name='w1' LIMIT 1" 2>/dev/null || true)
+    [ -n "$held" ] && break
+    sleep 0.05
+  done
+  kill -9 $w1; wait $w1 2>/dev/null || true
   victim_job=$(sql "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.lease_worker WHERE j.state='leased' AND w.name='w1' LIMIT 1" 2>/dev/null || true)
   [ -n "$victim_job" ] && break
-  sleep 0.1
+  # w1 finished that job just before it died: start it again (same name, same id) and retry.
+  "$worker_bin" --server "$addr" --compile-only --name w1 --compile-threads 1 >> "$work/w1.log" 2>&1 & w1=$!; pids+=($w1)
 done
-[ -n "$victim_job" ] || fail "worker w1 never held a lease"
-kill -9 $w1
+[ -n "$victim_job" ] || fail "could not kill worker w1 while it held a lease"
 echo "killed worker w1 (-9) holding job $victim_job"
 
 # Restart the server mid-run (kill -9: no chance to tidy up).
