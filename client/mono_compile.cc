@@ -19,6 +19,47 @@
 
 namespace mono {
 
+// The service's final choice for a model from a tuner database (mono-compile --db).
+struct TunedFromDb {
+  server::ContextChoice choice;
+  nlohmann::json info;
+};
+
+static TunedFromDb tuning_from_db(const std::string& db_path, std::string gpu_kind, const Graph& g,
+                                  const PlanOptions& plan) {
+  db::SystemClock clock;
+  auto store = db::Store::Open(db_path, &clock);
+  if (!store.ok()) user_error(db_path, ": ", std::string(store.status().message()));
+  auto kinds = (*store)->task_gpu_kinds();
+  if (!kinds.ok()) user_error(db_path, ": ", std::string(kinds.status().message()));
+  if (gpu_kind.empty()) {
+    if (kinds->empty()) user_error(db_path, ": the database has no tuning results");
+    if (kinds->size() > 1) {
+      std::string list;
+      for (const std::string& k : *kinds) list += (list.empty() ? "'" : ", '") + k + "'";
+      user_error(db_path, " has results for several GPU kinds (", list, "): name one with --gpu-kind");
+    }
+    gpu_kind = kinds->front();
+  } else if (std::find(kinds->begin(), kinds->end(), gpu_kind) == kinds->end()) {
+    user_error(db_path, " has no results for GPU kind '", gpu_kind, "'");
+  }
+  const bool dry = gpu_kind == server::dry_run_kind();
+  const tuning::TuningSpace space = tuning::enumerate_space(g, plan);
+  const nlohmann::json fragment = dry ? nlohmann::json() : server::whole_model_fragment(g, plan);
+  server::FinalChoice f = server::final_choice(**store, fragment, space, gpu_kind, dry, 2, "");
+  f.info["database"] = db_path;
+  std::fprintf(stderr,
+               "tuning results from %s (GPU kind '%s'%s): %d groups tuned, %d with no record keep their default "
+               "schedule; context %s\n",
+               db_path.c_str(), gpu_kind.c_str(), dry ? ": a dry run, nothing measured" : "", f.choice.groups_tuned,
+               f.choice.groups_default, f.choice.context.str().c_str());
+  if (f.pending)
+    std::fprintf(stderr, "note: the whole-kernel timing of the tuned contexts has not finished; using the context "
+                         "with the best per-group results\n");
+  if (f.info.contains("note")) std::fprintf(stderr, "note: %s\n", f.info["note"].get<std::string>().c_str());
+  return {f.choice, f.info};
+}
+
 static const char kUsage[] =
     "usage: mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--emit ir|plan|cuda]\n"
     "                    [--out DIR] [--sms N] [--no-simplify] [--stats] [--dump-passes] [--all-constants]\n"
@@ -83,47 +124,10 @@ static int compile_main(int argc, char** argv) {
     return cli::kExitOk;
   }
   if (options.calibrate) cli::calibrate(*g, cli::synthetic_inputs(*g), &plan);
-  nlohmann::json tuning_info;
-  server::ContextChoice tuned;
+  TunedFromDb tuned;
   if (!db_path.empty()) {
-    {
-      db::SystemClock clock;
-      auto store = db::Store::Open(db_path, &clock);
-      if (!store.ok()) user_error(db_path, ": ", std::string(store.status().message()));
-      auto kinds = (*store)->task_gpu_kinds();
-      if (!kinds.ok()) user_error(db_path, ": ", std::string(kinds.status().message()));
-      if (gpu_kind.empty()) {
-        if (kinds->empty()) user_error(db_path, ": the database has no tuning results");
-        if (kinds->size() > 1) {
-          std::string list;
-          for (const std::string& k : *kinds) list += (list.empty() ? "'" : ", '") + k + "'";
-          user_error(db_path, " has results for several GPU kinds (", list, "): name one with --gpu-kind");
-        }
-        gpu_kind = kinds->front();
-      } else if (std::find(kinds->begin(), kinds->end(), gpu_kind) == kinds->end()) {
-        user_error(db_path, " has no results for GPU kind '", gpu_kind, "'");
-      }
-      server::PreparedModel pm;
-      pm.label = cli::model_label(model);
-      pm.graph = std::move(g);
-      pm.options = plan;
-      const tuning::TuningSpace space = tuning::enumerate_space(*pm.graph, pm.options);
-      const bool dry = gpu_kind == server::dry_run_kind();
-      server::FinalChoice f = server::final_choice(**store, pm, space, gpu_kind, dry, 2, "");
-      g = std::move(pm.graph);
-      tuned = f.choice;
-      tuning_info = f.info;
-      tuning_info["database"] = db_path;
-      plan = tuning::tuned_options(plan, tuned.context, tuned.schedules);
-      std::fprintf(stderr, "tuning results from %s (GPU kind '%s'%s): %d groups tuned, %d with no record keep their "
-                   "default schedule; context %s\n",
-                   db_path.c_str(), gpu_kind.c_str(), dry ? ": a dry run, nothing measured" : "", tuned.groups_tuned,
-                   tuned.groups_default, tuned.context.str().c_str());
-      if (f.pending)
-        std::fprintf(stderr, "note: the whole-kernel timing of the tuned contexts has not finished; using the context "
-                             "with the best per-group results\n");
-      if (tuning_info.contains("note")) std::fprintf(stderr, "note: %s\n", tuning_info["note"].get<std::string>().c_str());
-    }
+    tuned = tuning_from_db(db_path, gpu_kind, *g, plan);
+    plan = tuning::tuned_options(plan, tuned.choice.context, tuned.choice.schedules);
   }
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
@@ -138,16 +142,8 @@ static int compile_main(int argc, char** argv) {
   if (emit == "cuda") std::cout << built.source;
   if (!out.empty()) {
     write_artifact(out, *g, built);
-    if (!db_path.empty()) {  // the manifest names the records used, as the service's does
-      std::ifstream in(out + "/manifest.json");
-      nlohmann::json m = nlohmann::json::parse(in);
-      tuning_info["context"] = tuning::context_to_json(tuned.context);
-      tuning_info["records"] = tuned.records;
-      tuning_info["groups_tuned"] = tuned.groups_tuned;
-      tuning_info["groups_default"] = tuned.groups_default;
-      m["tuning"] = tuning_info;
-      std::ofstream(out + "/manifest.json") << m.dump(1) << "\n";
-    }
+    // The manifest names the records used, as the service's does.
+    if (!db_path.empty()) server::add_tuning_section(out, built.plan, tuned.choice, tuned.info);
     std::fprintf(stderr, "wrote %s: %d groups in %d stages, %zu B weights; kernel %s\n", out.c_str(),
                  built.manifest.groups, built.manifest.stages, built.manifest.weights_bytes,
                  built.compiled.usage.str().c_str());

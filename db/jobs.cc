@@ -158,23 +158,6 @@ absl::StatusOr<std::vector<JobRecord>> Store::task_jobs(int64_t task_id) {
   return out;
 }
 
-absl::StatusOr<std::vector<JobRecord>> Store::submission_jobs(const std::string& submission_id) {
-  std::vector<JobRecord> out;
-  MONO_RETURN_IF_ERROR(read([&](sqlite3* db) -> absl::Status {
-    MONO_ASSIGN_OR_RETURN(
-        sql::Stmt q, sql::Stmt::prepare(db, absl::StrCat(internal::kJobSelect,
-                                                         " WHERE j.submission_id = ? AND j.task_id IS NULL"
-                                                         " ORDER BY j.created_at, j.rowid")));
-    q.bind_all(submission_id);
-    while (true) {
-      MONO_ASSIGN_OR_RETURN(bool row, q.step());
-      if (!row) return absl::OkStatus();
-      out.push_back(internal::read_job(q));
-    }
-  }));
-  return out;
-}
-
 absl::StatusOr<std::vector<JobRecord>> Store::lease(const std::string& worker_id, int max_jobs,
                                                     int64_t lease_ms) {
   if (lease_ms <= 0) return absl::InvalidArgumentError("lease: lease_ms must be positive");

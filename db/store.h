@@ -95,8 +95,6 @@ class Store {
   absl::StatusOr<bool> add_job(const NewJob& job);
   absl::StatusOr<JobRecord> get_job(const std::string& id);  // NotFound
   absl::StatusOr<std::vector<JobRecord>> task_jobs(int64_t task_id);
-  // Jobs created for the submission itself (task-less ones such as whole-kernel timing).
-  absl::StatusOr<std::vector<JobRecord>> submission_jobs(const std::string& submission_id);
   // Up to max_jobs queued jobs for the worker, oldest (first added) first, each leased until
   // now + lease_ms; a requeued job keeps its place.
   // Compile-only workers get compile jobs; GPU workers also get measure and whole_kernel

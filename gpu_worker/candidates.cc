@@ -84,9 +84,10 @@ v1::CandidateResult failed(int index, v1::FailureClass f, const std::string& rea
   return r;
 }
 
-CompiledCandidate build_one(const json& payload, const BuildSpec& spec, const std::string& work_dir, bool write) {
+// Builds one candidate from the job's fragment (shared, read-only, by the build threads).
+CompiledCandidate build_one(const tuning::LoadedFragment& f, const BuildSpec& spec, const std::string& work_dir,
+                            bool write) {
   CompiledCandidate out;
-  tuning::LoadedFragment f = tuning::load_fragment(payload.at("fragment"), kWeightSeed);
   PlanOptions o = f.options;
   tuning::use_context(&o, spec.context);
   tuning::use_schedules(&o, spec.schedules);
@@ -139,8 +140,8 @@ std::vector<CompiledCandidate> compile_job(const json& payload, const std::strin
     fs::create_directories(work_dir, ec);
     if (ec) throw std::runtime_error("cannot create the job folder " + work_dir + ": " + ec.message());
   }
-  // Loading once up front turns a malformed fragment into one clear error for the whole job.
-  (void)tuning::load_fragment(payload.at("fragment"), kWeightSeed);
+  // Loaded once for every candidate; a malformed fragment is one clear error for the whole job.
+  const tuning::LoadedFragment fragment = tuning::load_fragment(payload.at("fragment"), kWeightSeed);
   std::vector<CompiledCandidate> out(specs.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
@@ -148,7 +149,7 @@ std::vector<CompiledCandidate> compile_job(const json& payload, const std::strin
     pool.emplace_back([&] {
       for (size_t i; (i = next++) < specs.size();) {
         try {
-          out[i] = build_one(payload, specs[i], work_dir, write);
+          out[i] = build_one(fragment, specs[i], work_dir, write);
         } catch (const std::exception& e) {
           out[i].result = failed(specs[i].index, v1::COMPILE_ERROR, e.what());
         }

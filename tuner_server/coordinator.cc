@@ -19,6 +19,15 @@ static std::map<std::string, Shape> shapes_of(const std::string& shapes_json) {
   return out;
 }
 
+// The GPU kind the submission's tasks are keyed by.
+static std::string task_kind_of(const db::SubmissionRecord& s) { return s.dry_run ? dry_run_kind() : s.gpu_kind; }
+
+// The submission's model, loaded as its record describes (files, shapes, precision).
+static PreparedModel load_model_of(const db::SubmissionRecord& s) {
+  return prepare_model(s.model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
+                       s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
+}
+
 std::string Coordinator::pick_gpu_kind(const std::string& asked, bool dry_run, absl::Status* error) {
   if (dry_run) return dry_run_kind();
   if (!asked.empty()) return asked;
@@ -59,8 +68,7 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
   // Load and plan before recording anything: a model that cannot be compiled is refused.
   auto l = std::make_shared<Loaded>();
   try {
-    l->model = prepare_model(model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
-                             s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
+    l->model = load_model_of(s);
   } catch (const std::exception& e) {
     // Name the model as the user knows it, not by the server's storage path.
     std::string why = e.what();
@@ -85,8 +93,7 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
 absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply) {
   TuningPlanOptions o;
   o.dry_run = s.dry_run;
-  o.task_gpu_kind = s.dry_run ? dry_run_kind() : s.gpu_kind;
-  l.task_kind = o.task_gpu_kind;
+  o.task_gpu_kind = task_kind_of(s);
   TuningPlan tp;
   try {
     tp = plan_tuning(l.model, o);
@@ -114,9 +121,7 @@ absl::StatusOr<std::shared_ptr<Coordinator::Loaded>> Coordinator::loaded(const d
   // After a restart: load the model again (the plan is deterministic, the jobs exist).
   auto l = std::make_shared<Loaded>();
   try {
-    l->model = prepare_model(s.model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
-                             s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
-    l->task_kind = s.dry_run ? dry_run_kind() : s.gpu_kind;
+    l->model = load_model_of(s);
     l->space = tuning::enumerate_space(*l->model.graph, l->model.options);
   } catch (const std::exception& e) {
     return absl::FailedPreconditionError(std::string("cannot load the submitted model again: ") + e.what());
@@ -154,7 +159,9 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
   auto prog = store_->submission_progress(s.id);
   if (!prog.ok()) return prog.status();
   if (s.state == db::SubmissionState::kTuning && prog->jobs_pending > 0) return absl::OkStatus();
-  FinalChoice f = final_choice(*store_, L.model, L.space, L.task_kind, s.dry_run, options_.whole_kernel_contexts, s.id);
+  if (!s.dry_run && L.fragment.is_null()) L.fragment = whole_model_fragment(*L.model.graph, L.model.options);
+  FinalChoice f = final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run, options_.whole_kernel_contexts,
+                               s.id);
   if (f.pending) {
     if (f.job_missing) {
       // Groups tuned: time the best contexts as whole kernels (a resubmission finds the job done).
@@ -222,15 +229,20 @@ absl::StatusOr<v1::Progress> Coordinator::progress(const std::string& submission
     const double elapsed_s = static_cast<double>(std::max<int64_t>(1, clock_->now_ms() - s->created_at_ms)) / 1000.0;
     out.set_eta_seconds(elapsed_s / static_cast<double>(done) * static_cast<double>(p->jobs_pending));
   }
-  // Best-so-far speed-up against the untuned default (measured submissions only).
+  // Best-so-far speed-up against the untuned default (measured submissions only), computed
+  // again only when more candidates have been measured: Watch asks several times a second.
   if (!s->dry_run && s->state != db::SubmissionState::kFailed) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = loaded_.find(submission_id);
     if (it != loaded_.end()) {
-      double best = 0;
-      for (const ContextChoice& c : choose_schedules(*store_, it->second->space, it->second->task_kind, false))
-        if (c.total_us > 0) best = std::max(best, c.default_total_us / c.total_us);
-      out.set_best_speedup(best);
+      Loaded& l = *it->second;
+      if (l.speedup_at != p->candidates_measured) {
+        l.speedup = 0;
+        for (const ContextChoice& c : choose_schedules(*store_, l.space, task_kind_of(*s), false))
+          if (c.total_us > 0) l.speedup = std::max(l.speedup, c.default_total_us / c.total_us);
+        l.speedup_at = p->candidates_measured;
+      }
+      out.set_best_speedup(l.speedup);
     }
   }
   return out;

@@ -44,7 +44,9 @@ class Coordinator {
   struct Loaded {
     PreparedModel model;
     tuning::TuningSpace space;
-    std::string task_kind;  // GPU kind the tasks are keyed by
+    nlohmann::json fragment;  // the whole model, for whole-kernel jobs (made once, when needed)
+    double speedup = 0;     // best-so-far speed-up estimate for progress reports,
+    int64_t speedup_at = -1;  // ... as of this many measured candidates
   };
   // The submission's model, loaded and planned once per server run.
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);

@@ -131,22 +131,15 @@ grpc::Status TuningService::FetchArtifact(grpc::ServerContext* ctx, const v1::Fe
   std::vector<char> buf(1 << 20);
   for (const fs::path& f : files) {
     std::ifstream in(f, std::ios::binary);
-    const std::string name = fs::relative(f, sub->artifact_dir).generic_string();
-    uint64_t offset = 0;
-    bool empty = true;
-    while (in) {
+    v1::FileChunk c;
+    c.set_file_name(fs::relative(f, sub->artifact_dir).generic_string());
+    // At least one chunk per file, so that empty files arrive too.
+    do {
       in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-      const std::streamsize n = in.gcount();
-      if (n <= 0 && !empty) break;
-      v1::FileChunk c;
-      c.set_file_name(name);
-      c.set_offset(offset);
-      c.set_data(buf.data(), static_cast<size_t>(std::max<std::streamsize>(0, n)));
+      c.set_data(buf.data(), static_cast<size_t>(in.gcount()));
       if (!writer->Write(c)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
-      offset += static_cast<uint64_t>(std::max<std::streamsize>(0, n));
-      empty = false;
-      if (n <= 0) break;
-    }
+      c.set_offset(c.offset() + c.data().size());
+    } while (in);
   }
   return grpc::Status::OK;
 }

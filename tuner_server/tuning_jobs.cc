@@ -199,7 +199,13 @@ std::vector<ContextChoice> choose_schedules(db::Store& store, const tuning::Tuni
   return out;
 }
 
-db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submission_id, const std::string& gpu_kind,
+json whole_model_fragment(const Graph& graph, const PlanOptions& options) {
+  PlanOptions o = options;
+  tuning::enable_signatures(&o);
+  return tuning::make_fragment(graph, plan_kernel(graph, o), o);
+}
+
+db::NewJob whole_kernel_job(const json& model_fragment, const std::string& submission_id, const std::string& gpu_kind,
                             const std::vector<ContextChoice>& top) {
   json configs = json::array();
   configs.push_back({{"index", 0},
@@ -214,12 +220,7 @@ db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submi
                        {"context", tuning::context_to_json(c.context)},
                        {"schedules", s}});
   }
-  PlanOptions o = model.options;
-  tuning::enable_signatures(&o);
-  const KernelPlan plan = plan_kernel(*model.graph, o);
-  json payload = {{"kind", "whole_kernel"},
-                  {"fragment", tuning::make_fragment(*model.graph, plan, o)},
-                  {"configs", configs}};
+  json payload = {{"kind", "whole_kernel"}, {"fragment", model_fragment}, {"configs", configs}};
   db::NewJob job;
   job.kind = db::JobKind::kWholeKernel;
   job.gpu_kind = gpu_kind;
@@ -229,7 +230,7 @@ db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submi
   return job;
 }
 
-FinalChoice final_choice(db::Store& store, const PreparedModel& model, const tuning::TuningSpace& space,
+FinalChoice final_choice(db::Store& store, const json& model_fragment, const tuning::TuningSpace& space,
                          const std::string& task_gpu_kind, bool dry_run, int top_contexts,
                          const std::string& submission_id) {
   std::vector<ContextChoice> choices = choose_schedules(store, space, task_gpu_kind, dry_run);
@@ -247,7 +248,7 @@ FinalChoice final_choice(db::Store& store, const PreparedModel& model, const tun
     return f;
   }
   choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
-  f.job = whole_kernel_job(model, submission_id, task_gpu_kind, choices);
+  f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices);
   auto job = store.get_job(f.job.id);
   if (!job.ok()) {
     f.pending = f.job_missing = true;
@@ -298,6 +299,26 @@ FinalChoice final_choice(db::Store& store, const PreparedModel& model, const tun
   return f;
 }
 
+std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
+                               json info) {
+  info["context"] = tuning::context_to_json(choice.context);
+  int tuned = 0, rejected = 0;
+  for (const Group& g : plan.groups) {
+    tuned += g.tuned;
+    rejected += !g.override_rejected.empty();
+  }
+  info["groups_tuned"] = tuned;
+  info["groups_default"] = static_cast<int>(plan.groups.size()) - tuned;
+  info["overrides_rejected"] = rejected;
+  info["records"] = choice.records;
+  std::ifstream in(dir + "/manifest.json");
+  json manifest = json::parse(in);
+  manifest["tuning"] = std::move(info);
+  const std::string text = manifest.dump(1) + "\n";
+  std::ofstream(dir + "/manifest.json") << text;
+  return text;
+}
+
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,
                                  const std::string& dir) {
   PlanOptions o = tuning::tuned_options(model.options, choice.context, choice.schedules);
@@ -305,23 +326,7 @@ std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice
   nvrtc.cache_dir = default_cache_dir();
   BuiltKernel built = build_kernel(*model.graph, o, model.label, nvrtc, /*compile=*/true);
   write_artifact(dir, *model.graph, built);
-  json info = tuning_info;
-  info["context"] = tuning::context_to_json(choice.context);
-  int tuned = 0, rejected = 0;
-  for (const Group& g : built.plan.groups) {
-    tuned += g.tuned;
-    rejected += !g.override_rejected.empty();
-  }
-  info["groups_tuned"] = tuned;
-  info["groups_default"] = static_cast<int>(built.plan.groups.size()) - tuned;
-  info["overrides_rejected"] = rejected;
-  info["records"] = choice.records;
-  std::ifstream in(dir + "/manifest.json");
-  json manifest = json::parse(in);
-  manifest["tuning"] = info;
-  const std::string text = manifest.dump(1) + "\n";
-  std::ofstream(dir + "/manifest.json") << text;
-  return text;
+  return add_tuning_section(dir, built.plan, choice, tuning_info);
 }
 
 }  // namespace mono::server

@@ -76,9 +76,13 @@ struct ContextChoice {
 std::vector<ContextChoice> choose_schedules(db::Store& store, const tuning::TuningSpace& space,
                                             const std::string& task_gpu_kind, bool dry_run);
 
+// The whole model as a weight-free fragment (compiler/tuning/fragment.h): what whole-kernel
+// jobs carry. Compute it once per model; it is the largest part of the job.
+nlohmann::json whole_model_fragment(const Graph& graph, const PlanOptions& options);
+
 // The whole-kernel timing job for the top contexts (and the untuned default, for the
 // speed-up): its id is a hash of everything it times, so the same model tuned again finds it.
-db::NewJob whole_kernel_job(const PreparedModel& model, const std::string& submission_id,
+db::NewJob whole_kernel_job(const nlohmann::json& model_fragment, const std::string& submission_id,
                             const std::string& gpu_kind, const std::vector<ContextChoice>& top);
 
 // The final schedules of a model from the database: in a dry run, the context with the lowest
@@ -92,9 +96,15 @@ struct FinalChoice {
   bool job_missing = false;
   db::NewJob job;
 };
-FinalChoice final_choice(db::Store& store, const PreparedModel& model, const tuning::TuningSpace& space,
+FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment, const tuning::TuningSpace& space,
                          const std::string& task_gpu_kind, bool dry_run, int top_contexts,
                          const std::string& submission_id);
+
+// Adds the "tuning" section to DIR/manifest.json of an artifact built from `plan` with
+// `choice`: `info`, the context, groups tuned / at default (from the plan) and the records
+// used. Returns the manifest text.
+std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
+                               nlohmann::json info);
 
 // Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
 // section in manifest.json (the records used; whether anything was measured). Returns the

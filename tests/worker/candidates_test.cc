@@ -46,7 +46,8 @@ TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
   server::PreparedModel m = server::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
   const tuning::TuningSpace space = tuning::enumerate_space(*m.graph, m.options);
   std::vector<server::ContextChoice> top(1);  // one context, no tuned schedules
-  db::NewJob job = server::whole_kernel_job(m, "s-test", "NVIDIA H100 80GB HBM3", top);
+  db::NewJob job = server::whole_kernel_job(server::whole_model_fragment(*m.graph, m.options), "s-test",
+                                            "NVIDIA H100 80GB HBM3", top);
   const nlohmann::json payload = nlohmann::json::parse(job.payload);
   const std::string dir = fs::temp_directory_path() / "mono-worker-build-test2";
   fs::remove_all(dir);
