@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The tuning service on the GPU machine, in one command (issue 4, point 9):
-#   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS]
-# Starts mono-tuner-server and a measuring mono-worker (one runner per GPU) on a fresh
-# database, submits each model (fp16) with mono-submit --wait --out, and records the wall
+#   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS] [--gpus N]
+#                     [--no-bench] [--no-baselines]
+# Starts mono-tuner-server and one measuring mono-worker per GPU (the first N GPUs; all by
+# default) on a fresh database and an empty kernel cache, submits each model (fp16) with mono-submit --wait --out, and records the wall
 # time from submit to artifact, candidates measured, and the latencies of the tuned artifact
 # and the untuned default (mono-run --bench, the same method as baselines.py), and PyTorch's
 # bert-base in the same call.
@@ -12,12 +13,14 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-tune}
 logs=/tmp/mono-tune-logs
 rm -rf "$logs" /tmp/mono-tune-run; mkdir -p "$out" "$logs" /tmp/mono-tune-run
-models=tiny-bert,bert-base budget=540 baselines=1
+models=tiny-bert,bert-base budget=540 baselines=1 use_gpus=0 bench=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models=$2; shift ;;
     --budget) budget=$2; shift ;;
     --no-baselines) baselines=0 ;;
+    --gpus) use_gpus=$2; shift ;;
+    --no-bench) bench=0 ;;
     *) echo "tune_gpu.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,11 +44,18 @@ case ",$models," in *,bert-base,*)
 esac
 
 run=/tmp/mono-tune-run
+# A fresh kernel cache: nothing compiled by an earlier run may make this one look faster.
+export XDG_CACHE_HOME=$run/cache
 mono-tuner-server --db $run/mono.db --listen 127.0.0.1:50051 --http 127.0.0.1:8080 > "$logs/server.log" 2>&1 &
 gpus=$(nvidia-smi -L | wc -l)
-mono-worker --server 127.0.0.1:50051 --metrics 127.0.0.1:9101 > "$logs/worker.log" 2>&1 &
+[ "$use_gpus" -gt 0 ] && [ "$use_gpus" -lt "$gpus" ] && gpus=$use_gpus
+# One worker daemon per GPU, as a fleet would run them.
+for g in $(seq 0 $((gpus - 1))); do
+  mono-worker --server 127.0.0.1:50051 --gpus $g --name gpu$g --work-dir $run/worker$g \
+    --metrics 127.0.0.1:$((9101 + g)) > "$logs/worker$g.log" 2>&1 &
+done
 sleep 2
-say "server and worker started ($(grep -h registered "$logs/worker.log"))"
+say "server and $gpus worker(s) started ($(grep -h registered "$logs"/worker*.log | tr '\n' ' '))"
 
 tune() {  # tune NAME MODEL_DIR TESTDATA [SHAPES...]
   local name=$1 dir=$2 td=$3; shift 3
@@ -54,7 +64,7 @@ tune() {  # tune NAME MODEL_DIR TESTDATA [SHAPES...]
   say "$name: mono-submit --wait --out (time limit ${left}s)"
   local s=$(date +%s%N)
   timeout $left mono-submit "$dir/model.onnx" --server 127.0.0.1:50051 --dtype fp16 --out $run/art_$name "$@" \
-    > "$logs/submit_$name.out" 2> "$logs/submit_$name.log"
+    > "$logs/submit_$name.out" 2> >(while IFS= read -r l; do echo "[$(elapsed) s] $l"; done > "$logs/submit_$name.log")
   local rc=$? ms=$(( ($(date +%s%N) - s) / 1000000 ))
   tail -n 4 "$logs/submit_$name.log" | tee -a "$logs/tune_summary.txt"
   say "$name: submit to artifact: $ms ms (exit $rc)"
@@ -69,6 +79,7 @@ for c in t.get("whole_kernel", []):
     print(f"  whole kernel config {c['config']}: ok={c['ok']} median_us={c['median_us']} {c.get('failure','')} {c.get('reason','')[:120]}")
 if "speedup" in t: print(f"  worker's whole-kernel timing (L2 flushed): tuned {t['tuned_us']:.1f} us vs default {t['default_us']:.1f} us = {t['speedup']:.2f}x")
 EOF
+  [ $bench = 1 ] || return 0
   mono-run $run/art_$name --test-data "$td" --bench > "$logs/run_tuned_$name.log" 2>&1
   s=$(date +%s%N)
   mono-run "$dir/model.onnx" --gpu --dtype fp16 --test-data "$td" --bench > "$logs/run_default_$name.log" 2>&1
@@ -85,7 +96,9 @@ case ",$models," in *,bert-base,*)
   wait $export_pid; tail -n 2 "$logs/export.txt"
   d=/tmp/models/bert-base-opset20
   tune bert-base $d $d/test_data_set_0
-  say "metrics: $(curl -s http://127.0.0.1:9101/metrics | grep -E '^mono_worker_(candidates|jobs)_total' | tr '\n' ' ')"
+  for g in $(seq 0 $((gpus - 1))); do
+    say "worker gpu$g metrics: $(curl -s http://127.0.0.1:$((9101 + g))/metrics | grep -E '^mono_worker_(candidates|jobs)_total' | tr '\n' ' ')"
+  done
   if [ $baselines = 1 ] && [ $(( budget - $(elapsed) )) -gt 45 ]; then
     (cd .gpu/shared_bench && timeout $(( budget - $(elapsed) )) python3 baselines.py --only bert-base --json "$logs/baselines.json" > "$logs/baselines.txt" 2>&1)
     say "PyTorch: $(tail -n 1 "$logs/baselines.txt")"
