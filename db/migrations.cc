@@ -124,6 +124,22 @@ CREATE TABLE artifacts (
 );
 )sql";
 
+// Migration 2, for the dashboard: how many groups of the submission's model each of its
+// tasks stands for (rows from before count as 1), and the latencies of other tools (PyTorch
+// eager, CUDA graphs, torch.compile) timed for a model on a GPU kind.
+constexpr const char* kDashboard = R"sql(
+ALTER TABLE submission_tasks ADD COLUMN instances INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE baselines (
+  model_sha256 TEXT NOT NULL,
+  gpu_kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  latency_us REAL NOT NULL CHECK (latency_us > 0),
+  source TEXT NOT NULL DEFAULT '',
+  recorded_at INTEGER NOT NULL,
+  PRIMARY KEY (model_sha256, gpu_kind, name)
+);
+)sql";
+
 constexpr const char* kCreateMigrationsTable = R"sql(
 CREATE TABLE IF NOT EXISTS schema_migrations (
   version INTEGER PRIMARY KEY,
@@ -171,6 +187,7 @@ const std::vector<Migration>& migrations() {
   static const std::vector<Migration> kList = {
       {1, "initial schema: workers, submissions, tasks, jobs, results, artifacts",
        kInitialSchema},
+      {2, "dashboard: submission_tasks.instances, baselines per model and GPU kind", kDashboard},
   };
   return kList;
 }

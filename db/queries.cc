@@ -14,12 +14,6 @@ namespace mono::db {
 
 namespace {
 
-// The jobs of a submission: those of its tasks (whichever submission created them) and its
-// own jobs without a task (whole-kernel timing). ?1 = submission id.
-constexpr const char* kSubmissionJobs =
-    "(j.task_id IN (SELECT task_id FROM submission_tasks WHERE submission_id = ?1) "
-    "OR j.submission_id = ?1)";
-
 absl::Status collect_results(sql::Stmt& q, std::vector<ResultRecord>* out) {
   while (true) {
     MONO_ASSIGN_OR_RETURN(bool row, q.step());
@@ -65,7 +59,7 @@ absl::StatusOr<SubmissionProgress> Store::submission_progress(const std::string&
         sql::Stmt::prepare(db, absl::StrCat("SELECT COALESCE(SUM(j.kind = 'compile'), 0), "
                                             "COALESCE(SUM(j.kind = 'measure'), 0) "
                                             "FROM results r JOIN jobs j ON j.id = r.job_id WHERE ",
-                                            kSubmissionJobs)));
+                                            internal::kSubmissionJobs)));
     c.bind_all(id);
     MONO_ASSIGN_OR_RETURN(bool crow, c.step());
     if (!crow) return absl::InternalError("submission_progress: no candidate row");
@@ -78,7 +72,7 @@ absl::StatusOr<SubmissionProgress> Store::submission_progress(const std::string&
                                             "COALESCE(SUM(j.state IN ('queued', 'leased')), 0), "
                                             "COALESCE(SUM(j.state = 'failed'), 0) "
                                             "FROM jobs j WHERE ",
-                                            kSubmissionJobs)));
+                                            internal::kSubmissionJobs)));
     j.bind_all(id);
     MONO_ASSIGN_OR_RETURN(bool jrow, j.step());
     if (!jrow) return absl::InternalError("submission_progress: no job row");

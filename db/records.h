@@ -153,6 +153,7 @@ struct TaskPlan {
   std::string gpu_kind;
   std::string context;
   std::string payload;
+  int instances = 1;         // groups of the submission's model with this signature
   std::vector<NewJob> jobs;  // task_id is filled in by the store
 };
 
@@ -221,6 +222,39 @@ struct ArtifactRecord {
   std::string dir;
   std::string manifest_json;
   int64_t created_at_ms = 0;
+};
+
+// ---- dashboard ------------------------------------------------------------------------------
+
+// A job without its payload (payloads carry model fragments: large).
+struct JobSummary {
+  std::string id;
+  int64_t task_id = 0;  // 0: none (whole-kernel job)
+  JobKind kind = JobKind::kCompile;
+  JobState state = JobState::kQueued;
+  int attempts = 0;
+  std::string lease_worker;  // holder while leased; who finished it when done
+  FailureClass failure_class = FailureClass::kNone;
+};
+
+// What one worker has done, from the job and result rows.
+struct WorkerActivity {
+  std::string worker_id;
+  int64_t jobs_done = 0;    // jobs it finished (reported)
+  int64_t jobs_leased = 0;  // jobs it holds now
+  int64_t candidates = 0;   // result rows it reported
+  int64_t candidates_failed = 0;
+  std::vector<std::pair<FailureClass, int64_t>> failures;  // failed result rows by class
+};
+
+// The latency of another tool for a model on a GPU kind (e.g. "torch.compile").
+struct Baseline {
+  std::string model_sha256;
+  std::string gpu_kind;
+  std::string name;
+  double latency_us = 0;
+  std::string source;  // free text: the script or command that measured it
+  int64_t recorded_at_ms = 0;
 };
 
 }  // namespace mono::db

@@ -354,7 +354,7 @@ absl::StatusOr<PlanResult> Store::add_plan(const std::string& submission_id,
                                                                       t.payload));
       out.task_ids.push_back(task.task_id);
       ++(task.created ? out.tasks_created : out.tasks_reused);
-      MONO_RETURN_IF_ERROR(internal::insert_link(db, submission_id, task.task_id));
+      MONO_RETURN_IF_ERROR(internal::insert_link(db, submission_id, task.task_id, t.instances));
       for (NewJob job : t.jobs) {
         job.task_id = task.task_id;
         MONO_ASSIGN_OR_RETURN(bool created, internal::insert_job(db, now, job));

@@ -127,6 +127,22 @@ class Store {
                              const std::string& manifest_json);
   absl::StatusOr<ArtifactRecord> get_artifact(const std::string& submission_id);  // NotFound
 
+  // ---- dashboard (db/dashboard.cc) ----
+  // The submission's tasks as (task id, instances), by task id: submission_tasks() without
+  // the payloads.
+  absl::StatusOr<std::vector<std::pair<int64_t, int>>> submission_task_links(const std::string& submission_id);
+  // The submission's jobs (those of its tasks and its own), in the order they were added.
+  absl::StatusOr<std::vector<JobSummary>> submission_jobs(const std::string& submission_id);
+  // Every result of those jobs, oldest first.
+  absl::StatusOr<std::vector<ResultRecord>> submission_results(const std::string& submission_id);
+  // One entry per worker that holds or finished a job or reported a result, by worker id.
+  absl::StatusOr<std::vector<WorkerActivity>> worker_activity();
+  // Records (or replaces) the baseline (model, GPU kind, name); the time comes from the clock.
+  // InvalidArgument for an empty key or a latency that is not positive.
+  absl::Status record_baseline(const Baseline& b);
+  // The baselines recorded for the model, by GPU kind and name.
+  absl::StatusOr<std::vector<Baseline>> baselines(const std::string& model_sha256);
+
   // ---- metrics and diagnostics ----
   absl::StatusOr<std::vector<StateCount>> counts_by_state();  // per kind and state
   absl::StatusOr<std::vector<FailureCount>> failure_counts();  // per failure class

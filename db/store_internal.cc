@@ -32,6 +32,10 @@ const char* const kResultSelect =
     "COALESCE(r.spread, 0), r.samples_json, r.registers, r.spill_bytes, r.smem_bytes, "
     "r.env_json, r.worker_id, r.created_at, j.kind FROM results r JOIN jobs j ON j.id = r.job_id";
 
+const char* const kSubmissionJobs =
+    "(j.task_id IN (SELECT task_id FROM submission_tasks WHERE submission_id = ?1) "
+    "OR j.submission_id = ?1)";
+
 WorkerRecord read_worker(const sql::Stmt& s) {
   WorkerRecord w;
   w.id = s.text(0);
@@ -168,13 +172,13 @@ absl::StatusOr<AddTaskResult> insert_task(sqlite3* db, int64_t now, const std::s
   return out;
 }
 
-absl::Status insert_link(sqlite3* db, const std::string& submission_id, int64_t task_id) {
+absl::Status insert_link(sqlite3* db, const std::string& submission_id, int64_t task_id, int instances) {
   MONO_ASSIGN_OR_RETURN(
       sql::Stmt ins,
       sql::Stmt::prepare(db,
-                         "INSERT OR IGNORE INTO submission_tasks(submission_id, task_id) "
-                         "VALUES (?, ?)"));
-  ins.bind_all(submission_id, task_id);
+                         "INSERT OR IGNORE INTO submission_tasks(submission_id, task_id, instances) "
+                         "VALUES (?, ?, ?)"));
+  ins.bind_all(submission_id, task_id, static_cast<int64_t>(instances));
   absl::Status st = ins.run();
   if (!st.ok()) {
     return absl::Status(st.code(), absl::StrCat("link task ", task_id, " to submission ",

@@ -20,6 +20,10 @@ extern const char* const kSubmissionSelect;  // ... FROM submissions s
 extern const char* const kTaskSelect;        // ... FROM tasks t
 extern const char* const kJobSelect;         // ... FROM jobs j LEFT JOIN tasks t
 extern const char* const kResultSelect;      // ... FROM results r JOIN jobs j
+// A WHERE condition on jobs j: the jobs of a submission, i.e. those of its tasks (whichever
+// submission created them) and its own jobs without a task (whole-kernel timing).
+// Parameter ?1 is the submission id.
+extern const char* const kSubmissionJobs;
 
 WorkerRecord read_worker(const sql::Stmt& s);
 SubmissionRecord read_submission(const sql::Stmt& s);
@@ -33,7 +37,7 @@ absl::StatusOr<bool> submission_exists(sqlite3* db, const std::string& id);
 absl::StatusOr<AddTaskResult> insert_task(sqlite3* db, int64_t now, const std::string& signature,
                                           const std::string& gpu_kind, const std::string& context,
                                           const std::string& payload);
-absl::Status insert_link(sqlite3* db, const std::string& submission_id, int64_t task_id);
+absl::Status insert_link(sqlite3* db, const std::string& submission_id, int64_t task_id, int instances = 1);
 // False when the id exists.
 absl::StatusOr<bool> insert_job(sqlite3* db, int64_t now, const NewJob& job);
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Mono builds with; does nothing when they are all present.
+#   scripts/install-deps.sh [--test]   --test adds what the tests drive: Chromium (the
+#                                      dashboard's browser test), Prometheus, curl, Node.js
 set -euo pipefail
 
 packages=(
@@ -8,6 +10,12 @@ packages=(
   libsqlite3-dev nlohmann-json3-dev prometheus-cpp-dev
   libonnx-dev libonnx-testdata libgtest-dev
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(chromium prometheus curl)
+  # Node.js and npm from Debian, unless the machine already has its own.
+  command -v node > /dev/null || packages+=(nodejs)
+  command -v npm > /dev/null || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

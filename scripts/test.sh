@@ -4,7 +4,7 @@
 # AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 ./scripts/build.sh
 (cd build && ctest --output-on-failure -j "$(nproc)" --timeout 900)
 

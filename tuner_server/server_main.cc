@@ -1,8 +1,8 @@
 // mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE]
 //                   [--lease-seconds N] [--data-dir DIR]
 // The tuning service: SQLite state (WAL), the Tuning (clients) and Workers gRPC services,
-// the coordinator that moves submissions on, lease expiry, and Prometheus metrics at
-// http://ADDR/metrics.
+// the coordinator that moves submissions on, lease expiry, and on http://ADDR/ the dashboard,
+// its JSON API (/api/..., docs/dashboard.md) and Prometheus metrics (/metrics).
 #include <csignal>
 #include <filesystem>
 #include <cstdio>
@@ -10,11 +10,12 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
-#include <prometheus/exposer.h>
 
 #include "db/clock.h"
 #include "db/store.h"
+#include "tuner_server/dashboard.h"
 #include "tuner_server/grpc_services.h"
+#include "tuner_server/http_server.h"
 
 namespace {
 
@@ -26,8 +27,10 @@ const char kUsage[] =
     "                         [--data-dir DIR]\n"
     "  --db FILE          SQLite database (default mono.db; created and migrated as needed)\n"
     "  --listen ADDR      gRPC address (default 127.0.0.1:50051)\n"
-    "  --http ADDR        metrics address (default 127.0.0.1:8080): GET /metrics\n"
-    "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients\n"
+    "  --http ADDR        dashboard address (default 127.0.0.1:8080): / (dashboard), /api/ (JSON),\n"
+    "                     /metrics (Prometheus), /healthz\n"
+    "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients (and\n"
+    "                     on POST /api/baselines)\n"
     "  --lease-seconds N  lease length (default 30); workers renew every third of it\n"
     "  --data-dir DIR     uploaded models and artifacts (default: DB file name + '.data')\n";
 
@@ -80,13 +83,9 @@ int main(int argc, char** argv) {
   if (!store.ok()) return fail(db_path + ": " + std::string(store.status().message()));
 
   mono::server::ServerMetrics metrics;
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(http);
-  } catch (const std::exception& e) {
-    return fail("cannot serve metrics on " + http + ": " + e.what());
-  }
-  exposer->RegisterCollectable(metrics.registry());
+  mono::server::Dashboard dashboard(store->get(), &clock, {2LL * lease_seconds * 1000 + 30'000});
+  auto web = mono::server::HttpServer::Start(http, &dashboard, metrics.registry(), token);
+  if (!web.ok()) return fail(std::string(web.status().message()));
 
   mono::server::WorkerHandler workers_handler(store->get(), {lease_seconds, std::max(1, lease_seconds / 3), 16});
   mono::server::WorkersService workers(&workers_handler, &metrics, token);
@@ -100,7 +99,7 @@ int main(int argc, char** argv) {
   builder.RegisterService(&tuning);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) return fail("cannot listen on " + listen);
-  std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC), %s (metrics), database %s (schema %d)\n", listen.c_str(),
+  std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC), http://%s/ (dashboard, /api, /metrics), database %s (schema %d)\n", listen.c_str(),
                http.c_str(), db_path.c_str(), (*store)->schema_version().value_or(-1));
 
   std::signal(SIGINT, on_signal);

@@ -59,6 +59,7 @@ TuningPlan plan_tuning(const PreparedModel& model, const TuningPlanOptions& opt)
     tp.gpu_kind = opt.task_gpu_kind;
     tp.context = tuning::context_to_string(t.context);
     tp.payload = json{{"task", task}, {"fragment", fragment}}.dump();
+    tp.instances = static_cast<int>(t.groups.size());
 
     // Which candidates get jobs: all of them, or in a dry run the best few and the default.
     std::vector<int> chosen;
