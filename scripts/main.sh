@@ -47,4 +47,10 @@ echo "== mono-submit $model --server $addr ${submit_flags[*]} --wait --out $run/
 echo
 echo "artifact: $(ls "$run/artifact" | tr '\n' ' ')"
 echo "server metrics: $(curl -s "http://$http/metrics" 2>/dev/null | grep -E '^mono_jobs\{' | tr '\n' ' ' || true)"
+echo "dashboard API: $(curl -s "http://$http/api/submissions" 2>/dev/null | head -c 300 || true)..."
+echo "The dashboard is at http://$http/ while the server runs (MONO_KEEP_SERVER=1 keeps it running)."
+if [ "${MONO_KEEP_SERVER:-0}" = 1 ]; then
+  echo "Serving; Ctrl-C stops the server and the worker."
+  wait
+fi
 exit $status
