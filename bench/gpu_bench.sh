@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
 #   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
-#                      [--skip-devlib] [--extra]
+#                      [--skip-devlib] [--profile] [--extra]
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
 # torch.compile timings of the same models in the same call, 5. one table.
-# --extra adds a per-stage profile and a run with the L2 prefetch for each full model.
+# --profile adds a per-stage profile of each full model; --extra also a run with the L2
+# prefetch.
 #
 # NVRTC compiles are single-threaded, so every compile runs first, in parallel on all cores
 # (correctness checks included: the GPU time-slices between processes, which is fine for
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
 logs=/tmp/mono-bench-logs
 rm -rf "$logs"; mkdir -p "$out" "$logs"
-tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 extra=0
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 extra=0 profile=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
@@ -26,7 +27,8 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --skip-tiny) skip_tiny=1 ;;
     --skip-devlib) skip_devlib=1 ;;
-    --extra) extra=1 ;;
+    --extra) extra=1 profile=1 ;;
+    --profile) profile=1 ;;
     *) echo "gpu_bench.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -85,8 +87,8 @@ stamp "full models: compile and check, in parallel"
 for n in ${models//,/ }; do
   d=/tmp/models/$n-opset20
   echo "check_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0"
+  [ $profile = 1 ] && echo "profile_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile"
   if [ $extra = 1 ]; then
-    echo "profile_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile"
     echo "check_prefetch_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --prefetch"
   fi
 done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
