@@ -1,6 +1,7 @@
 #include "tuner_server/dashboard.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -174,15 +175,18 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
   }
 
   // ---- the timeline: replay the results in the order they arrived ----
-  // A task's value is its best measured time once one is measured (a dry run: the estimate
-  // of its best candidate that compiled without spills), its default's estimate before. The
-  // model's estimate in a context is the sum over its tasks of instances x value; the
-  // timeline shows the best context.
-  std::map<std::string, double> context_total;
-  std::map<int64_t, double> value;
-  double default_total_est = 0;
+  // Groups measured alone carry a fixed cost of their own launch, so their times do not add
+  // up to the whole kernel's; what they do tell is how much faster a group's best schedule
+  // is than its default in the same measurement. So each group keeps a ratio, best / default
+  // (1 until both are measured; in a dry run the ratio of the estimates of the best compiled
+  // candidate and of the default), weighted by the cost model's estimate of the group's
+  // default times its instances. The model's estimate in a context is the sum of the
+  // weighted ratios; the best context's is shown, scaled so that it starts at the measured
+  // whole-kernel default where that exists (else at the cost model's estimate).
+  std::map<std::string, double> context_total;  // sum of weight x ratio
+  std::map<int64_t, double> ratio;
   for (auto& [task_id, r] : rows) {
-    value[task_id] = r.info->default_est_us;
+    ratio[task_id] = 1.0;
     context_total[r.info->context] += r.instances * r.info->default_est_us;
   }
   auto best_total = [&] {
@@ -190,12 +194,16 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
     for (const auto& [ctx, total] : context_total) b = std::min(b, total);
     return std::isfinite(b) ? b : 0.0;
   };
-  default_total_est = best_total();
+  const double default_total_est = best_total();
   const int64_t t0 = s->created_at_ms;
   json points = json::array();
   json whole = json::array();
+  double whole_default_us = 0;
   int64_t compiled = 0, measured = 0;
-  points.push_back({{"t_s", 0.0}, {"best_us", default_total_est}, {"measured", 0}, {"compiled", 0}});
+  std::vector<std::array<double, 3>> raw;  // t_s, model estimate (estimate scale), measured
+  std::vector<int64_t> raw_compiled;
+  raw.push_back({0.0, default_total_est, 0});
+  raw_compiled.push_back(0);
   std::map<std::string, int64_t> worker_candidates, worker_failed;
   std::map<std::string, std::map<std::string, int64_t>> worker_failures;
   for (const db::ResultRecord& res : *results) {
@@ -207,6 +215,7 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
       ++worker_failures[res.worker_id][db::to_string(c.failure)];
     }
     if (res.job_kind == db::JobKind::kWholeKernel) {
+      if (c.ok && c.median_us && c.candidate == 0) whole_default_us = *c.median_us;
       whole.push_back({{"t_s", t_s},
                        {"config", c.candidate},
                        {"ok", c.ok},
@@ -221,31 +230,40 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
     ++r.tried;
     const bool is_measure = res.job_kind == db::JobKind::kMeasure;
     is_measure ? ++measured : ++compiled;
-    if (!c.ok) {
+    if (c.ok) {
+      ++r.ok;
+      if (is_measure && c.median_us) {
+        if (c.candidate == r.info->default_index) r.default_measured = *c.median_us;
+        if (!r.measured || *c.median_us < r.best) {
+          r.best = *c.median_us;
+          r.best_candidate = c.candidate;
+          r.measured = true;
+        }
+      } else if (!is_measure && !r.measured && c.spill_bytes == 0 && c.candidate >= 0 &&
+                 c.candidate < static_cast<int>(r.info->est_us.size()) && r.info->est_us[c.candidate] < r.best) {
+        r.best = r.info->est_us[c.candidate];
+        r.best_candidate = c.candidate;
+      }
+      double q = 1.0;
+      if (r.measured) {
+        if (r.default_measured > 0) q = std::min(r.best, r.default_measured) / r.default_measured;
+      } else if (std::isfinite(r.best) && r.info->default_est_us > 0) {
+        q = std::min(1.0, r.best / r.info->default_est_us);
+      }
+      context_total[r.info->context] += r.instances * r.info->default_est_us * (q - ratio[row->first]);
+      ratio[row->first] = q;
+    } else {
       ++r.failures[db::to_string(c.failure)];
-      points.push_back({{"t_s", t_s}, {"best_us", best_total()}, {"measured", measured}, {"compiled", compiled}});
-      continue;
     }
-    ++r.ok;
-    double v = -1;
-    if (is_measure && c.median_us) {
-      v = *c.median_us;
-      if (c.candidate == r.info->default_index) r.default_measured = v;
-    } else if (!is_measure && c.spill_bytes == 0 && c.candidate >= 0 &&
-               c.candidate < static_cast<int>(r.info->est_us.size())) {
-      v = r.info->est_us[c.candidate];
-    }
-    // A measurement replaces any estimate, even a lower one; estimates never replace one.
-    const bool take = v > 0 && (is_measure ? (!r.measured || v < r.best) : (!r.measured && v < r.best));
-    if (take) {
-      r.best = v;
-      r.best_candidate = c.candidate;
-      r.measured = r.measured || is_measure;
-      context_total[r.info->context] += r.instances * (v - value[row->first]);
-      value[row->first] = v;
-    }
-    points.push_back({{"t_s", t_s}, {"best_us", best_total()}, {"measured", measured}, {"compiled", compiled}});
+    raw.push_back({t_s, best_total(), static_cast<double>(measured)});
+    raw_compiled.push_back(compiled);
   }
+  const double scale = whole_default_us > 0 && default_total_est > 0 ? whole_default_us / default_total_est : 1.0;
+  for (size_t i = 0; i < raw.size(); ++i)
+    points.push_back({{"t_s", raw[i][0]},
+                      {"best_us", raw[i][1] * scale},
+                      {"measured", static_cast<int64_t>(raw[i][2])},
+                      {"compiled", raw_compiled[i]}});
   // Keep the plot light: at most ~600 points, always the first and the last.
   if (points.size() > 600) {
     json thin = json::array();
@@ -258,11 +276,15 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
   json timeline = {
       {"points", points},
       {"default_estimate_us", default_total_est},
+      {"start_us", default_total_est * scale},
+      {"start_measured", whole_default_us > 0},
       {"whole_kernel", whole},
-      {"basis", any_measured ? "sum over the model's groups, in the best context, of the fastest measured group "
-                               "time where one is measured and the cost-model estimate elsewhere"
-                             : "cost-model estimates only (nothing measured): sum over the model's groups, in the "
-                               "best context, of the estimate of the best candidate that compiled without spills"}};
+      {"basis", std::string(whole_default_us > 0 ? "the measured whole-kernel default"
+                                                 : "the cost model's estimate of the default") +
+                    (any_measured ? ", times the measured best/default ratio of each group (weighted by the "
+                                    "group's estimated share), in the best context"
+                                  : ", times the estimated best/default ratio of each group among the candidates "
+                                    "that compiled without spills (nothing measured), in the best context")}};
   if (part == "timeline") return timeline;
 
   json groups = json::array();

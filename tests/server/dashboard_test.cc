@@ -74,25 +74,42 @@ class DashboardTest : public ::testing::Test {
 TEST_F(DashboardTest, TimelineReplaysResultsInOrder) {
   Dashboard d(store_.get(), &clock_);
   clock_.advance(2000);
-  // t1: the non-default candidate measures 5 us, slower than the 4 us estimate: the
-  // measurement still replaces it (18 -> 2*5 + 10 = 20), then the default measures 3 us.
-  lease_and_report("j1", {measured(1, 5.0), measured(0, 3.0)});
+  // t1: the non-default candidate measures 2 us; nothing changes until the default is
+  // measured too (3 us): then t1 counts 2/3 of its estimated share: 2*4*2/3 + 10 = 15.33.
+  lease_and_report("j1", {measured(1, 2.0), measured(0, 3.0)});
   clock_.advance(1000);
   lease_and_report("j2", {db::testing::failed(0, db::FailureClass::kWrongAnswer, "off by 1")});
+  lease_and_report("j3", {measured(0, 10.0)});
 
   auto t = d.submission(sub_, "timeline");
   ASSERT_TRUE(t.ok()) << t.status();
-  const json& pts = (*t)["points"];
-  ASSERT_EQ(pts.size(), 4u);
-  EXPECT_DOUBLE_EQ(pts[0]["best_us"], 18.0);
-  EXPECT_DOUBLE_EQ(pts[1]["best_us"], 20.0);
-  EXPECT_DOUBLE_EQ(pts[1]["t_s"], 2.0);
-  EXPECT_DOUBLE_EQ(pts[2]["best_us"], 16.0);  // 2*3 + 10
-  EXPECT_EQ(pts[2]["measured"], 2);
-  EXPECT_DOUBLE_EQ(pts[3]["best_us"], 16.0);  // a failure changes no time
-  EXPECT_EQ(pts[3]["measured"], 3);
-  EXPECT_DOUBLE_EQ(pts[3]["t_s"], 3.0);
+  const json* pts = &(*t)["points"];
+  ASSERT_EQ(pts->size(), 5u);
+  EXPECT_DOUBLE_EQ((*pts)[0]["best_us"], 18.0);
+  EXPECT_DOUBLE_EQ((*pts)[1]["best_us"], 18.0);
+  EXPECT_DOUBLE_EQ((*pts)[1]["t_s"], 2.0);
+  EXPECT_NEAR((*pts)[2]["best_us"].get<double>(), 8.0 * 2 / 3 + 10, 1e-9);
+  EXPECT_EQ((*pts)[2]["measured"], 2);
+  EXPECT_NEAR((*pts)[3]["best_us"].get<double>(), 8.0 * 2 / 3 + 10, 1e-9);  // a failure changes nothing
+  EXPECT_EQ((*pts)[3]["measured"], 3);
+  EXPECT_DOUBLE_EQ((*pts)[3]["t_s"], 3.0);
   EXPECT_DOUBLE_EQ((*t)["default_estimate_us"], 18.0);
+  EXPECT_FALSE((*t)["start_measured"]);
+
+  // Once the whole-kernel default is measured (36 us), the curve starts there.
+  db::NewJob w = db::testing::job("w1", 0, db::JobKind::kWholeKernel, "H100");
+  w.submission_id = sub_;
+  ASSERT_TRUE(*store_->add_job(w));
+  lease_and_report("w1", {measured(0, 36.0), measured(1, 30.0)});
+  t = d.submission(sub_, "timeline");
+  ASSERT_TRUE(t.ok());
+  pts = &(*t)["points"];
+  ASSERT_EQ(pts->size(), 5u);  // whole-kernel timings are separate
+  EXPECT_DOUBLE_EQ((*pts)[0]["best_us"], 36.0);
+  EXPECT_NEAR((*pts)[4]["best_us"].get<double>(), 2 * (8.0 * 2 / 3 + 10), 1e-9);
+  EXPECT_TRUE((*t)["start_measured"]);
+  ASSERT_EQ((*t)["whole_kernel"].size(), 2u);
+  EXPECT_DOUBLE_EQ((*t)["whole_kernel"][1]["median_us"], 30.0);
 
   auto g = d.submission(sub_, "groups");
   ASSERT_TRUE(g.ok());
@@ -101,7 +118,8 @@ TEST_F(DashboardTest, TimelineReplaysResultsInOrder) {
   EXPECT_EQ(groups[0]["signature"], "sig1");
   EXPECT_EQ(groups[0]["instances"], 2);
   EXPECT_EQ(groups[0]["tried"], 2);
-  EXPECT_DOUBLE_EQ(groups[0]["best_us"], 3.0);
+  EXPECT_DOUBLE_EQ(groups[0]["best_us"], 2.0);
+  EXPECT_EQ(groups[0]["best_candidate"], 1);
   EXPECT_TRUE(groups[0]["best_measured"]);
   EXPECT_DOUBLE_EQ(groups[0]["default_us"], 3.0);
   EXPECT_TRUE(groups[0]["default_measured"]);
@@ -109,7 +127,7 @@ TEST_F(DashboardTest, TimelineReplaysResultsInOrder) {
   EXPECT_EQ(groups[1]["failures"]["wrong_answer"], 1);
   EXPECT_TRUE(groups[1]["best_us"].is_null());
   EXPECT_FALSE(groups[1]["default_measured"]);
-  EXPECT_EQ(groups[2]["state"], "queued");
+  EXPECT_EQ(groups[2]["state"], "done");
 }
 
 TEST_F(DashboardTest, SubmissionListWorkersAndOverview) {
