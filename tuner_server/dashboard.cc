@@ -1,7 +1,6 @@
 #include "tuner_server/dashboard.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -38,15 +37,19 @@ json result_of(const db::ArtifactRecord& a) {
 
 }  // namespace
 
-const Dashboard::TaskInfo& Dashboard::task_info(const db::TaskRecord& t) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = tasks_.find(t.id);
-  if (it != tasks_.end()) return it->second;
+absl::StatusOr<const Dashboard::TaskInfo*> Dashboard::task_info(int64_t task_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tasks_.find(task_id);
+    if (it != tasks_.end()) return &it->second;
+  }
+  auto t = store_->get_task(task_id);  // the payload carries the fragment: large
+  if (!t.ok()) return t.status();
   TaskInfo info;
-  info.signature = t.signature;
-  info.context = t.context;
+  info.signature = t->signature;
+  info.context = t->context;
   try {
-    const json task = json::parse(t.payload).at("task");
+    const json task = json::parse(t->payload).at("task");
     info.kind = task.value("kind", "");
     info.description = task.value("description", "");
     info.context_json = task.value("context", json::object());
@@ -59,7 +62,8 @@ const Dashboard::TaskInfo& Dashboard::task_info(const db::TaskRecord& t) {
   } catch (const std::exception&) {
     info.description = "(a task payload this build cannot read)";
   }
-  return tasks_.emplace(t.id, std::move(info)).first->second;
+  std::lock_guard<std::mutex> lock(mu_);
+  return &tasks_.emplace(task_id, std::move(info)).first->second;
 }
 
 absl::StatusOr<json> Dashboard::summary(const db::SubmissionRecord& s) {
@@ -153,10 +157,10 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
   };
   std::map<int64_t, TaskRow> rows;
   for (const auto& [task_id, instances] : *links) {
-    auto t = store_->get_task(task_id);
-    if (!t.ok()) return t.status();
+    auto info = task_info(task_id);
+    if (!info.ok()) return info.status();
     TaskRow& r = rows[task_id];
-    r.info = &task_info(*t);
+    r.info = *info;
     r.instances = instances;
   }
   std::map<std::string, const db::JobSummary*> job_by_id;
@@ -200,10 +204,8 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
   json whole = json::array();
   double whole_default_us = 0;
   int64_t compiled = 0, measured = 0;
-  std::vector<std::array<double, 3>> raw;  // t_s, model estimate (estimate scale), measured
-  std::vector<int64_t> raw_compiled;
-  raw.push_back({0.0, default_total_est, 0});
-  raw_compiled.push_back(0);
+  // best_us on the estimate's scale first; scaled once the whole-kernel default is known.
+  points.push_back({{"t_s", 0.0}, {"best_us", default_total_est}, {"measured", 0}, {"compiled", 0}});
   std::map<std::string, int64_t> worker_candidates, worker_failed;
   std::map<std::string, std::map<std::string, int64_t>> worker_failures;
   for (const db::ResultRecord& res : *results) {
@@ -255,15 +257,10 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
     } else {
       ++r.failures[db::to_string(c.failure)];
     }
-    raw.push_back({t_s, best_total(), static_cast<double>(measured)});
-    raw_compiled.push_back(compiled);
+    points.push_back({{"t_s", t_s}, {"best_us", best_total()}, {"measured", measured}, {"compiled", compiled}});
   }
   const double scale = whole_default_us > 0 && default_total_est > 0 ? whole_default_us / default_total_est : 1.0;
-  for (size_t i = 0; i < raw.size(); ++i)
-    points.push_back({{"t_s", raw[i][0]},
-                      {"best_us", raw[i][1] * scale},
-                      {"measured", static_cast<int64_t>(raw[i][2])},
-                      {"compiled", raw_compiled[i]}});
+  for (json& p : points) p["best_us"] = p["best_us"].get<double>() * scale;
   // Keep the plot light: at most ~600 points, always the first and the last.
   if (points.size() > 600) {
     json thin = json::array();

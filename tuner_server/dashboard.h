@@ -61,7 +61,8 @@ class Dashboard {
 
  private:
   absl::StatusOr<nlohmann::json> summary(const db::SubmissionRecord& s);
-  const TaskInfo& task_info(const db::TaskRecord& t);
+  // The task's info, read from the database (payload and all) only the first time.
+  absl::StatusOr<const TaskInfo*> task_info(int64_t task_id);
 
   db::Store* store_;
   const db::Clock* clock_;
