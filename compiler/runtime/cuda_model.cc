@@ -220,25 +220,56 @@ std::vector<StageTime> GpuModel::stage_times() {
   return out;
 }
 
-Timing GpuModel::bench(int warmup, int iters, int reps) {
-  std::vector<const void*> ins(in_bufs_.begin(), in_bufs_.end());
-  for (int i = 0; i < warmup; ++i) run(ins, out_bufs_, nullptr);
-  CUDA_TRY(cudaDeviceSynchronize());
-  cudaEvent_t a, b;
-  CUDA_TRY(cudaEventCreate(&a));
-  CUDA_TRY(cudaEventCreate(&b));
-  std::vector<double> per_launch;
-  for (int r = 0; r < reps; ++r) {
-    CUDA_TRY(cudaEventRecord(a));
-    for (int i = 0; i < iters; ++i) run(ins, out_bufs_, nullptr);
-    CUDA_TRY(cudaEventRecord(b));
-    CUDA_TRY(cudaEventSynchronize(b));
-    float ms = 0;
-    CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
-    per_launch.push_back(ms * 1000.0 / iters);
+namespace {
+
+// Two CUDA events that time work enqueued on the default stream between them.
+class EventTimer {
+ public:
+  EventTimer() {
+    CUDA_TRY(cudaEventCreate(&start_));
+    CUDA_TRY(cudaEventCreate(&stop_));
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  // Microseconds that the work `enqueue` puts on the stream takes on the GPU.
+  template <class F>
+  double us(F&& enqueue) {
+    CUDA_TRY(cudaEventRecord(start_));
+    enqueue();
+    CUDA_TRY(cudaEventRecord(stop_));
+    CUDA_TRY(cudaEventSynchronize(stop_));
+    float ms = 0;
+    CUDA_TRY(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1000.0;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+void GpuModel::warm_up(int launches) {
+  std::vector<const void*> ins(in_bufs_.begin(), in_bufs_.end());
+  for (int i = 0; i < launches; ++i) run(ins, out_bufs_, nullptr);
+  CUDA_TRY(cudaDeviceSynchronize());
+}
+
+Timing GpuModel::bench(int warmup, int iters, int reps) {
+  warm_up(warmup);
+  std::vector<const void*> ins(in_bufs_.begin(), in_bufs_.end());
+  EventTimer timer;
+  std::vector<double> per_launch;
+  for (int r = 0; r < reps; ++r)
+    per_launch.push_back(timer.us([&] {
+                           for (int i = 0; i < iters; ++i) run(ins, out_bufs_, nullptr);
+                         }) /
+                         iters);
   CUDA_TRY(cudaGetLastError());
   std::sort(per_launch.begin(), per_launch.end());
   Timing t;
@@ -257,25 +288,14 @@ std::vector<double> GpuModel::sample_flushed(int warmup, int samples) {
     flush_bytes_ = 2 * static_cast<size_t>(std::max(l2, 1 << 20));
     CUDA_TRY(cudaMalloc(&flush_, flush_bytes_));
   }
+  warm_up(warmup);
   std::vector<const void*> ins(in_bufs_.begin(), in_bufs_.end());
-  for (int i = 0; i < warmup; ++i) run(ins, out_bufs_, nullptr);
-  CUDA_TRY(cudaDeviceSynchronize());
-  cudaEvent_t a, b;
-  CUDA_TRY(cudaEventCreate(&a));
-  CUDA_TRY(cudaEventCreate(&b));
+  EventTimer timer;
   std::vector<double> out;
   for (int i = 0; i < samples; ++i) {
     CUDA_TRY(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, nullptr));
-    CUDA_TRY(cudaEventRecord(a));
-    run(ins, out_bufs_, nullptr);
-    CUDA_TRY(cudaEventRecord(b));
-    CUDA_TRY(cudaEventSynchronize(b));
-    float ms = 0;
-    CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
-    out.push_back(ms * 1000.0);
+    out.push_back(timer.us([&] { run(ins, out_bufs_, nullptr); }));
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   CUDA_TRY(cudaGetLastError());
   return out;
 }

@@ -70,6 +70,8 @@ class GpuModel {
 
  private:
   GpuModel() = default;
+  // `launches` inferences on the last inputs, then waits for them (bench, sample_flushed).
+  void warm_up(int launches);
   Manifest manifest_;
   GpuInfo info_;
   int device_ = 0;
