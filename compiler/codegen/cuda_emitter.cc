@@ -286,6 +286,11 @@ class Emitter {
       return str_cat(r->constant->as_int(0), "LL");
     }
     std::string e = str_cat(P.ref(r), "[", offset, "]");
+    if (is_float(d) && epi_slots_) {
+      // Two-phase GEMM epilogue: read in the load phase (L), kept in in.x[k] for the store phase.
+      const size_t k = (*epi_slots_)++;
+      return str_cat("(L ? (in.x[", k, "] = to_float(", e, ")) : in.x[", k, "])");
+    }
     if (is_float(d)) return "to_float(" + e + ")";
     if (d == DType::kBool) return "(" + e + " != 0)";
     return "(long long)" + e;
@@ -894,12 +899,27 @@ class Emitter {
 
   // ---- GEMM groups ------------------------------------------------------------------------
 
+  // ", true" when a Dense operand over `v` with row stride `stride` (elements; batch offsets are
+  // multiples of it) always takes the 16-byte path: arena and weights buffers start 256-byte
+  // aligned; model inputs and outputs are the caller's pointers and are not assumed to be.
+  std::string dense_aligned(const Value* v, int64_t stride, bool f16) const {
+    const Placement& pl = plan_.placement.at(plan_.root(v));
+    const bool ours = pl.space == Placement::kArena || pl.space == Placement::kWeights;
+    return ours && stride % (f16 ? 8 : 4) == 0 ? ", true" : "";
+  }
+
   std::string emit_gemm(const Group& grp) {
     const Node& n = *grp.anchor;
     const bool conv = n.op == OpKind::kConv;
     const bool f16 = grp.f16;
     const std::string T = f16 ? "half_t" : "float";
     Params P(plan_);
+    size_t slots = 0;
+    struct SlotScope {  // every float read until the store belongs to the epilogue (operands use P.ref)
+      size_t*& p;
+      ~SlotScope() { p = nullptr; }
+    } slot_scope{epi_slots_};
+    epi_slots_ = &slots;
     const GemmSchedule& gs = grp.gemm;
     const Value* out = grp.output;
     const DType out_dtype = plan_.dtype_of(out);
@@ -940,7 +960,7 @@ class Emitter {
         functions_.push_back(im2col);
         structs_done_.insert(fname);
       }
-      a_loader = str_cat("DenseK<", T, "> la{A, ", M, ", ", K, ", ", K, "};");
+      a_loader = str_cat("DenseK<", T, dense_aligned(n.inputs[1], K, f16), "> la{A, ", M, ", ", K, ", ", K, "};");
       b_loader = str_cat("Gather<", T, ", ", fname, "> lb{", fname, "{B + (long long)b * ", xs[1] * H * W, "}};");
       P.ref(n.inputs[1]);  // p0 = weights (A)
       P.ref(n.inputs[0]);  // p1 = input (B)
@@ -978,12 +998,12 @@ class Emitter {
       const std::string b_pack = bv->is_constant() || plan_.root(bv)->is_constant() ? constant_packing(n, 1) : "";
       P.ref(a);
       P.ref(bv, b_pack);
-      a_loader = trans_a ? str_cat("DenseN<", T, "> la{A + a_off, ", M, ", ", K, ", ", M, "};")
-                         : str_cat("DenseK<", T, "> la{A + a_off, ", M, ", ", K, ", ", K, "};");
+      a_loader = trans_a ? str_cat("DenseN<", T, dense_aligned(a, M, f16), "> la{A + a_off, ", M, ", ", K, ", ", M, "};")
+                         : str_cat("DenseK<", T, dense_aligned(a, K, f16), "> la{A + a_off, ", M, ", ", K, ", ", K, "};");
       // B is read [N][K]: packed weights ("nk") or Gemm transB; else [K][N] (DenseN).
       bool b_nk = b_pack == "nk" || trans_b;
-      b_loader = b_nk ? str_cat("DenseK<", T, "> lb{B + b_off, ", N, ", ", K, ", ", K, "};")
-                      : str_cat("DenseN<", T, "> lb{B + b_off, ", N, ", ", K, ", ", N, "};");
+      b_loader = b_nk ? str_cat("DenseK<", T, dense_aligned(bv, K, f16), "> lb{B + b_off, ", N, ", ", K, ", ", K, "};")
+                      : str_cat("DenseN<", T, dense_aligned(bv, N, f16), "> lb{B + b_off, ", N, ", ", K, ", ", N, "};");
       if (n.op == OpKind::kGemm) {
         float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
         if (alpha != 1.0f) bias_code += str_cat("    v *= ", lit(alpha), ";\n");
@@ -1005,7 +1025,8 @@ class Emitter {
     epi_body += bias_code;
     std::string store;
     epi_body += epilogue_code(P, grp, "i", &store);
-    epi_body += str_cat("    ", out_ptr, "[", store, "] = ", store_expr(out_dtype, "v"), ";\n");
+    epi_slots_ = nullptr;
+    const std::string store_stmt = str_cat(out_ptr, "[", store, "] = ", store_expr(out_dtype, "v"), ";");
     std::set<const Value*> written = {plan_.root(out)};
     // Epilogue struct: the group's pointer params are its fields.
     std::string fields = P.signature(written);  // ", const T* __restrict__ p0, ..."
@@ -1018,8 +1039,18 @@ class Emitter {
       size_t r;
       while ((r = field_decls.find("__restrict__ ")) != std::string::npos) field_decls.erase(r, 13);
     }
-    std::string epi_text = str_cat("  ", field_decls, "  long long base;\n  __device__ void operator()(int m, int n, float v) const {\n",
-                                   epi_body, "  }\n");
+    std::string epi_text = str_cat("  ", field_decls, "  long long base;\n");
+    if (slots == 0) {
+      epi_text += str_cat("  __device__ void operator()(int m, int n, float v) const {\n", epi_body, "    ", store_stmt, "\n  }\n");
+    } else {
+      // Two phases (gemm.cuh): all reads of all the thread's elements before its first store.
+      epi_text += str_cat("  struct In { float x[", slots, "]; };\n",
+                          "  template <bool L>\n  __device__ __forceinline__ void run(int m, int n, float v, In& in) const {\n",
+                          epi_body, "    if (!L) ", store_stmt, "\n  }\n",
+                          "  __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }\n",
+                          "  __device__ __forceinline__ void operator()(int m, int n, float v, const In& in) const {\n",
+                          "    run<false>(m, n, v, const_cast<In&>(in));\n  }\n");
+    }
     // Name the epilogue by its text so identical layers share it.
     std::string epi_name;
     auto it = epi_names_.find(epi_text);
@@ -1079,6 +1110,7 @@ class Emitter {
   const KernelPlan& plan_;
   std::map<std::string, std::string> by_text_;
   std::map<std::string, std::string> epi_names_;
+  size_t* epi_slots_ = nullptr;  // while emitting a GEMM epilogue: float reads counted into slots
   std::set<std::string> row_prelude_done_, structs_done_;
   std::vector<std::string> functions_;
 };

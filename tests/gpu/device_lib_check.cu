@@ -115,9 +115,27 @@ struct StoreEpi {
   }
 };
 
-template <class G, class AL, class BL>
+// The two-phase epilogue form (gemm.cuh): reads r[m][n] in load(), stores acc + r in the second
+// phase. r is a fixed pattern, so the reference is ref + r.
+struct ResidualEpi {
+  float* c;
+  unsigned int* hits;
+  int N;
+  const float* r;
+  struct In {
+    float x;
+  };
+  __device__ void load(int m, int n, In& in) const { in.x = r[(long long)m * N + n]; }
+  __device__ void operator()(int m, int n, float acc, const In& in) const {
+    c[(long long)m * N + n] = acc + in.x;
+    atomicAdd(hits + (long long)m * N + n, 1u);
+  }
+};
+static float residual_pattern(size_t i) { return 0.25f * (float)(int)(i % 7) - 0.75f; }
+
+template <class G, class AL, class BL, class Epi>
 __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
-                                                           StoreEpi epi, float* ws,
+                                                           Epi epi, float* ws,
                                                            unsigned int* counters, int splits) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
@@ -130,10 +148,11 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
 }
 
 // Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and
-// (split-K) that the workspace and counters are back to zero.
+// (split-K) that the workspace and counters are back to zero. residual: the two-phase epilogue.
 template <class G, class AL, class BL>
 static void run_gemm_case(const std::string& name, int M, int N, int K, const AL& a, const BL& b,
-                          const std::vector<double>& ref, double tol, int splits, int runs) {
+                          std::vector<double> ref, double tol, int splits, int runs,
+                          bool residual = false) {
   const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
   float* c;
   unsigned int* hits;
@@ -147,13 +166,25 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
     CK(cudaMalloc(&counters, sizeof(unsigned) * tiles));
     CK(cudaMemset(counters, 0, sizeof(unsigned) * tiles));
   }
-  auto kern = gemm_kernel<G, AL, BL>;
+  float* res = nullptr;
+  if (residual) {
+    std::vector<float> rv(size_t(M) * N);
+    for (size_t i = 0; i < rv.size(); ++i) rv[i] = residual_pattern(i), ref[i] += rv[i];
+    res = to_dev<float>(rv);
+  }
+  auto kern = gemm_kernel<G, AL, BL, StoreEpi>;
+  auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   for (int r = 0; r < runs; ++r) {
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
-    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
-                                                               ws, counters, splits);
+    if (residual)
+      kern_res<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
+          M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits);
+    else
+      kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
+                                                                 ws, counters, splits);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<float> got(size_t(M) * N);
@@ -181,6 +212,7 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   }
   CK(cudaFree(c));
   CK(cudaFree(hits));
+  if (res) CK(cudaFree(res));
   if (ws) CK(cudaFree(ws));
   if (counters) CK(cudaFree(counters));
 }
@@ -221,6 +253,23 @@ static void gemm_densek(const char* gname, int M, int N, int K, int splits, int 
   mono_dev::DenseK<T> a{dA + a_offset, M, K, K}, b{dB, N, K, K};
   std::string name = std::string(gname) + " DenseK/DenseK" + (a_offset ? " (A misaligned)" : "");
   run_gemm_case<G>(name, M, N, K, a, b, ref, tol, splits, runs);
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+// The code generator's form: DenseK<T, true> (alignment promised, no scalar fallback compiled)
+// and the two-phase residual epilogue.
+template <class G, class T>
+static void gemm_densek_aligned_residual(const char* gname, int M, int N, int K, int splits, int runs,
+                                         double tol) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  if (sizeof(T) == 2) round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  T* dA = to_dev<T>(A);
+  T* dB = to_dev<T>(B);
+  mono_dev::DenseK<T, true> a{dA, M, K, K}, b{dB, N, K, K};
+  run_gemm_case<G>(std::string(gname) + " DenseK<aligned>/DenseK<aligned> + residual", M, N, K, a, b,
+                   ref, tol, splits, runs, true);
   CK(cudaFree(dA));
   CK(cudaFree(dB));
 }
@@ -301,6 +350,8 @@ static void gemm_checks() {
   gemm_densek<H3, half_t>("GemmF16<128,128,32,2,4,3>", 300, 260, 136, 3, 2, th);
   gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 3072, 768, 1, 1, th);
   gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 130, 200, 3, 2, th);
+  gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
+  gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail
   gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 77, 130, 1, th);   // scalar
   gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 132, 200, 80, 136, 1, th);   // vector
   gemm_densen<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 128, 768, 3, th);  // vector
@@ -313,6 +364,7 @@ static void gemm_checks() {
   gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 1, 1, tf, 1);   // misaligned
   gemm_densek<F2, float>("GemmF32<32,64,16,2,4>", 128, 768, 768, 1, 1, tf);
   gemm_densek<F2, float>("GemmF32<32,64,16,2,4>", 128, 768, 768, 4, 2, tf);
+  gemm_densek_aligned_residual<F2, float>("GemmF32<32,64,16,2,4>", 77, 132, 200, 3, 2, tf);
   gemm_densen<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 77, 130, 1, tf);  // scalar
   gemm_densen<F2, float>("GemmF32<32,64,16,2,4>", 77, 130, 200, 80, 132, 3, tf);  // vector
   gemm_conv<F1, float>("GemmF32<64,64,16,2,4>", 5, 9, 11, 13, 1, tf);

@@ -28,6 +28,8 @@
 //
 // Epilogue concept:
 //   __device__ void operator()(int m, int n, float acc) const;   // exactly once per (m<M, n<N)
+// or, for epilogues that read memory, the two-phase form (detail::HasLoad below): a struct In,
+// load(m, n, In&) and operator()(m, n, acc, const In&), each called exactly once per element.
 //
 // Split-K (splits > 1): the caller runs `splits` work items for the same tile with disjoint K
 // ranges [k_begin, k_end); IMPORTANT: every range boundary except the operand's K must be a
@@ -98,40 +100,78 @@ namespace detail {
 
 // Functors applied to every accumulator element a thread owns (no lambdas: NVRTC's JIT mode
 // treats lambdas in device code as host functions unless -default-device is given).
+//
+// Two-phase epilogues. An epilogue that reads tensors (residual, bias, scale...) may declare
+//   struct In { ... };                                         // what it reads for one element
+//   __device__ void load(int m, int n, In& in) const;          // the reads only, no stores
+//   __device__ void operator()(int m, int n, float v, const In& in) const;
+// Then every read of every element is issued before the first store: the compiler cannot move a
+// load above a store through another pointer (they might alias), so a one-phase epilogue pays
+// one memory round trip per element (measured in the PTX: ld/st alternating per element).
+template <class E, class = void>
+struct HasLoad {
+  static constexpr bool value = false;
+};
+template <class E>
+struct HasLoad<E, decltype(void(sizeof(typename E::In)))> {
+  static constexpr bool value = true;
+};
+
 template <class Epilogue>
-struct CallEpilogue {
+struct LoadIn {  // phase 1
   const Epilogue& epi;
-  __device__ __forceinline__ void operator()(int m, int n, float v) const { epi(m, n, v); }
+  typename Epilogue::In* in;
+  __device__ __forceinline__ void operator()(int e, int m, int n, float) const { epi.load(m, n, in[e]); }
+};
+template <class Epilogue, bool kTwoPhase>
+struct ApplyEpi {  // phase 2 (or the only phase); zeroes the split-K workspace element when ws
+  const Epilogue& epi;
+  const void* in;
+  float* ws;
+  int N;
+  __device__ __forceinline__ void operator()(int e, int m, int n, float v) const {
+    if (ws) ws[(long long)m * N + n] = 0.0f;
+    if constexpr (kTwoPhase)
+      epi(m, n, v, static_cast<const typename Epilogue::In*>(in)[e]);
+    else
+      epi(m, n, v);
+  }
 };
 struct RedAddWorkspace {
   float* ws;
   int N;
-  __device__ __forceinline__ void operator()(int m, int n, float v) const {
+  __device__ __forceinline__ void operator()(int, int m, int n, float v) const {
     red_add(ws + (long long)m * N + n, v);
   }
 };
-template <class Epilogue>
-struct ZeroAndEpilogue {
-  float* ws;
-  int N;
-  const Epilogue& epi;
-  __device__ __forceinline__ void operator()(int m, int n, float v) const {
-    ws[(long long)m * N + n] = 0.0f;
-    epi(m, n, v);
-  }
-};
 
-// acc.visit(f) must call f(m, n, value) for every accumulator element this thread owns with
-// m < M, n < N; acc.reload(ws, N) must replace those accumulators by loads of ws[m * N + n]
-// (all loads first, so that they are in flight together; plain loads are enough: the counter
-// atomic + fence below is an acquire pattern, and the hardware invalidates L1 at the fence). Finishes the tile: epilogue directly, or
-// the split-K protocol described at the top.
+// Applies the epilogue to every element the thread owns (acc.visit(f) calls f(e, m, n, value),
+// e = the element's slot < Acc::kElems, for every owned element with m < M, n < N). With `ws`
+// (split-K, last arrival) the accumulators are first replaced by the workspace sums, which are
+// reset to zero as they are consumed.
+template <class Acc, class Epilogue>
+__device__ __forceinline__ void apply_epilogue(const Acc& acc, const Epilogue& epi, float* ws, int N) {
+  if constexpr (HasLoad<Epilogue>::value) {
+    typename Epilogue::In in[Acc::kElems];
+    acc.visit(LoadIn<Epilogue>{epi, in});
+    if (ws) acc.reload(ws, N);
+    acc.visit(ApplyEpi<Epilogue, true>{epi, in, ws, N});
+  } else {
+    if (ws) acc.reload(ws, N);
+    acc.visit(ApplyEpi<Epilogue, false>{epi, nullptr, ws, N});
+  }
+}
+
+// acc.reload(ws, N) must replace the accumulators by loads of ws[m * N + n] (all loads first, so
+// that they are in flight together; plain loads are enough: the counter atomic + fence below is
+// an acquire pattern, and the hardware invalidates L1 at the fence). Finishes the tile: epilogue
+// directly, or the split-K protocol described at the top.
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogue& epi,
                                             float* workspace, unsigned int* tile_counter,
                                             int splits) {
   if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
-    acc.visit(CallEpilogue<Epilogue>{epi});
+    apply_epilogue(acc, epi, nullptr, N);
     return;
   }
   acc.visit(RedAddWorkspace{workspace, N});
@@ -142,8 +182,7 @@ __device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogu
   last = __syncthreads_or(last);
   if (!last) return;
   __threadfence();
-  acc.reload(workspace, N);
-  acc.visit(ZeroAndEpilogue<Epilogue>{workspace, N, epi});
+  apply_epilogue(acc, epi, workspace, N);
   if (threadIdx.x == 0) atomicExch(tile_counter, 0u);
 }
 
@@ -201,6 +240,7 @@ __device__ __forceinline__ void for_units_batched(const Op& op) {
     }
   } else {
     const int nt = blockDim.x;
+#pragma unroll 1
     for (int base = threadIdx.x; base < TOTAL; base += U * nt) {
       V v[U];
 #pragma unroll
@@ -248,9 +288,11 @@ __device__ __forceinline__ unsigned int pack2(T lo, T hi) {
 
 // Operand stored [rows][K], K contiguous: element (r, k) = ptr[r * row_stride + k].
 // Aggregate: DenseK<T>{ptr, rows, K, row_stride}. Batch: caller offsets ptr.
+// ALIGNED = true promises the fast path's conditions (the code generator proves them from the
+// buffer layout): no scalar fallback is compiled, which keeps the kernel's code small.
 // Fast path (16-byte cp.async, zero-fill for tails) when ptr is 16-byte aligned and row_stride and
 // k0 are multiples of 16/sizeof(T) elements (checked at run time); scalar loads otherwise.
-template <class T>
+template <class T, bool ALIGNED = false>
 struct DenseK {
   const T* ptr;
   int rows;        // valid rows (limit)
@@ -295,32 +337,32 @@ struct DenseK {
     }
   };
 
-  // Scalar path only (the DenseK tile iterator falls back to it for unaligned operands).
+  // Scalar path only (the DenseK tile iterator falls back to it for unaligned operands). One
+  // element per step, not unrolled: a cold path, whose copies would crowd the instruction cache.
   template <int ROWS, int BK>
   __device__ __forceinline__ void load_scalar(T* dst, int ld, int r0, int k0) const {
-    detail::for_units_batched<ROWS * BK, 0, 8>(ScalarOp<BK>{*this, dst, ld, r0, k0});
+    detail::for_units_batched<ROWS * BK, 0, 1>(ScalarOp<BK>{*this, dst, ld, r0, k0});
   }
 
   template <int ROWS, int BK, int NT = 0>
   __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
     static_assert(16 % sizeof(T) == 0 && BK % VEC == 0, "BK must be a multiple of 16 bytes");
-    const bool vec_ok =
-        ((ptr_bits(ptr) & 15ull) == 0) && (row_stride % VEC == 0) && (k0 % VEC == 0);
+    const bool vec_ok = ALIGNED ||
+        (((ptr_bits(ptr) & 15ull) == 0) && (row_stride % VEC == 0) && (k0 % VEC == 0));
     if (vec_ok)
       detail::for_units<ROWS * (BK / VEC), NT>(VecOp<BK>{*this, smem_u32(dst), ld, r0, k0});
     else
-      detail::for_units_batched<ROWS * BK, 0, 8>(ScalarOp<BK>{*this, dst, ld, r0, k0});  // fallback:
-                                                                                      // not unrolled
+      load_scalar<ROWS, BK>(dst, ld, r0, k0);
   }
 };
 
 // Operand stored transposed, [K][rows], rows contiguous: element (r, k) = ptr[k * k_stride + r].
-// Aggregate: DenseN<T>{ptr, rows, K, k_stride}. Batch: caller offsets ptr.
+// Aggregate: DenseN<T>{ptr, rows, K, k_stride}. Batch: caller offsets ptr. ALIGNED as for DenseK.
 // Fast path when ptr is 16-byte aligned and k_stride and r0 are multiples of 16/sizeof(T): each
 // unit reads 16 bytes (VEC consecutive rows) for 1 (fp32) or 2 (fp16) consecutive k and writes
 // them transposed as 4-byte shared stores. Scalar otherwise. (Pre-transposing constant weights to
 // [N][K] at compile time and using DenseK is faster than this loader.)
-template <class T>
+template <class T, bool ALIGNED = false>
 struct DenseN {
   const T* ptr;
   int rows;      // valid rows (limit)
@@ -396,15 +438,21 @@ struct DenseN {
     }
   };
 
+  // Unaligned operands: scalar (a cold path; see DenseK::load_scalar).
+  template <int ROWS, int BK>
+  __device__ __forceinline__ void load_scalar(T* dst, int ld, int r0, int k0) const {
+    detail::for_units_batched<ROWS * BK, 0, 1>(ScalarOp<ROWS, BK>{*this, dst, ld, r0, k0});
+  }
+
   template <int ROWS, int BK, int NT = 0>
   __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
     static_assert(ROWS % VEC == 0 && BK % KP == 0, "DenseN tile shape");
-    const bool vec_ok =
-        ((ptr_bits(ptr) & 15ull) == 0) && (k_stride % VEC == 0) && (r0 % VEC == 0);
+    const bool vec_ok = ALIGNED ||
+        (((ptr_bits(ptr) & 15ull) == 0) && (k_stride % VEC == 0) && (r0 % VEC == 0));
     if (vec_ok)
       detail::for_units_batched<(ROWS / VEC) * (BK / KP), NT, 2>(VecOp<BK>{*this, dst, ld, r0, k0});
     else
-      detail::for_units_batched<ROWS * BK, 0, 8>(ScalarOp<ROWS, BK>{*this, dst, ld, r0, k0});
+      load_scalar<ROWS, BK>(dst, ld, r0, k0);
   }
 };
 
@@ -479,7 +527,7 @@ __device__ __forceinline__ GenericIter<L, ROWS, BK, NT> make_iter(const L& l, in
   return GenericIter<L, ROWS, BK, NT>{l, r0, ld};
 }
 
-template <class T, int ROWS, int BK, int NT>
+template <class T, bool ALIGNED, int ROWS, int BK, int NT>
 struct DenseKIter {
   static constexpr int VEC = 16 / (int)sizeof(T);
   static constexpr int CPR = BK / VEC;
@@ -487,7 +535,7 @@ struct DenseKIter {
   static constexpr int IT = (CHUNKS + NT - 1) / NT;
   static_assert(BK % VEC == 0, "BK must be a multiple of 16 bytes");
 
-  DenseK<T> l;
+  DenseK<T, ALIGNED> l;
   int r0, ld;
   bool vec;             // 16-byte path usable (alignment), uniform over the block
   const T* src[IT];     // chunk source at k = 0 (row base + chunk column); l.ptr if row invalid
@@ -495,8 +543,8 @@ struct DenseKIter {
   int kc[IT];           // chunk column inside the tile
   bool ok[IT];          // chunk exists for this thread and its row is in range
 
-  __device__ __forceinline__ DenseKIter(const DenseK<T>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
-    vec = ((ptr_bits(l.ptr) & 15ull) == 0) && (l.row_stride % VEC == 0);
+  __device__ __forceinline__ DenseKIter(const DenseK<T, ALIGNED>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
+    vec = ALIGNED || (((ptr_bits(l.ptr) & 15ull) == 0) && (l.row_stride % VEC == 0));
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       const int c = (int)threadIdx.x + it * NT;
@@ -513,57 +561,51 @@ struct DenseKIter {
   __device__ __forceinline__ void store(T*) {}
 
   __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) {
-    if (!vec || (k0 % VEC) != 0) {  // unaligned operand: scalar fallback
+    if (!ALIGNED && (!vec || (k0 % VEC) != 0)) {  // unaligned operand: scalar fallback
       l.template load_scalar<ROWS, BK>(dst, ld, r0, k0);
       return;
     }
     if ((int)threadIdx.x >= NT) return;
-    if (k0 + BK <= l.K) {  // whole k range valid: only the row predicate
+    // One path for whole and partial k tiles (branch-free byte counts keep the code small).
 #pragma unroll
-      for (int it = 0; it < IT; ++it) {
-        if (CHUNKS % NT != 0 && (int)threadIdx.x + it * NT >= CHUNKS) continue;
-        cp_async_16(dst_smem + soff[it], ok[it] ? src[it] + k0 : l.ptr, ok[it] ? 16 : 0);
-      }
-    } else {
-#pragma unroll
-      for (int it = 0; it < IT; ++it) {
-        if (CHUNKS % NT != 0 && (int)threadIdx.x + it * NT >= CHUNKS) continue;
-        const int rem = l.K - (k0 + kc[it]);
-        const int bytes = (ok[it] && rem > 0) ? (rem >= VEC ? VEC : rem) * (int)sizeof(T) : 0;
-        cp_async_16(dst_smem + soff[it], bytes ? src[it] + k0 : l.ptr, bytes);
-      }
+    for (int it = 0; it < IT; ++it) {
+      if (CHUNKS % NT != 0 && (int)threadIdx.x + it * NT >= CHUNKS) continue;
+      const int rem = l.K - (k0 + kc[it]);
+      const int bytes = ok[it] ? min(max(rem, 0), VEC) * (int)sizeof(T) : 0;
+      cp_async_16(dst_smem + soff[it], bytes ? src[it] + k0 : l.ptr, bytes);
     }
   }
 };
 
-template <int ROWS, int BK, int NT, class T>
-__device__ __forceinline__ DenseKIter<T, ROWS, BK, NT> make_iter(const DenseK<T>& l, int r0, int ld) {
-  return DenseKIter<T, ROWS, BK, NT>(l, r0, ld);
+template <int ROWS, int BK, int NT, class T, bool ALIGNED>
+__device__ __forceinline__ DenseKIter<T, ALIGNED, ROWS, BK, NT> make_iter(const DenseK<T, ALIGNED>& l, int r0, int ld) {
+  return DenseKIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
 // DenseN: register-staged prefetch. fetch() issues the 16-byte global loads of a future stage into
 // registers before the current stage's MMAs, store() writes them (transposed) to shared memory
 // after them, so global latency overlaps compute although no cp.async can transpose.
-template <class T, int ROWS, int BK, int NT>
+template <class T, bool ALIGNED, int ROWS, int BK, int NT>
 struct DenseNIter {
-  using Op = typename DenseN<T>::template VecOp<BK>;
-  using Unit = typename DenseN<T>::Unit;
-  static constexpr int VEC = DenseN<T>::VEC;
-  static constexpr int UNITS = (ROWS / VEC) * (BK / DenseN<T>::KP);
+  using L = DenseN<T, ALIGNED>;
+  using Op = typename L::template VecOp<BK>;
+  using Unit = typename L::Unit;
+  static constexpr int VEC = L::VEC;
+  static constexpr int UNITS = (ROWS / VEC) * (BK / L::KP);
   static constexpr int IT = (UNITS + NT - 1) / NT;
   static_assert(ROWS % VEC == 0, "DenseN tile shape");
 
-  DenseN<T> l;
+  L l;
   int r0, ld;
   bool vec;
   Unit buf[IT];
 
-  __device__ __forceinline__ DenseNIter(const DenseN<T>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
-    vec = ((ptr_bits(l.ptr) & 15ull) == 0) && (l.k_stride % VEC == 0) && (r0 % VEC == 0);
+  __device__ __forceinline__ DenseNIter(const L& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
+    vec = ALIGNED || (((ptr_bits(l.ptr) & 15ull) == 0) && (l.k_stride % VEC == 0) && (r0 % VEC == 0));
   }
   __device__ __forceinline__ void fetch(T* dst, unsigned int, int k0) {
-    if (!vec) {  // scalar fallback, synchronous
-      l.template load<ROWS, BK>(dst, ld, r0, k0);
+    if (!ALIGNED && !vec) {  // scalar fallback, synchronous
+      l.template load_scalar<ROWS, BK>(dst, ld, r0, k0);
       return;
     }
     if ((int)threadIdx.x >= NT) return;
@@ -575,7 +617,7 @@ struct DenseNIter {
     }
   }
   __device__ __forceinline__ void store(T* dst) {
-    if (!vec || (int)threadIdx.x >= NT) return;
+    if ((!ALIGNED && !vec) || (int)threadIdx.x >= NT) return;
     const Op op{l, dst, ld, r0, 0};
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
@@ -589,9 +631,9 @@ struct DenseNIter {
   }
 };
 
-template <int ROWS, int BK, int NT, class T>
-__device__ __forceinline__ DenseNIter<T, ROWS, BK, NT> make_iter(const DenseN<T>& l, int r0, int ld) {
-  return DenseNIter<T, ROWS, BK, NT>(l, r0, ld);
+template <int ROWS, int BK, int NT, class T, bool ALIGNED>
+__device__ __forceinline__ DenseNIter<T, ALIGNED, ROWS, BK, NT> make_iter(const DenseN<T, ALIGNED>& l, int r0, int ld) {
+  return DenseNIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
 }  // namespace detail
@@ -622,6 +664,7 @@ struct GemmF16 {
   // Accumulator layout (m16n8 f32): c0,c1 -> row g, cols 2t,2t+1; c2,c3 -> row g+8 (g = lane/4,
   // t = lane%4); (mb, nb) = global (row, col) of c0 of fragment (0, 0).
   struct Frags {
+    static constexpr int kElems = MI * NI * 4;
     float (&acc)[MI][NI][4];
     int mb, nb, M, N;
     bool computes;
@@ -653,7 +696,7 @@ struct GemmF16 {
           for (int q = 0; q < 4; ++q) {
             const int m = mb + i * 16 + (q >> 1) * 8;
             const int n = nb + j * 8 + (q & 1);
-            if (m < M && n < N) f(m, n, acc[i][j][q]);
+            if (m < M && n < N) f((i * NI + j) * 4 + q, m, n, acc[i][j][q]);
           }
     }
   };
@@ -813,6 +856,7 @@ struct GemmF32 {
 
   // Thread owns rows mb + i*LM (i < TM) and cols nb + j*LN (j < TN).
   struct Frags {
+    static constexpr int kElems = TM * TN;
     float (&acc)[TM][TN];
     int mb, nb, M, N;
     bool computes;
@@ -834,7 +878,7 @@ struct GemmF32 {
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
           const int m = mb + i * LM, n = nb + j * LN;
-          if (m < M && n < N) f(m, n, acc[i][j]);
+          if (m < M && n < N) f(i * TN + j, m, n, acc[i][j]);
         }
     }
   };

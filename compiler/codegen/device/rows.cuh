@@ -39,12 +39,17 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma
   const int lane = threadIdx.x & 31;
   const float inv_len = 1.0f / (float)len;
   if (len <= 32 * detail::kRowCache) {
-    float v[detail::kRowCache];
+    // gamma and beta are read here, with the row, not next to the stores below: the compiler
+    // may not move a load above a store through another pointer, so reads interleaved with the
+    // stores would cost one memory round trip per element.
+    float v[detail::kRowCache], g[detail::kRowCache], b[detail::kRowCache];
     float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < detail::kRowCache; ++j) {
       const int i = lane + 32 * j;
       v[j] = i < len ? in(row, i) : 0.0f;
+      g[j] = i < len ? to_float(gamma[i]) : 0.0f;
+      b[j] = (i < len && beta) ? to_float(beta[i]) : 0.0f;
       s += v[j];
     }
     const float mean = warp_sum(s) * inv_len;
@@ -59,11 +64,7 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma
 #pragma unroll
     for (int j = 0; j < detail::kRowCache; ++j) {
       const int i = lane + 32 * j;
-      if (i < len) {
-        float y = (v[j] - mean) * rstd * to_float(gamma[i]);
-        if (beta) y += to_float(beta[i]);
-        out(row, i, y);
-      }
+      if (i < len) out(row, i, (v[j] - mean) * rstd * g[j] + b[j]);
     }
   } else {
     float s = 0.0f;
