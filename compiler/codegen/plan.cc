@@ -90,14 +90,26 @@ size_t KernelPlan::constant_offset(const Value* v, const std::string& packing) c
 
 namespace {
 
-constexpr double kPeakF16Flops = 400e12;  // mma.sync, sustained (estimate for the cost model)
-constexpr double kPeakF32Flops = 40e12;   // FFMA
 constexpr double kBandwidth = 2.5e12;     // bytes/s, sustained
 constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132 blocks
 // One SM streams at most about twice its share of the bandwidth (estimate): a group whose
 // work sits on few blocks is bound by them.
 constexpr double kSmBandwidthShare = 2.0;
 constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops over (estimate)
+// GEMM work items, fitted to the device library's timings of GemmF16 tiles on the BERT-base
+// shapes on the H100 (bench/runs/diag2/diag/gemm.txt, 2026-11-21): one BM x BN x Kitem item
+// costs about a fixed 4 us (pipeline fill, epilogue, the memory latency of both) plus its MMAs at
+// about 0.7 M FMA per us per SM, or its operand bytes at about 60 KB per us per SM when that is
+// slower. A split-K partial adds its reduction (red.add of the partial tile, fence, counter, reload
+// by the last arrival), which grows with the atomics that meet on one tile (BM x BN x splits):
+// about 5 us for 64x64 with split-K 4 (128x768x3072 ran 15 us against 9-10 us for the same items
+// unsplit in 128x3072x768) and 2.4 us for 32x64 with split-K 2 (128x768x768: 8.5 against 7.1 us).
+constexpr double kGemmItemFixedUs = 4.0;
+constexpr double kF16FmaPerSmUs = 0.7e6;
+constexpr double kF32FmaPerSmUs = 0.1e6;  // FFMA: the f16 rate over the peak ratio (estimate)
+constexpr double kItemBytesPerSmUs = 60e3;
+constexpr double kSplitReduceUs = 1.2;             // plus the per-atomic term:
+constexpr double kSplitReduceUsPerAtomic = 0.25e-3;
 
 }  // namespace
 
@@ -114,6 +126,7 @@ GemmProblem gemm_problem(const Group& grp) {
     s.m = w[0];
     s.k = shape_numel(w) / w[0];
     s.n = shape_numel(y) / (y[0] * y[1]);
+    s.conv = true;
     return s;
   }
   const Shape& y = n.outputs[0]->type.shape;
@@ -145,18 +158,29 @@ int64_t gemm_items(const GemmProblem& p, const GemmSchedule& t) {
   return p.batch * ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * t.splits;
 }
 
+double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t) {
+  const double k_item = static_cast<double>(ceil_div(ceil_div(s.k, t.splits), t.bk) * t.bk);
+  const double fma_us = t.bm * t.bn * k_item / (f16 ? kF16FmaPerSmUs : kF32FmaPerSmUs);
+  const double bytes_us = (t.bm + t.bn) * k_item * (f16 ? 2 : 4) / kItemBytesPerSmUs;
+  const double reduce_us =
+      t.splits > 1 ? kSplitReduceUs + kSplitReduceUsPerAtomic * t.bm * t.bn * t.splits : 0.0;
+  return kGemmItemFixedUs + std::max(fma_us, bytes_us) + reduce_us;
+}
+
 double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
-  const int splits = t.splits;
+  // Items go round-robin over the blocks: the busiest block runs ceil(items / grid) of them.
   const int64_t waves = ceil_div(gemm_items(s, t), ctx.grid());
-  // Time of one item on one SM, plus the atomics of split-K through L2.
-  const double flops_item = 2.0 * t.bm * t.bn * (static_cast<double>(s.k) / splits);
-  const double rate = (f16 ? kPeakF16Flops : kPeakF32Flops) / ctx.sms;
-  const double bytes_item = (t.bm + t.bn) * (static_cast<double>(s.k) / splits) * (f16 ? 2 : 4);
-  const double item_us = std::max(flops_item / rate, bytes_item / (kBandwidth / ctx.sms)) * 1e6;
-  // fp32 atomics into L2 run well below streaming bandwidth (measured: split-K added
-  // ~7 us at 128x3072x768 on the H100), hence the factor.
-  const double split_us = splits > 1 ? 8.0 * s.batch * s.m * s.n * 4.0 * splits / kBandwidth * 1e6 : 0;
-  return waves * item_us + split_us;
+  if (!s.conv) return static_cast<double>(waves) * gemm_item_us(s, f16, t);
+  // Convolutions (im2col gather) keep the earlier bandwidth model, under which resnet50's
+  // defaults were measured; the fit above is from dense-operand GEMMs only. Per item the
+  // larger of MMA time at a sustained 400 TFLOP/s (f16; 40 FFMA) and operand bytes at the
+  // SM's share of 2.5 TB/s (estimates), plus split-K's atomics priced at 8x streaming.
+  const double k_item = static_cast<double>(s.k) / t.splits;
+  const double rate = (f16 ? 400e12 : 40e12) / ctx.sms;
+  const double item_us =
+      std::max(2.0 * t.bm * t.bn * k_item / rate, (t.bm + t.bn) * k_item * (f16 ? 2 : 4) / (kBandwidth / ctx.sms)) * 1e6;
+  const double split_us = t.splits > 1 ? 8.0 * s.batch * s.m * s.n * 4.0 * t.splits / kBandwidth * 1e6 : 0;
+  return static_cast<double>(waves) * item_us + split_us;
 }
 
 void gemm_warps(int threads, int* warps_m, int* warps_n) {
@@ -509,7 +533,11 @@ class Planner {
     for (const Group& grp : plan_.groups) plan_.stages[grp.stage].groups.push_back(grp.id);
   }
 
-  void choose_gemm(Group& grp) {
+  // The default schedule of a GEMM group: the menu tile and split-K factor with the lowest
+  // estimate for its stage. Groups sharing a stage share the grid: their items go round-robin
+  // over the blocks, so the stage takes about ceil(all items / grid) times its slowest item.
+  // `others_items` / `others_item_us` describe the stage's other groups (0 when alone).
+  void choose_gemm(Group& grp, int64_t others_items = 0, double others_item_us = 0) {
     const GemmProblem s = gemm_problem(grp);
     const std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, plan_.ctx);
     if (tiles.empty())
@@ -520,10 +548,41 @@ class Planner {
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
-        const double us = estimate_gemm_us(s, grp.f16, c, plan_.ctx);
+        double us = estimate_gemm_us(s, grp.f16, c, plan_.ctx);
+        if (!s.conv && others_items > 0) {
+          const double waves = static_cast<double>(ceil_div(gemm_items(s, c) + others_items, plan_.ctx.grid()));
+          us = waves * std::max(gemm_item_us(s, grp.f16, c), others_item_us);
+        }
         if (us < best * 0.97) {
           best = us;
           grp.gemm = c;
+        }
+      }
+    }
+  }
+
+  // Re-chooses the default schedules of GEMM groups that share a stage with other GEMM groups,
+  // each against the others' current choice (two rounds settle the BERT-style Q/K/V stages).
+  void choose_shared_stage_gemms() {
+    for (const Stage& st : plan_.stages) {
+      std::vector<int> gemms;
+      for (int gid : st.groups) {
+        const GroupKind k = plan_.groups[gid].kind;
+        if (k == GroupKind::kGemm) gemms.push_back(gid);  // dense GEMMs only (see estimate_gemm_us)
+      }
+      if (gemms.size() < 2) continue;
+      for (int round = 0; round < 2; ++round) {
+        for (int gid : gemms) {
+          int64_t items = 0;
+          double item_us = 0;
+          for (int other : gemms) {
+            if (other == gid) continue;
+            const Group& o = plan_.groups[other];
+            const GemmProblem op = gemm_problem(o);
+            items += gemm_items(op, o.gemm);
+            item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm));
+          }
+          choose_gemm(plan_.groups[gid], items, item_us);
         }
       }
     }
@@ -558,14 +617,19 @@ class Planner {
 
   void choose_schedules() {
     const int threads = plan_.ctx.threads;
+    // Defaults first, all of them (so that a default never depends on another group's tuned
+    // schedule), then the tuned schedules replace theirs.
+    for (Group& grp : plan_.groups)
+      if (grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) choose_gemm(grp);
+    choose_shared_stage_gemms();
+    std::vector<bool> tuned(plan_.groups.size(), false);
+    for (Group& grp : plan_.groups) tuned[grp.id] = apply_override(grp);
     for (Group& grp : plan_.groups) {
       const Value* out = grp.output;
       const double bytes = static_cast<double>(out->type.numel()) * dtype_size(plan_.dtype_of(out));
-      const bool tuned = apply_override(grp);
       switch (grp.kind) {
         case GroupKind::kGemm:
         case GroupKind::kConvGemm: {
-          if (!tuned) choose_gemm(grp);
           const GemmProblem p = gemm_problem(grp);
           grp.items = gemm_items(p, grp.gemm);
           grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, plan_.ctx);
@@ -582,7 +646,7 @@ class Planner {
         }
         case GroupKind::kPointwise: {
           const PointwiseProblem p = pointwise_problem(plan_, grp);
-          if (!tuned) grp.pointwise.ilp = default_ilp(p, plan_.ctx);
+          if (!tuned[grp.id]) grp.pointwise.ilp = default_ilp(p, plan_.ctx);
           grp.items = pointwise_items(p, grp.pointwise.ilp, plan_.ctx);
           grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, plan_.ctx);
           break;

@@ -184,6 +184,7 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options);
 // GEMM problem of a gemm or conv-gemm group: batch x M x N x K.
 struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool conv = false;  // implicit GEMM (im2col gather): priced by the bandwidth model (plan.cc)
 };
 GemmProblem gemm_problem(const Group& g);
 // Split-K factors for K and a BK that give every split a whole number of BK steps and leave
@@ -191,6 +192,8 @@ GemmProblem gemm_problem(const Group& g);
 std::vector<int> split_k_factors(int64_t k, int bk);
 // Work items (tiles x splits) of a GEMM schedule.
 int64_t gemm_items(const GemmProblem& p, const GemmSchedule& s);
+// One work item (BM x BN tile over K / splits) on one SM, reduction included (fitted, plan.cc).
+double gemm_item_us(const GemmProblem& p, bool f16, const GemmSchedule& s);
 double estimate_gemm_us(const GemmProblem& p, bool f16, const GemmSchedule& s, const KernelContext& ctx);
 // Why a GEMM schedule cannot run in the context ("" if it can): the device library's tile
 // constraints (fp16: BM % (16 warps_m), BN % (8 warps_n), BK % 16, stages >= 2; fp32: BM % (8

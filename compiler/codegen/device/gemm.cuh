@@ -117,11 +117,18 @@ struct HasLoad<E, decltype(void(sizeof(typename E::In)))> {
   static constexpr bool value = true;
 };
 
+// The two phases run over chunks of kEpiChunk elements (the In values of a chunk live in
+// registers; a whole 64x128 tile's would not fit beside the accumulators). Elements outside the
+// chunk [e0, e0 + kEpiChunk) are skipped; with everything unrolled that is resolved at compile time.
+constexpr int kEpiChunk = 8;
 template <class Epilogue>
 struct LoadIn {  // phase 1
   const Epilogue& epi;
   typename Epilogue::In* in;
-  __device__ __forceinline__ void operator()(int e, int m, int n, float) const { epi.load(m, n, in[e]); }
+  int e0;
+  __device__ __forceinline__ void operator()(int e, int m, int n, float) const {
+    if (e >= e0 && e < e0 + kEpiChunk) epi.load(m, n, in[e - e0]);
+  }
 };
 template <class Epilogue, bool kTwoPhase>
 struct ApplyEpi {  // phase 2 (or the only phase); zeroes the split-K workspace element when ws
@@ -129,10 +136,12 @@ struct ApplyEpi {  // phase 2 (or the only phase); zeroes the split-K workspace 
   const void* in;
   float* ws;
   int N;
+  int e0;
   __device__ __forceinline__ void operator()(int e, int m, int n, float v) const {
+    if (kTwoPhase && (e < e0 || e >= e0 + kEpiChunk)) return;
     if (ws) ws[(long long)m * N + n] = 0.0f;
     if constexpr (kTwoPhase)
-      epi(m, n, v, static_cast<const typename Epilogue::In*>(in)[e]);
+      epi(m, n, v, static_cast<const typename Epilogue::In*>(in)[e - e0]);
     else
       epi(m, n, v);
   }
@@ -151,14 +160,16 @@ struct RedAddWorkspace {
 // reset to zero as they are consumed.
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void apply_epilogue(const Acc& acc, const Epilogue& epi, float* ws, int N) {
+  if (ws) acc.reload(ws, N);
   if constexpr (HasLoad<Epilogue>::value) {
-    typename Epilogue::In in[Acc::kElems];
-    acc.visit(LoadIn<Epilogue>{epi, in});
-    if (ws) acc.reload(ws, N);
-    acc.visit(ApplyEpi<Epilogue, true>{epi, in, ws, N});
+#pragma unroll
+    for (int e0 = 0; e0 < Acc::kElems; e0 += kEpiChunk) {
+      typename Epilogue::In in[kEpiChunk];
+      acc.visit(LoadIn<Epilogue>{epi, in, e0});
+      acc.visit(ApplyEpi<Epilogue, true>{epi, in, ws, N, e0});
+    }
   } else {
-    if (ws) acc.reload(ws, N);
-    acc.visit(ApplyEpi<Epilogue, false>{epi, nullptr, ws, N});
+    acc.visit(ApplyEpi<Epilogue, false>{epi, nullptr, ws, N, 0});
   }
 }
 
