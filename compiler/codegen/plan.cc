@@ -91,6 +91,9 @@ size_t KernelPlan::constant_offset(const Value* v, const std::string& packing) c
 namespace {
 
 constexpr double kBandwidth = 2.5e12;     // bytes/s, sustained
+// Convolutions only (see estimate_gemm_us): sustained MMA / FFMA rates (estimates).
+constexpr double kConvPeakF16Flops = 400e12;
+constexpr double kConvPeakF32Flops = 40e12;
 constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132 blocks
 // One SM streams at most about twice its share of the bandwidth (estimate): a group whose
 // work sits on few blocks is bound by them.
@@ -167,20 +170,26 @@ double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t) {
   return kGemmItemFixedUs + std::max(fma_us, bytes_us) + reduce_us;
 }
 
+namespace {
+// Items go round-robin over the blocks: the busiest block runs ceil(items / grid) of them, each
+// taking up to the slowest item's time.
+double round_robin_us(int64_t items, double item_us, const KernelContext& ctx) {
+  return static_cast<double>(ceil_div(items, ctx.grid())) * item_us;
+}
+}  // namespace
+
 double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
-  // Items go round-robin over the blocks: the busiest block runs ceil(items / grid) of them.
-  const int64_t waves = ceil_div(gemm_items(s, t), ctx.grid());
-  if (!s.conv) return static_cast<double>(waves) * gemm_item_us(s, f16, t);
+  if (!s.conv) return round_robin_us(gemm_items(s, t), gemm_item_us(s, f16, t), ctx);
   // Convolutions (im2col gather) keep the earlier bandwidth model, under which resnet50's
   // defaults were measured; the fit above is from dense-operand GEMMs only. Per item the
-  // larger of MMA time at a sustained 400 TFLOP/s (f16; 40 FFMA) and operand bytes at the
-  // SM's share of 2.5 TB/s (estimates), plus split-K's atomics priced at 8x streaming.
+  // larger of MMA time at the sustained rate and operand bytes at the SM's share of the
+  // bandwidth, plus split-K's atomics priced at 8x streaming.
   const double k_item = static_cast<double>(s.k) / t.splits;
-  const double rate = (f16 ? 400e12 : 40e12) / ctx.sms;
+  const double rate = (f16 ? kConvPeakF16Flops : kConvPeakF32Flops) / ctx.sms;
   const double item_us =
       std::max(2.0 * t.bm * t.bn * k_item / rate, (t.bm + t.bn) * k_item * (f16 ? 2 : 4) / (kBandwidth / ctx.sms)) * 1e6;
   const double split_us = t.splits > 1 ? 8.0 * s.batch * s.m * s.n * 4.0 * t.splits / kBandwidth * 1e6 : 0;
-  return static_cast<double>(waves) * item_us + split_us;
+  return round_robin_us(gemm_items(s, t), item_us, ctx) + split_us;
 }
 
 void gemm_warps(int threads, int* warps_m, int* warps_n) {
@@ -548,11 +557,10 @@ class Planner {
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
-        double us = estimate_gemm_us(s, grp.f16, c, plan_.ctx);
-        if (!s.conv && others_items > 0) {
-          const double waves = static_cast<double>(ceil_div(gemm_items(s, c) + others_items, plan_.ctx.grid()));
-          us = waves * std::max(gemm_item_us(s, grp.f16, c), others_item_us);
-        }
+        const double us = s.conv || others_items == 0
+                              ? estimate_gemm_us(s, grp.f16, c, plan_.ctx)
+                              : round_robin_us(gemm_items(s, c) + others_items,
+                                               std::max(gemm_item_us(s, grp.f16, c), others_item_us), plan_.ctx);
         if (us < best * 0.97) {
           best = us;
           grp.gemm = c;
