@@ -27,6 +27,9 @@ bool canonicalize(Graph& g);
 bool fold_reshape_transpose(Graph& g);
 // Folds an inference BatchNormalization into the Conv that feeds it.
 bool fold_batch_norm(Graph& g);
+// Split(Gemm(a, W)) along the last axis, W constant -> one Gemm per part with W cut (GPT-2's
+// fused Q/K/V projection becomes three, each storing straight into its own layout).
+bool split_gemm(Graph& g);
 // x*0.5*(1+erf(x/sqrt2)) and 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) -> Gelu.
 bool recognize_gelu(Graph& g);
 // (x-mean)/sqrt(var+eps)*gamma+beta built from ReduceMean/Sub/Pow/Sqrt/Div -> LayerNormalization.

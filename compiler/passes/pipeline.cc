@@ -22,6 +22,7 @@ const PassEntry kPasses[] = {
     {"canonicalize", canonicalize},
     {"fold_reshape_transpose", fold_reshape_transpose},
     {"fold_batch_norm", fold_batch_norm},
+    {"split_gemm", split_gemm},
     {"recognize_gelu", recognize_gelu},
     {"recognize_layer_norm", recognize_layer_norm},
     {"dead_code", dead_code},
