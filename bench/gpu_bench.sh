@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
 #   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
-#                      [--skip-devlib] [--profile] [--extra]
+#                      [--skip-devlib] [--profile] [--extra] [--ab NAME "FLAGS"]...
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
 # torch.compile timings of the same models in the same call, 5. one table.
 # --profile adds a per-stage profile of each full model; --extra also a run with the L2
-# prefetch.
+# prefetch. --ab NAME "FLAGS" also checks, times and (with --profile) profiles every full model
+# built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL).
+# The kernel plan of every full model goes to plan_MODEL.txt.
 #
 # NVRTC compiles are single-threaded, so every compile runs first, in parallel on all cores
 # (correctness checks included: the GPU time-slices between processes, which is fine for
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
 logs=/tmp/mono-bench-logs
 rm -rf "$logs"; mkdir -p "$out" "$logs"
-tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 extra=0 profile=0
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 extra=0 profile=0 ab=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
     --skip-devlib) skip_devlib=1 ;;
     --extra) extra=1 profile=1 ;;
     --profile) profile=1 ;;
+    --ab) ab+=("$2|$3"); shift 2 ;;
     *) echo "gpu_bench.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -91,6 +94,11 @@ for n in ${models//,/ }; do
   if [ $extra = 1 ]; then
     echo "check_prefetch_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --prefetch"
   fi
+  for v in "${ab[@]}"; do
+    echo "check_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 ${v#*|}"
+    [ $profile = 1 ] && echo "profile_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile ${v#*|}"
+  done
+  mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$logs/plan_$n.txt" 2>&1 &
 done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
 for n in ${models//,/ }; do grep -hE "compiled|worst relative|error:|^wall" "$logs/check_$n.log"; done
 
@@ -103,6 +111,10 @@ for n in ${models//,/ }; do
     one_run "prefetch_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench --prefetch
     grep -h "bench:" "$logs/prefetch_$n.log"
   fi
+  for v in "${ab[@]}"; do
+    one_run "${v%%|*}_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench ${v#*|}
+    grep -h "bench:" "$logs/${v%%|*}_$n.log"
+  done
 done
 if [ $baselines = 1 ]; then
   stamp "PyTorch baselines"

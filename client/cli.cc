@@ -76,6 +76,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->profile = true;
   } else if (flag == "--no-prefetch" || flag == "--prefetch") {
     options->prefetch_weights = flag == "--prefetch";
+  } else if (flag == "--no-fuse-attention") {
+    options->fuse_attention = false;
   } else if (flag == "--no-inline" || flag == "--inline") {
     options->inline_groups = flag == "--inline";
   } else if (flag == "--sms") {

@@ -80,7 +80,9 @@ static const char kUsage[] =
     "  --inline, --no-inline  group functions inlined into the kernel, or out of line (shared by\n"
     "                     groups with the same code: much faster NVRTC/ptxas on big models);\n"
     "                     default: inline up to 48 groups\n"
-    "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
+    "  --no-fuse-attention  attention (MatMul, Softmax, MatMul) as three groups in three stages
+                     instead of one group (for A/B timings)
+  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"
     "  --stats            print node counts per pass to stderr\n"

@@ -203,8 +203,11 @@ class Emitter {
     std::vector<std::pair<std::string, int64_t>> calls;  // call text, items
     for (int gid : st.groups) {
       const Group& grp = plan_.groups[gid];
-      os << "  // group " << gid << ": " << comment_safe(grp.nodes()) << "\n";
-      calls.emplace_back(emit_group(grp), grp.items);
+      if (grp.fused_into >= 0) continue;  // runs inside its attention group
+      os << "  // group " << gid << ": " << comment_safe(grp.nodes());
+      for (int f : grp.fused) os << " + " << comment_safe(plan_.groups[f].nodes());
+      os << "\n";
+      calls.emplace_back(grp.fused.empty() ? emit_group(grp) : emit_attention(grp), grp.items);
       total += grp.items;
     }
     os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
@@ -856,7 +859,35 @@ class Emitter {
 
   // ---- row groups -------------------------------------------------------------------------
 
-  std::string emit_rows(const Group& grp) {
+  // Attention as one group (plan.h Group::fused): work item = (batch entry, BM query rows).
+  // The block computes those rows of S = QK^T (all key tiles), their softmax (a warp per row),
+  // then the same rows of O = PV, with a block barrier between the phases: S and P go through
+  // the arena, written and read back by this block only.
+  std::string emit_attention(const Group& qk) {
+    const Group& sm = plan_.groups[qk.fused[0]];
+    const Group& pv = plan_.groups[qk.fused[1]];
+    const GemmProblem a = gemm_problem(qk), b = gemm_problem(pv);
+    const int64_t tm = ceil_div(a.m, qk.gemm.bm), tn1 = ceil_div(a.n, qk.gemm.bn), tn3 = ceil_div(b.n, pv.gemm.bn);
+    auto at = [](std::string call, const std::string& item) {
+      call.replace(call.find("ITEM"), 4, item);
+      return call;
+    };
+    const std::string s_call = at(emit_gemm(qk), str_cat("(int)(ai * ", tn1, " + t)"));
+    const std::string p_call = at(emit_rows(sm, /*row_item=*/true), str_cat("(int)(ai / ", tm, ") * ", a.m, " + q0 + r"));
+    const std::string o_call = at(emit_gemm(pv), str_cat("(int)(ai * ", tn3, " + t)"));
+    return str_cat("do {  // attention\n",
+                   "      const long long ai = ITEM;\n",
+                   "      const int q0 = (int)(ai % ", tm, ") * ", qk.gemm.bm, ", nq = min(", qk.gemm.bm, ", ", a.m, " - q0);\n",
+                   "      for (int t = 0; t < ", tn1, "; ++t) ", s_call, ";  // S rows q0.. (all keys)\n",
+                   "      __syncthreads();\n",
+                   "      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) ", p_call, ";  // P = softmax(S)\n",
+                   "      __syncthreads();\n",
+                   "      for (int t = 0; t < ", tn3, "; ++t) ", o_call, ";  // O rows q0..\n",
+                   "    } while (0)");
+  }
+
+  // row_item: the function's item is one row (the caller's warp's), not a block of rows.
+  std::string emit_rows(const Group& grp, bool row_item = false) {
     const Node& n = *grp.anchor;
     Params P(plan_);
     const int64_t len = row_length(n);
@@ -882,7 +913,8 @@ class Emitter {
     std::set<const Value*> written = {plan_.root(grp.output)};
     std::string fields = P.signature(written);
     std::string out_fn = str_cat("  const auto store = [&](int row, int col, float v) {\n", epi, "  };\n");
-    std::string body = str_cat("  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n  if (row >= ", rows,
+    std::string body = str_cat(row_item ? "  const int row = item;\n" : "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n",
+                               "  if (row >= ", rows,
                                ") return;\n  const RowIn_", tag, " in{", x, ", ", len, "};\n", out_fn);
     if (n.op == OpKind::kLayerNormalization) {
       const std::string gamma = P.ref(n.inputs[1]);

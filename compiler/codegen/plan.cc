@@ -98,6 +98,7 @@ constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132
 // One SM streams at most about twice its share of the bandwidth (estimate): a group whose
 // work sits on few blocks is bound by them.
 constexpr double kSmBandwidthShare = 2.0;
+constexpr double kAttentionRowsUs = 1.0;  // the softmax rows of one attention item (estimate)
 constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops over (estimate)
 // GEMM work items, fitted to the device library's timings of GemmF16 tiles on the BERT-base
 // shapes on the H100 (bench/runs/diag2/diag/gemm.txt, 2026-11-21): one BM x BN x Kitem item
@@ -321,6 +322,7 @@ class Planner {
     count_uses();
     form_groups();
     assign_gemm_precision();
+    fuse_attention();
     assign_stages();
     choose_schedules();
     place_tensors();
@@ -514,6 +516,98 @@ class Planner {
     for (const auto& [root, gid] : group_of_root) producer_group_[root] = gid;
   }
 
+  // ---- attention as one group (plan.h: Group::fused) ----
+
+  bool private_value(const Value* v) {
+    auto it = uses_.find(v);
+    return it != uses_.end() && it->second == 1 && !graph_output_roots_.count(v);
+  }
+  static bool has_transpose(const Group& g) {
+    for (const Node* e : g.epilogue)
+      if (e->op == OpKind::kTranspose) return true;
+    return false;
+  }
+  static Shape batch_dims(const Group& g) {
+    const Shape& y = g.anchor->outputs[0]->type.shape;
+    return y.size() > 2 ? Shape(y.begin(), y.end() - 2) : Shape{};
+  }
+  // A batched MatMul group that can be part of an attention group (S = QK must also store in
+  // its natural layout: no Transpose in its epilogue).
+  static bool attention_gemm(const Group& g) {
+    return g.kind == GroupKind::kGemm && g.anchor->op == OpKind::kMatMul && !g.in_attention() &&
+           g.anchor->inputs[0]->type.rank() >= 2 && g.anchor->inputs[1]->type.rank() >= 2;
+  }
+  // Every input of the groups `set` that another group writes comes from a group before `head`
+  // (so the fused group's stage follows all of them).
+  bool inputs_before(int head, const std::vector<const Group*>& set) {
+    std::set<int> ids;
+    for (const Group* g : set) ids.insert(g->id);
+    for (const Group* g : set) {
+      std::vector<const Node*> nodes = {g->anchor};
+      nodes.insert(nodes.end(), g->epilogue.begin(), g->epilogue.end());
+      for (const Node* n : nodes)
+        for (const Value* in : n->inputs) {
+          if (!in) continue;
+          auto it = producer_group_.find(plan_.root(in));
+          if (it != producer_group_.end() && !ids.count(it->second) && it->second > head) return false;
+        }
+    }
+    return true;
+  }
+  // The fixed tiles of the two GEMMs: BM query rows (the smallest of 16, 32, 64 whose items fit
+  // the grid in one round), all warps along N, BN covering all keys (S) / the head size (O) up to
+  // 256 columns per tile.
+  bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, GemmSchedule* t1, GemmSchedule* t3) {
+    const int wn = plan_.ctx.threads / 32;
+    const int quantum = (f16 ? 8 : 4) * wn;
+    auto cover = [&](int64_t n) {
+      const int64_t q = ceil_div(std::min<int64_t>(n, 256), quantum) * quantum;
+      return static_cast<int>(q);
+    };
+    int bq = 64;
+    for (int c : {16, 32}) {
+      if (s.batch * ceil_div(s.m, c) <= plan_.ctx.grid()) {
+        bq = c;
+        break;
+      }
+    }
+    const int bk1 = f16 ? (s.k <= 16 ? 16 : s.k <= 32 ? 32 : 64) : 16;
+    *t1 = GemmSchedule{bq, cover(s.n), bk1, 1, wn, 2, 1};
+    *t3 = GemmSchedule{bq, cover(o.n), f16 ? 64 : 16, 1, wn, f16 ? 3 : 2, 1};
+    return gemm_schedule_problem(f16, *t1, plan_.ctx, &s).empty() && gemm_schedule_problem(f16, *t3, plan_.ctx, &o).empty();
+  }
+
+  // S = MatMul(Q, K) [+ elementwise], P = Softmax(S) over the last axis [+ NaN guard],
+  // O = MatMul(P, V) [+ epilogue], with S and P read by nothing else: one group.
+  void fuse_attention() {
+    if (!opt_.fuse_attention) return;
+    for (Group& sm : plan_.groups) {
+      if (sm.kind != GroupKind::kRows || sm.anchor->op != OpKind::kSoftmax || sm.in_attention() || has_transpose(sm))
+        continue;
+      const Value* s = plan_.root(sm.anchor->inputs[0]);
+      auto pit = producer_group_.find(s);
+      if (pit == producer_group_.end()) continue;
+      Group& qk = plan_.groups[pit->second];
+      if (!attention_gemm(qk) || has_transpose(qk) || plan_.root(qk.output) != s || !private_value(s)) continue;
+      const Value* p = plan_.root(sm.output);
+      if (!private_value(p)) continue;
+      Group* pv = nullptr;
+      for (Group& g : plan_.groups)
+        if (g.kind == GroupKind::kGemm && plan_.root(g.anchor->inputs[0]) == p) pv = &g;
+      if (!pv || pv->id <= sm.id || !attention_gemm(*pv) || pv->f16 != qk.f16) continue;
+      const GemmProblem a = gemm_problem(qk), b = gemm_problem(*pv);
+      if (a.batch != b.batch || a.m != b.m || b.k != a.n || row_length(*sm.anchor) != a.n) continue;
+      if (batch_dims(qk) != batch_dims(*pv) || pv->anchor->inputs[0]->type.numel() != b.batch * b.m * b.k) continue;
+      if (!inputs_before(qk.id, {&qk, &sm, pv})) continue;
+      GemmSchedule t1, t3;
+      if (!attention_tiles(a, b, qk.f16, &t1, &t3)) continue;
+      qk.fused = {sm.id, pv->id};
+      sm.fused_into = pv->fused_into = qk.id;
+      qk.gemm = t1;
+      pv->gemm = t3;
+    }
+  }
+
   void check_supported(const Node& n) {
     for (const Value* v : n.outputs)
       if (v && v->type.numel() == 0) user_error(n.describe(), ": zero-sized tensors are not supported by the CUDA backend");
@@ -524,18 +618,23 @@ class Planner {
   void assign_stages() {
     int max_stage = -1;
     for (Group& grp : plan_.groups) {
+      if (grp.fused_into >= 0) continue;  // placed with its head
+      std::set<int> members = {grp.id};
+      members.insert(grp.fused.begin(), grp.fused.end());
       int stage = 0;
       auto visit = [&](const Node* n) {
         for (const Value* in : n->inputs) {
           if (!in) continue;
           auto it = producer_group_.find(plan_.root(in));
-          if (it == producer_group_.end() || it->second == grp.id) continue;
+          if (it == producer_group_.end() || members.count(it->second)) continue;
           stage = std::max(stage, plan_.groups[it->second].stage + 1);
         }
       };
-      visit(grp.anchor);
-      for (const Node* e : grp.epilogue) visit(e);
-      grp.stage = stage;
+      for (int id : members) {
+        visit(plan_.groups[id].anchor);
+        for (const Node* e : plan_.groups[id].epilogue) visit(e);
+      }
+      for (int id : members) plan_.groups[id].stage = stage;
       max_stage = std::max(max_stage, stage);
     }
     plan_.stages.assign(max_stage + 1, Stage{});
@@ -576,7 +675,7 @@ class Planner {
       std::vector<int> gemms;
       for (int gid : st.groups) {
         const GroupKind k = plan_.groups[gid].kind;
-        if (k == GroupKind::kGemm) gemms.push_back(gid);  // dense GEMMs only (see estimate_gemm_us)
+        if (k == GroupKind::kGemm && !plan_.groups[gid].in_attention()) gemms.push_back(gid);  // dense GEMMs only (see estimate_gemm_us)
       }
       if (gemms.size() < 2) continue;
       for (int round = 0; round < 2; ++round) {
@@ -602,6 +701,10 @@ class Planner {
     grp.signature = opt_.signature(plan_, grp);
     auto it = opt_.schedules.find(grp.signature);
     if (it == opt_.schedules.end()) return false;
+    if (grp.in_attention()) {
+      grp.override_rejected = "the group is part of an attention group, whose tiles are fixed";
+      return false;
+    }
     const Schedule& o = it->second;
     const bool gemm_like = grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm;
     std::string why;
@@ -628,7 +731,7 @@ class Planner {
     // Defaults first, all of them (so that a default never depends on another group's tuned
     // schedule), then the tuned schedules replace theirs.
     for (Group& grp : plan_.groups)
-      if (grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) choose_gemm(grp);
+      if ((grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) && !grp.in_attention()) choose_gemm(grp);
     choose_shared_stage_gemms();
     std::vector<bool> tuned(plan_.groups.size(), false);
     for (Group& grp : plan_.groups) tuned[grp.id] = apply_override(grp);
@@ -661,6 +764,19 @@ class Planner {
         }
       }
       plan_.ctx.smem_bytes = std::max(plan_.ctx.smem_bytes, grp.smem_bytes);
+    }
+    for (Group& grp : plan_.groups) {
+      if (grp.fused.empty()) continue;
+      Group& pv = plan_.groups[grp.fused[1]];
+      const GemmProblem a = gemm_problem(grp), b = gemm_problem(pv);
+      grp.items = a.batch * ceil_div(a.m, grp.gemm.bm);
+      const double item_us = ceil_div(a.n, grp.gemm.bn) * gemm_item_us(a, grp.f16, grp.gemm) + kAttentionRowsUs +
+                             ceil_div(b.n, pv.gemm.bn) * gemm_item_us(b, pv.f16, pv.gemm);
+      grp.est_us = round_robin_us(grp.items, item_us, plan_.ctx);
+      for (int id : grp.fused) {
+        plan_.groups[id].items = 0;
+        plan_.groups[id].est_us = 0;
+      }
     }
   }
 
@@ -832,6 +948,16 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
     os << "stage " << s << ":\n";
     for (int gid : plan.stages[s].groups) {
       const Group& g = plan.groups[gid];
+      if (g.fused_into >= 0) continue;  // printed with its head
+      if (!g.fused.empty()) {
+        const Group& sm = plan.groups[g.fused[0]];
+        const Group& pv = plan.groups[g.fused[1]];
+        os << "  group " << g.id << " [attention] " << g.nodes() << " + " << sm.nodes() << " + " << pv.nodes() << "\n";
+        os << "    -> " << pv.output->type.str() << ", " << g.items << " work items (batch x " << g.gemm.bm
+           << " query rows), S = QK: " << g.gemm.str() << ", O = PV: " << pv.gemm.str() << (g.f16 ? ", fp16 mma" : ", fp32 ffma")
+           << ", est " << format_us(g.est_us) << ", fixed tiles\n";
+        continue;
+      }
       os << "  group " << g.id << " [" << group_kind_name(g.kind) << "] " << g.nodes() << "\n";
       os << "    -> " << g.output->type.str() << ", " << g.items << " work items";
       if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm)

@@ -94,6 +94,15 @@ struct Group {
   // why an override was refused (then the default is used).
   std::string signature;
   bool tuned = false;
+  // Attention (MatMul - Softmax - MatMul) as one group: the first GEMM group is the head and
+  // lists the softmax rows group and the second GEMM group in `fused`; those two name the head
+  // in `fused_into` and run inside it. One work item is one batch entry x BM query rows,
+  // carried through the three in one block (S and P pass through the arena, read back by the
+  // block that wrote them; no grid barrier between). The head's items and estimate cover the
+  // whole attention; the parts' GEMM tiles are fixed (BM query rows, all keys), not tuned.
+  std::vector<int> fused;
+  int fused_into = -1;
+  bool in_attention() const { return !fused.empty() || fused_into >= 0; }
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use
@@ -161,6 +170,9 @@ struct PlanOptions {
   // because they meet an fp32 GEMM outside the fragment.
   std::set<const Value*> keep_fp32;
   int sms = 132;
+  // Attention chains (MatMul, Softmax over the last axis, MatMul; plan.h Group::fused) become
+  // one group. Off: three groups in three stages (for A/B timings).
+  bool fuse_attention = true;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
   // may use (0: 227 KB / blocks_per_sm). The register cap follows (65536 / threads / blocks).
   int threads = 256;
