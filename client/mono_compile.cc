@@ -79,10 +79,10 @@ static const char kUsage[] =
     "                     off: measured slower on the H100; --no-prefetch is accepted)\n"
     "  --inline, --no-inline  group functions inlined into the kernel, or out of line (shared by\n"
     "                     groups with the same code: much faster NVRTC/ptxas on big models);\n"
-    "                     default: inline up to 48 groups\n"
-    "  --no-fuse-attention  attention (MatMul, Softmax, MatMul) as three groups in three stages
-                     instead of one group (for A/B timings)
-  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
+    "                     default: inline up to 64 groups\n"
+    "  --no-fuse-attention  attention (MatMul, Softmax, MatMul) as three groups in three stages\n"
+    "                     instead of one group (for A/B timings)\n"
+    "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"
     "  --stats            print node counts per pass to stderr\n"
