@@ -111,6 +111,7 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
     const KernelPlan plan = plan_kernel(graph, o);
     std::map<std::string, size_t> task_of;  // signature -> index into space.tasks
     for (const Group& g : plan.groups) {
+      if (g.in_attention()) continue;  // fixed tiles (plan.h Group::fused): nothing to tune
       auto it = task_of.find(g.signature);
       if (it != task_of.end()) {
         space.tasks[it->second].groups.push_back(g.id);
@@ -130,7 +131,8 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
       space.tasks.push_back(std::move(t));
     }
     if (first) {
-      space.groups_total = static_cast<int>(plan.groups.size());
+      space.groups_total = static_cast<int>(std::count_if(plan.groups.begin(), plan.groups.end(),
+                                                          [](const Group& g) { return !g.in_attention(); }));
       space.unique_signatures = static_cast<int>(task_of.size());
       first = false;
     }

@@ -47,7 +47,7 @@ struct TuningTask {
 
 struct TuningSpace {
   std::vector<Context> contexts;
-  int groups_total = 0;        // groups of the model (the same in every context)
+  int groups_total = 0;        // tunable groups of the model (not attention parts), the same in every context
   int unique_signatures = 0;   // distinct signatures among them
   std::vector<TuningTask> tasks;  // context-major: contexts x unique signatures, first-seen order
 };

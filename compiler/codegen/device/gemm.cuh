@@ -647,6 +647,51 @@ __device__ __forceinline__ DenseNIter<T, ALIGNED, ROWS, BK, NT> make_iter(const 
   return DenseNIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
+// Gather (im2col): register-staged prefetch like DenseNIter. fetch() computes and loads every
+// element of a future stage into registers (all loads in flight together) before the current
+// stage's MMAs; store() writes them to shared memory after them. Through load() alone (batches of
+// 4 loads, then their stores) each k tile paid several memory latencies with nothing to hide them.
+template <class T, class F, int ROWS, int BK, int NT>
+struct GatherIter {
+  using G = Gather<T, F>;
+  using Op = typename G::template Op<BK>;
+  using V = typename Op::value_type;
+  static constexpr int UNITS = ROWS * (BK / G::KP);
+  static constexpr int IT = (UNITS + NT - 1) / NT;
+
+  const G& g;
+  int r0, ld;
+  V buf[IT];
+
+  __device__ __forceinline__ void fetch(T* dst, unsigned int, int k0) {
+    if ((int)threadIdx.x >= NT) return;
+    const Op op{g, dst, ld, r0, k0};
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int u = (int)threadIdx.x + it * NT;
+      if (UNITS % NT == 0 || u < UNITS) buf[it] = op.fetch(u);
+    }
+  }
+  __device__ __forceinline__ void store(T* dst) {
+    if ((int)threadIdx.x >= NT) return;
+    const Op op{g, dst, ld, r0, 0};
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int u = (int)threadIdx.x + it * NT;
+      if (UNITS % NT == 0 || u < UNITS) op.store(u, buf[it]);
+    }
+  }
+  __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) {
+    fetch(dst, dst_smem, k0);
+    store(dst);
+  }
+};
+
+template <int ROWS, int BK, int NT, class T, class F>
+__device__ __forceinline__ GatherIter<T, F, ROWS, BK, NT> make_iter(const Gather<T, F>& g, int r0, int ld) {
+  return GatherIter<T, F, ROWS, BK, NT>{g, r0, ld};
+}
+
 }  // namespace detail
 
 // ------------------------------------------------------------------------------------------------
