@@ -7,7 +7,7 @@
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
 # torch.compile timings of the same models in the same call, 5. one table.
 # --profile adds a per-stage profile of each full model; --extra also a run with the L2
-# prefetch. --ab NAME "FLAGS" also checks, times and (with --profile) profiles every full model
+# prefetch. --ab NAME "FLAGS" also checks and times every full model
 # built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL).
 # The kernel plan of every full model goes to plan_MODEL.txt.
 #
@@ -96,7 +96,6 @@ for n in ${models//,/ }; do
   fi
   for v in "${ab[@]}"; do
     echo "check_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 ${v#*|}"
-    [ $profile = 1 ] && echo "profile_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile ${v#*|}"
   done
   mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$logs/plan_$n.txt" 2>&1 &
 done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _

@@ -76,6 +76,12 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->profile = true;
   } else if (flag == "--no-prefetch" || flag == "--prefetch") {
     options->prefetch_weights = flag == "--prefetch";
+  } else if (flag == "--gemm-stages") {
+    const std::string v = args.value(flag);
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || n < 2 || n > 8) user_error("--gemm-stages ", v, " is not a number in 2..8");
+    options->gemm_stages = static_cast<int>(n);
   } else if (flag == "--no-fuse-attention") {
     options->fuse_attention = false;
   } else if (flag == "--no-inline" || flag == "--inline") {

@@ -82,6 +82,7 @@ static const char kUsage[] =
     "                     default: inline up to 64 groups\n"
     "  --no-fuse-attention  attention (MatMul, Softmax, MatMul) as three groups in three stages\n"
     "                     instead of one group (for A/B timings)\n"
+    "  --gemm-stages N    cp.async pipeline depth of every default fp16 GEMM tile, 2..8 (A/B)\n"
     "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"

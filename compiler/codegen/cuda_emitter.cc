@@ -940,6 +940,21 @@ class Emitter {
     return ours && stride % (f16 ? 8 : 4) == 0 ? ", true" : "";
   }
 
+  // The loader of a GEMM operand stored densely: [rows][K] (K contiguous) or, `transposed`,
+  // [K][rows]. A stride that is not a multiple of 16 bytes (known here) rules out 16-byte loads:
+  // such operands go through Gather with a strided functor (register-staged element loads).
+  std::string dense_loader(const std::string& var, const std::string& ptr, bool transposed, const Value* v,
+                           int64_t rows, int64_t K, bool f16) {
+    const std::string T = f16 ? "half_t" : "float";
+    const int64_t stride = transposed ? rows : K;
+    if (stride % (f16 ? 8 : 4) != 0) {
+      const std::string f = str_cat(transposed ? "StridedN<" : "StridedK<", T, ">");
+      return str_cat("Gather<", T, ", ", f, "> ", var, "{", f, "{", ptr, ", ", rows, ", ", K, ", ", stride, "}};");
+    }
+    return str_cat(transposed ? "DenseN<" : "DenseK<", T, dense_aligned(v, stride, f16), "> ", var, "{", ptr, ", ", rows,
+                   ", ", K, ", ", stride, "};");
+  }
+
   std::string emit_gemm(const Group& grp) {
     const Node& n = *grp.anchor;
     const bool conv = n.op == OpKind::kConv;
@@ -1030,12 +1045,10 @@ class Emitter {
       const std::string b_pack = bv->is_constant() || plan_.root(bv)->is_constant() ? constant_packing(n, 1) : "";
       P.ref(a);
       P.ref(bv, b_pack);
-      a_loader = trans_a ? str_cat("DenseN<", T, dense_aligned(a, M, f16), "> la{A + a_off, ", M, ", ", K, ", ", M, "};")
-                         : str_cat("DenseK<", T, dense_aligned(a, K, f16), "> la{A + a_off, ", M, ", ", K, ", ", K, "};");
+      a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16);
       // B is read [N][K]: packed weights ("nk") or Gemm transB; else [K][N] (DenseN).
       bool b_nk = b_pack == "nk" || trans_b;
-      b_loader = b_nk ? str_cat("DenseK<", T, dense_aligned(bv, K, f16), "> lb{B + b_off, ", N, ", ", K, ", ", K, "};")
-                      : str_cat("DenseN<", T, dense_aligned(bv, N, f16), "> lb{B + b_off, ", N, ", ", K, ", ", N, "};");
+      b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16);
       if (n.op == OpKind::kGemm) {
         float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
         if (alpha != 1.0f) bias_code += str_cat("    v *= ", lit(alpha), ";\n");

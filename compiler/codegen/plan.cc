@@ -652,7 +652,11 @@ class Planner {
       user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", plan_.ctx.threads,
                  " threads, ", plan_.ctx.smem_limit, " B shared memory)");
     double best = 1e30;
-    for (const GemmSchedule& t : tiles) {
+    for (GemmSchedule t : tiles) {
+      if (opt_.gemm_stages > 0 && grp.f16) {
+        t.stages = opt_.gemm_stages;
+        if (!gemm_schedule_problem(true, t, plan_.ctx, nullptr).empty()) continue;
+      }
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;

@@ -173,6 +173,8 @@ struct PlanOptions {
   // Attention chains (MatMul, Softmax over the last axis, MatMul; plan.h Group::fused) become
   // one group. Off: three groups in three stages (for A/B timings).
   bool fuse_attention = true;
+  // fp16 GEMM pipeline depth (cp.async stages) for every default tile; 0: the menu's (A/B).
+  int gemm_stages = 0;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
   // may use (0: 227 KB / blocks_per_sm). The register cap follows (65536 / threads / blocks).
   int threads = 256;

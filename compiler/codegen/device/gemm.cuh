@@ -508,6 +508,30 @@ struct Gather {
   }
 };
 
+// Element functors for Gather over a strided matrix whose stride is not a multiple of 16 bytes
+// (a ViT's 197 x 197 attention probabilities, its K^T [64][197]): no 16-byte loads are possible,
+// and Gather's register-staged prefetch (GatherIter) keeps a stage's element loads in flight
+// together, where DenseK/DenseN's scalar fallback would issue them one by one.
+// StridedK: element (r, k) = p[r * stride + k]; StridedN: element (r, k) = p[k * stride + r].
+template <class T>
+struct StridedK {
+  const T* p;
+  int rows, K;
+  long long stride;
+  __device__ __forceinline__ T operator()(int r, int k) const {
+    return (r < rows && k < K) ? p[(long long)r * stride + k] : T{};
+  }
+};
+template <class T>
+struct StridedN {
+  const T* p;
+  int rows, K;
+  long long stride;
+  __device__ __forceinline__ T operator()(int r, int k) const {
+    return (r < rows && k < K) ? p[(long long)k * stride + r] : T{};
+  }
+};
+
 // ------------------------------------------------------------------------------------------------
 // Tile iterators: what the GEMM main loops actually call. make_iter() builds, once per tile(),
 // per-thread state for one operand; it.load(dst, dst_smem, k0) then fills one stage. For DenseK
