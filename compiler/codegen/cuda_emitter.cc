@@ -996,7 +996,8 @@ class Emitter {
       std::string fname = str_cat("Im2col_", H, "x", W, "_k", KH, "x", KW, "_s", SH, "x", SW, "_p", PH, "x", PW, "_d",
                                   DH, "x", DW, "_c", xs[1], "_", f16 ? "h" : "f");
       std::string im2col = str_cat(
-          "struct ", fname, " {\n  const ", T, "* x;\n  __device__ ", T, " operator()(int r, int k) const {\n",
+          "struct ", fname, " {\n  static constexpr bool rows_fastest = true;  // coalesced: neighbouring pixels\n  const ", T,
+          "* x;\n  __device__ ", T, " operator()(int r, int k) const {\n",
           "    if (r >= ", N, " || k >= ", K, ") return from_float<", T, ">(0.0f);\n",
           "    const int ci = k / ", KH * KW, ", kk = k % ", KH * KW, ", kh = kk / ", KW, ", kw = kk % ", KW, ";\n",
           "    const int oh = r / ", OW, ", ow = r % ", OW, ";\n",

@@ -470,30 +470,56 @@ struct DenseN {
 // Operand computed by a functor: element (r, k) = f(r, k), where F has
 //   __device__ T operator()(int r, int k) const
 // and returns 0 for any out-of-range (r, k) (rows >= limit, k >= K): used for im2col.
-// Aggregate: Gather<T, F>{f}. k is the fastest index across threads; fp16 pairs are packed into
-// 4-byte shared stores.
+// Aggregate: Gather<T, F>{f}. Which index is fastest across threads decides coalescing: k by
+// default (f's consecutive k are consecutive in memory), or r when F declares
+//   static constexpr bool rows_fastest = true;
+// (im2col: consecutive output pixels read consecutive input pixels of one channel, where
+// consecutive k jump between channel planes and each lane's load is its own memory sector).
+// fp16 pairs of consecutive k are packed into 4-byte shared stores.
+namespace detail {
+template <class F, class = void>
+struct RowsFastest {
+  static constexpr bool value = false;
+};
+template <class F>
+struct RowsFastest<F, decltype(void(F::rows_fastest))> {
+  static constexpr bool value = F::rows_fastest;
+};
+}  // namespace detail
+
 template <class T, class F>
 struct Gather {
   F f;
 
   static constexpr int KP = (sizeof(T) == 2) ? 2 : 1;
 
-  template <int BK>
+  template <int ROWS, int BK>
   struct Op {
     using value_type = detail::Pair<T>;
     const Gather& G;
     T* dst;
     int ld, r0, k0;
     static constexpr int KU = BK / KP;
+    __device__ __forceinline__ static void unit(int i, int& r, int& k) {
+      if constexpr (detail::RowsFastest<F>::value) {
+        k = (i / ROWS) * KP;
+        r = i - (i / ROWS) * ROWS;
+      } else {
+        r = i / KU;
+        k = (i - r * KU) * KP;
+      }
+    }
     __device__ __forceinline__ value_type fetch(int i) const {
-      const int r = i / KU, k = (i - r * KU) * KP;
+      int r, k;
+      unit(i, r, k);
       value_type x;
 #pragma unroll
       for (int q = 0; q < KP; ++q) x.v[q] = G.f(r0 + r, k0 + k + q);
       return x;
     }
     __device__ __forceinline__ void store(int i, const value_type& x) const {
-      const int r = i / KU, k = (i - r * KU) * KP;
+      int r, k;
+      unit(i, r, k);
       if constexpr (KP == 2)
         *reinterpret_cast<unsigned int*>(dst + r * ld + k) = detail::pack2(x.v[0], x.v[1]);
       else
@@ -504,7 +530,7 @@ struct Gather {
   template <int ROWS, int BK, int NT = 0>
   __device__ __forceinline__ void load(T* dst, int ld, int r0, int k0) const {
     static_assert(BK % KP == 0, "Gather tile shape");
-    detail::for_units_batched<ROWS * (BK / KP), NT, 4>(Op<BK>{*this, dst, ld, r0, k0});
+    detail::for_units_batched<ROWS * (BK / KP), NT, 4>(Op<ROWS, BK>{*this, dst, ld, r0, k0});
   }
 };
 
@@ -524,6 +550,7 @@ struct StridedK {
 };
 template <class T>
 struct StridedN {
+  static constexpr bool rows_fastest = true;  // r is the contiguous index
   const T* p;
   int rows, K;
   long long stride;
@@ -678,7 +705,7 @@ __device__ __forceinline__ DenseNIter<T, ALIGNED, ROWS, BK, NT> make_iter(const 
 template <class T, class F, int ROWS, int BK, int NT>
 struct GatherIter {
   using G = Gather<T, F>;
-  using Op = typename G::template Op<BK>;
+  using Op = typename G::template Op<ROWS, BK>;
   using V = typename Op::value_type;
   static constexpr int UNITS = ROWS * (BK / G::KP);
   static constexpr int IT = (UNITS + NT - 1) / NT;
