@@ -644,23 +644,47 @@ __device__ __forceinline__ DenseKIter<T, ALIGNED, ROWS, BK, NT> make_iter(const 
   return DenseKIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
-// DenseN: register-staged prefetch. fetch() issues the 16-byte global loads of a future stage into
-// registers before the current stage's MMAs, store() writes them (transposed) to shared memory
-// after them, so global latency overlaps compute although no cp.async can transpose.
+// Register staging of one stage's units: fetch(op) loads this thread's units (op.fetch(u), all
+// in flight together) into registers, store(op) writes them to shared memory (op.store(u, v)).
+// The iterators below fetch a future stage before the current stage's MMAs and store it after
+// them, so global latency overlaps compute where cp.async cannot be used.
+template <class V, int UNITS, int NT>
+struct Staged {
+  static constexpr int IT = (UNITS + NT - 1) / NT;
+  V buf[IT];
+  template <class Op>
+  __device__ __forceinline__ void fetch(const Op& op) {
+    if ((int)threadIdx.x >= NT) return;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int u = (int)threadIdx.x + it * NT;
+      if (UNITS % NT == 0 || u < UNITS) buf[it] = op.fetch(u);
+    }
+  }
+  template <class Op>
+  __device__ __forceinline__ void store(const Op& op) const {
+    if ((int)threadIdx.x >= NT) return;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int u = (int)threadIdx.x + it * NT;
+      if (UNITS % NT == 0 || u < UNITS) op.store(u, buf[it]);
+    }
+  }
+};
+
+// DenseN: 16-byte global loads staged in registers (no cp.async can transpose), written
+// transposed to shared memory.
 template <class T, bool ALIGNED, int ROWS, int BK, int NT>
 struct DenseNIter {
   using L = DenseN<T, ALIGNED>;
   using Op = typename L::template VecOp<BK>;
-  using Unit = typename L::Unit;
   static constexpr int VEC = L::VEC;
-  static constexpr int UNITS = (ROWS / VEC) * (BK / L::KP);
-  static constexpr int IT = (UNITS + NT - 1) / NT;
   static_assert(ROWS % VEC == 0, "DenseN tile shape");
 
   L l;
   int r0, ld;
   bool vec;
-  Unit buf[IT];
+  Staged<typename L::Unit, (ROWS / VEC) * (BK / L::KP), NT> st;
 
   __device__ __forceinline__ DenseNIter(const L& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
     vec = ALIGNED || (((ptr_bits(l.ptr) & 15ull) == 0) && (l.k_stride % VEC == 0) && (r0 % VEC == 0));
@@ -670,22 +694,10 @@ struct DenseNIter {
       l.template load_scalar<ROWS, BK>(dst, ld, r0, k0);
       return;
     }
-    if ((int)threadIdx.x >= NT) return;
-    const Op op{l, dst, ld, r0, k0};
-#pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int u = (int)threadIdx.x + it * NT;
-      if (UNITS % NT == 0 || u < UNITS) buf[it] = op.fetch(u);
-    }
+    st.fetch(Op{l, dst, ld, r0, k0});
   }
   __device__ __forceinline__ void store(T* dst) {
-    if ((!ALIGNED && !vec) || (int)threadIdx.x >= NT) return;
-    const Op op{l, dst, ld, r0, 0};
-#pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int u = (int)threadIdx.x + it * NT;
-      if (UNITS % NT == 0 || u < UNITS) op.store(u, buf[it]);
-    }
+    if (ALIGNED || vec) st.store(Op{l, dst, ld, r0, 0});
   }
   __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) {
     fetch(dst, dst_smem, k0);
@@ -698,40 +710,20 @@ __device__ __forceinline__ DenseNIter<T, ALIGNED, ROWS, BK, NT> make_iter(const 
   return DenseNIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
-// Gather (im2col): register-staged prefetch like DenseNIter. fetch() computes and loads every
-// element of a future stage into registers (all loads in flight together) before the current
-// stage's MMAs; store() writes them to shared memory after them. Through load() alone (batches of
-// 4 loads, then their stores) each k tile paid several memory latencies with nothing to hide them.
+// Gather (im2col, strided): every element of a stage computed and loaded into registers
+// (Staged), all in flight together; through load() alone (batches of 4 loads, then their stores)
+// each k tile paid several memory latencies with nothing to hide them.
 template <class T, class F, int ROWS, int BK, int NT>
 struct GatherIter {
   using G = Gather<T, F>;
   using Op = typename G::template Op<ROWS, BK>;
-  using V = typename Op::value_type;
-  static constexpr int UNITS = ROWS * (BK / G::KP);
-  static constexpr int IT = (UNITS + NT - 1) / NT;
 
   const G& g;
   int r0, ld;
-  V buf[IT];
+  Staged<typename Op::value_type, ROWS * (BK / G::KP), NT> st;
 
-  __device__ __forceinline__ void fetch(T* dst, unsigned int, int k0) {
-    if ((int)threadIdx.x >= NT) return;
-    const Op op{g, dst, ld, r0, k0};
-#pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int u = (int)threadIdx.x + it * NT;
-      if (UNITS % NT == 0 || u < UNITS) buf[it] = op.fetch(u);
-    }
-  }
-  __device__ __forceinline__ void store(T* dst) {
-    if ((int)threadIdx.x >= NT) return;
-    const Op op{g, dst, ld, r0, 0};
-#pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      const int u = (int)threadIdx.x + it * NT;
-      if (UNITS % NT == 0 || u < UNITS) op.store(u, buf[it]);
-    }
-  }
+  __device__ __forceinline__ void fetch(T* dst, unsigned int, int k0) { st.fetch(Op{g, dst, ld, r0, k0}); }
+  __device__ __forceinline__ void store(T* dst) { st.store(Op{g, dst, ld, r0, 0}); }
   __device__ __forceinline__ void load(T* dst, unsigned int dst_smem, int k0) {
     fetch(dst, dst_smem, k0);
     store(dst);
