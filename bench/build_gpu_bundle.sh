@@ -5,9 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build -j "$(nproc)" --target mono-run mono-compile mono-tuner-server mono-worker mono-submit
 mkdir -p .gpu/bin
-/usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu -o build/device_lib_check
+/usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu -o build/device_lib_check &
+check_pid=$!
+/usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 -DMONO_PROBE_BUILD tests/gpu/device_lib_check.cu -o build/device_lib_probe
+wait $check_pid  # fails the script if the check did not build
 ../shared/tools/device-bundle .gpu build/client/mono-run build/client/mono-compile build/client/mono-submit \
-  build/tuner_server/mono-tuner-server build/gpu_worker/mono-worker build/device_lib_check
+  build/tuner_server/mono-tuner-server build/gpu_worker/mono-worker build/device_lib_check build/device_lib_probe
 strip --strip-debug .gpu/bin/* 2>/dev/null || true  # the device tool carries at most 64 MiB
 rm -rf .gpu/shared_bench && cp -r ../shared/bench .gpu/shared_bench
 git rev-parse --short HEAD > .gpu/COMMIT

@@ -22,6 +22,19 @@
 #include <type_traits>
 #include <vector>
 
+// Probe build (-DMONO_PROBE_BUILD, bench/build_gpu_bundle.sh builds it as device_lib_probe):
+// --bench-one also records clock64() at the GemmF16 tile's phases (see MONO_GEMM_PROBE in
+// gemm.cuh) for one launch and prints where a tile's time goes.
+#ifdef MONO_PROBE_BUILD
+__device__ unsigned long long g_probe[2048 * 64];
+__device__ int g_probe_on;
+#define MONO_GEMM_PROBE(slot)                                                                   \
+  do {                                                                                          \
+    if (g_probe_on && threadIdx.x == 0)                                                         \
+      g_probe[(blockIdx.y * gridDim.x + blockIdx.x) * 64 + (slot)] = clock64();                 \
+  } while (0)
+#endif
+
 #include "compiler/codegen/device/common.cuh"
 #include "compiler/codegen/device/barrier.cuh"
 #include "compiler/codegen/device/gemm.cuh"
@@ -628,6 +641,43 @@ __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
           splits > 1 ? ws : nullptr, splits > 1 ? counters + tile : nullptr, splits);
 }
 
+#ifdef MONO_PROBE_BUILD
+// One launch with the probe on; per block: fill = entry -> first k tile ready, per-k-tile cadence,
+// drain = last k tile -> main loop end, epilogue. Median and max over blocks, in cycles.
+template <class Launch>
+static void probe_report(int blocks, int ktiles, Launch launch) {
+  const int one = 1, zero = 0;
+  std::vector<unsigned long long> t(size_t(blocks) * 64);
+  CK(cudaMemcpyToSymbol(g_probe_on, &one, sizeof(int)));
+  launch();
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpyToSymbol(g_probe_on, &zero, sizeof(int)));
+  CK(cudaMemcpyFromSymbol(t.data(), g_probe, t.size() * 8));
+  const int last = 2 + std::min(ktiles - 1, 59);
+  std::vector<double> pro, fill, per, drain, epi, total;
+  for (int b = 0; b < blocks; ++b) {
+    const unsigned long long* p = &t[size_t(b) * 64];
+    pro.push_back(double(p[1] - p[0]));
+    fill.push_back(double(p[2] - p[0]));
+    per.push_back(ktiles > 1 ? double(p[last] - p[2]) / (last - 2) : 0.0);
+    drain.push_back(double(p[62] - p[last]));
+    epi.push_back(double(p[63] - p[62]));
+    total.push_back(double(p[63] - p[0]));
+  }
+  auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+  auto mx = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+  std::printf("  probe cycles (median/max over %d blocks, %d k tiles): issue-prologue %.0f/%.0f  "
+              "fill %.0f/%.0f  per-k-tile %.0f/%.0f  drain %.0f/%.0f  epilogue %.0f/%.0f  "
+              "tile %.0f/%.0f\n",
+              blocks, ktiles, med(pro), mx(pro), med(fill), mx(fill), med(per), mx(per), med(drain),
+              mx(drain), med(epi), mx(epi), med(total), mx(total));
+  const unsigned long long* p = &t[0];
+  std::printf("  block 0 k-tile stamps (cycles from entry):");
+  for (int k = 2; k <= last; ++k) std::printf(" %llu", p[k] - p[0]);
+  std::printf(" | end %llu epi %llu\n", p[62] - p[0], p[63] - p[0]);
+}
+#endif
+
 // BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout).
 template <class G, class BL>
 static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
@@ -686,6 +736,9 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
               gname, kn ? "[K][N]" : "[N][K]", M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
+#ifdef MONO_PROBE_BUILD
+  probe_report(tiles * splits, (K / splits + G::kBK - 1) / G::kBK, [&] { launch(); });
+#endif
   CK(cudaFree(dA));
   CK(cudaFree(dB));
   CK(cudaFree(dC));
@@ -709,6 +762,10 @@ using BenchH5 = mono_dev::GemmF16<64, 64, 64, 2, 4, 4>;
 using BenchH6 = mono_dev::GemmF16<32, 64, 64, 2, 4, 4>;
 using BenchH7 = mono_dev::GemmF16<64, 128, 64, 2, 4, 4>;
 using BenchH8 = mono_dev::GemmF16<32, 128, 64, 2, 4, 4>;
+using BenchH9 = mono_dev::GemmF16<64, 64, 64, 2, 2, 4>;    // 4 warps of 32x32
+using BenchH10 = mono_dev::GemmF16<128, 64, 64, 4, 2, 4>;  // whole M = 128, 8 warps of 32x32
+using BenchH11 = mono_dev::GemmF16<128, 32, 64, 4, 2, 4>;  // whole M, 8 warps of 32x16
+using BenchH12 = mono_dev::GemmF16<64, 64, 128, 2, 4, 3>;  // BK 128
 
 static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
   const bool kn = cfg > 100;  // CFG + 100: B stored [K][N], loaded with DenseN
@@ -721,6 +778,10 @@ static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
     case 5: bench_one<BenchH5>("GemmF16<64,64,64,2,4,4>", M, N, K, splits, kn); break;
     case 6: bench_one<BenchH6>("GemmF16<32,64,64,2,4,4>", M, N, K, splits, kn); break;
     case 7: bench_one<BenchH7>("GemmF16<64,128,64,2,4,4>", M, N, K, splits, kn); break;
+    case 9: bench_one<BenchH9>("GemmF16<64,64,64,2,2,4>", M, N, K, splits, kn); break;
+    case 10: bench_one<BenchH10>("GemmF16<128,64,64,4,2,4>", M, N, K, splits, kn); break;
+    case 11: bench_one<BenchH11>("GemmF16<128,32,64,4,2,4>", M, N, K, splits, kn); break;
+    case 12: bench_one<BenchH12>("GemmF16<64,64,128,2,4,3>", M, N, K, splits, kn); break;
     default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }

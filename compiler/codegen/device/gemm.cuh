@@ -42,6 +42,13 @@
 // starts clean. Float atomics make split-K results order-dependent in the last bits.
 #pragma once
 
+// Timing hook for the device-library probe (tests/gpu/device_lib_check.cu --probe): slot 0 on
+// entry, 1 after the pipeline prologue, 2 + kt after k tile kt's barrier, 62 after the main loop,
+// 63 after the epilogue. Empty in generated kernels.
+#ifndef MONO_GEMM_PROBE
+#define MONO_GEMM_PROBE(slot) ((void)0)
+#endif
+
 namespace mono_dev {
 
 // ------------------------------------------------------------------------------------------------
@@ -845,6 +852,7 @@ struct GemmF16 {
 #pragma unroll
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
+    MONO_GEMM_PROBE(0);
     __syncthreads();  // smem may still be in use by the caller's previous work
     auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
     auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
@@ -858,6 +866,7 @@ struct GemmF16 {
       }
       cp_async_commit();
     }
+    MONO_GEMM_PROBE(1);
 
     // Per-lane ldmatrix source addresses (shared window), stage 0.
     // A (x4): lanes 0-15 rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8 -> a0..a3 of m16n8k16.
@@ -878,6 +887,7 @@ struct GemmF16 {
     for (int kt = 0; kt < ktiles; ++kt) {
       cp_async_wait<STAGES - 2>();
       __syncthreads();  // stage kt visible to all; stage kt-1 fully consumed by all warps
+      MONO_GEMM_PROBE(2 + (kt < 59 ? kt : 59));
       if (computes) load_frags(af[0], bf[0], a_rd, b_rd, 0);
       const bool more = kt + STAGES - 1 < ktiles;
       half_t* const wa = sA + write_stage * kStageA;
@@ -917,10 +927,12 @@ struct GemmF16 {
     }
     cp_async_wait<0>();
     __syncthreads();  // smem free for the caller
+    MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
     const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
     detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+    MONO_GEMM_PROBE(63);
   }
 };
 
