@@ -66,6 +66,17 @@ bool parse_model_flag(const std::string& flag, Args& args, ModelOptions* options
   return true;
 }
 
+namespace {
+// The value of an integer flag, in [lo, hi]; anything else is a user error naming `what`.
+int int_flag(const std::string& flag, Args& args, long lo, long hi, const char* what) {
+  const std::string v = args.value(flag);
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < lo || n > hi) user_error(flag, " ", v, " is not ", what);
+  return static_cast<int>(n);
+}
+}  // namespace
+
 bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* options) {
   if (flag == "--dtype") {
     std::string v = args.value(flag);
@@ -76,22 +87,19 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->profile = true;
   } else if (flag == "--no-prefetch" || flag == "--prefetch") {
     options->prefetch_weights = flag == "--prefetch";
+  } else if (flag == "--prefetch-distance") {
+    options->prefetch_distance = int_flag(flag, args, 1, 4, "a number in 1..4");
+    options->prefetch_weights = true;
   } else if (flag == "--gemm-stages") {
-    const std::string v = args.value(flag);
-    char* end = nullptr;
-    const long n = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end || n < 2 || n > 8) user_error("--gemm-stages ", v, " is not a number in 2..8");
-    options->gemm_stages = static_cast<int>(n);
+    options->gemm_stages = int_flag(flag, args, 2, 8, "a number in 2..8");
+  } else if (flag == "--direct-epilogue") {
+    options->staged_epilogue = false;
   } else if (flag == "--no-fuse-attention") {
     options->fuse_attention = false;
   } else if (flag == "--no-inline" || flag == "--inline") {
     options->inline_groups = flag == "--inline";
   } else if (flag == "--sms") {
-    std::string v = args.value(flag);
-    char* end = nullptr;
-    long n = std::strtol(v.c_str(), &end, 10);
-    if (*end || n < 1 || n > 1024) user_error("--sms ", v, " is not a multiprocessor count");
-    options->sms = static_cast<int>(n);
+    options->sms = int_flag(flag, args, 1, 1024, "a multiprocessor count");
   } else {
     return false;
   }

@@ -27,6 +27,8 @@ static const char kUsage[] =
     "  --profile          with --gpu: a profiling build; prints the time of every stage and barrier\n"
     "  --no-fuse-attention  with --gpu: attention as three groups in three stages (A/B timings)\n"
     "  --gemm-stages N    with --gpu: cp.async depth of every default fp16 GEMM tile (A/B timings)\n"
+    "  --prefetch, --prefetch-distance N  with --gpu: L2 prefetch of the weights N stages ahead\n"
+    "  --direct-epilogue  with --gpu: GEMM epilogues from the mma registers (A/B timings)\n"
     "  --test-data DIR    compare with DIR/output_N.pb given DIR/input_N.pb; exit 1 on mismatch\n"
     "  --tolerance X      relative error allowed (default 1e-4 for f32 outputs, 1e-2 for f16)\n"
     "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"

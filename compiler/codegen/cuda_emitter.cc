@@ -147,6 +147,9 @@ class Emitter {
 
   std::string run(const std::string& model_name) {
     std::ostringstream calls;
+    if (plan_.prefetch_weights)  // stages before the first one prefetched at a stage start
+      for (int t = 1; t < plan_.prefetch_distance && t < static_cast<int>(plan_.stages.size()); ++t)
+        emit_prefetch(calls, t);
     for (size_t s = 0; s < plan_.stages.size(); ++s) emit_stage(calls, static_cast<int>(s));
     std::ostringstream os;
     const KernelContext& c = plan_.ctx;
@@ -156,6 +159,7 @@ class Emitter {
        << " stages, a grid barrier between stages.\n";
     os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
        << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
+    if (!plan_.staged_epilogue) os << "#define MONO_DIRECT_EPILOGUE 1  // --direct-epilogue\n";
     os << "#include \"mono_dev/common.cuh\"\n#include \"mono_dev/barrier.cuh\"\n#include \"mono_dev/gemm.cuh\"\n"
           "#include \"mono_dev/rows.cuh\"\n#include \"mono_dev/elementwise.cuh\"\n\nusing namespace mono_dev;\n\n";
     os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";
@@ -199,6 +203,9 @@ class Emitter {
   void emit_stage(std::ostream& os, int s) {
     const Stage& st = plan_.stages[s];
     os << "\n  // ---- stage " << s << " ----\n";
+    // Weights of a later stage go to L2 now, a whole stage before they are read.
+    if (plan_.prefetch_weights && s + plan_.prefetch_distance < static_cast<int>(plan_.stages.size()))
+      emit_prefetch(os, s + plan_.prefetch_distance);
     int64_t total = 0;
     std::vector<std::pair<std::string, int64_t>> calls;  // call text, items
     for (int gid : st.groups) {
@@ -226,7 +233,6 @@ class Emitter {
       start = end;
     }
     os << "    __syncthreads();\n  }\n";
-    if (plan_.prefetch_weights && s + 1 < static_cast<int>(plan_.stages.size())) emit_prefetch(os, s + 1);
     if (plan_.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
     if (s + 1 < static_cast<int>(plan_.stages.size())) os << "  grid_barrier(p.sync);\n";
     if (plan_.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
@@ -385,6 +391,8 @@ class Emitter {
     std::string cur_flat = flat;
     std::vector<std::string> idx;  // index variables over `cur`, when decomposed
     int decompositions = 0;
+    std::map<std::string, int64_t> flat_stride;  // index variable -> its stride in the anchor's output
+    epi_m_fastest_ = false;
     auto ensure_index = [&](const Shape& shape) {
       if (!idx.empty() && shape == cur) return;
       if (shape != cur) {
@@ -392,6 +400,13 @@ class Emitter {
         cur = shape;
       }
       const std::string prefix = str_cat("e", decompositions++, "_");
+      if (cur_flat == flat) {  // not yet permuted: strides relative to the anchor's output
+        int64_t stride = 1;
+        for (int64_t d = static_cast<int64_t>(cur.size()) - 1; d >= 0; --d) {
+          flat_stride[str_cat(prefix, d)] = stride;
+          stride *= cur[d];
+        }
+      }
       s += decompose(cur_flat, cur, prefix);
       idx.clear();
       for (size_t d = 0; d < cur.size(); ++d) idx.push_back(str_cat(prefix, d));
@@ -444,6 +459,13 @@ class Emitter {
       s += str_cat("    v = ", elementwise_expr(*e, a, DType::kF32), ";  // ", comment_safe(e->name), "\n");
     }
     *store = cur_flat;
+    // Stores contiguous along m: after the transposes, the innermost index of the store is a
+    // dimension whose stride in the anchor's output is N, one row.
+    const Shape& ys = grp.anchor->outputs[0]->type.shape;
+    if (cur_flat != flat && !idx.empty() && !ys.empty() && ys.back() > 1) {
+      auto it = flat_stride.find(idx.back());
+      epi_m_fastest_ = it != flat_stride.end() && it->second == ys.back();
+    }
     return s;
   }
   // Shape of the running value as `e` reads it (views may reshape it between steps).
@@ -1086,6 +1108,8 @@ class Emitter {
       while ((r = field_decls.find("__restrict__ ")) != std::string::npos) field_decls.erase(r, 13);
     }
     std::string epi_text = str_cat("  ", field_decls, "  long long base;\n");
+    if (epi_m_fastest_)
+      epi_text += "  static constexpr bool m_fastest = true;  // stores contiguous along m (gemm.cuh)\n";
     if (slots == 0) {
       epi_text += str_cat("  __device__ void operator()(int m, int n, float v) const {\n", epi_body, "    ", store_stmt, "\n  }\n");
     } else {
@@ -1156,7 +1180,8 @@ class Emitter {
   const KernelPlan& plan_;
   std::map<std::string, std::string> by_text_;
   std::map<std::string, std::string> epi_names_;
-  size_t* epi_slots_ = nullptr;  // while emitting a GEMM epilogue: float reads counted into slots
+  size_t* epi_slots_ = nullptr;
+  bool epi_m_fastest_ = false;  // set by epilogue_code: the store is contiguous along m  // while emitting a GEMM epilogue: float reads counted into slots
   std::set<std::string> row_prelude_done_, structs_done_;
   std::vector<std::string> functions_;
 };

@@ -116,6 +116,8 @@ struct KernelPlan {
   Precision precision = Precision::kF32;
   bool profile = false;
   bool prefetch_weights = true;
+  int prefetch_distance = 1;
+  bool staged_epilogue = true;
   bool inline_groups = true;
   KernelContext ctx;
   std::vector<Group> groups;
@@ -154,10 +156,15 @@ struct PlanOptions {
   // Profiling build: every block stamps %globaltimer when it finishes each stage's work and
   // when it leaves each barrier (into MonoParams::profile), for per-stage timings.
   bool profile = false;
-  // Before each barrier, blocks prefetch the weights the next stage reads into L2 (spread
-  // over the grid), so that stage's GEMMs stream from L2 instead of HBM. Off by default: on
-  // the H100 it cost 0.5-2.7 % on the four full models (bench/RESULTS.md, 2026-11-21).
+  // At the start of stage s, every block prefetches a slice of the weights stage
+  // s + prefetch_distance reads into L2, so that stage's GEMMs stream from L2 instead of HBM.
+  // (Session 2's version prefetched only the next stage, just before the barrier, and cost
+  // 0.5-2.7 % on the H100: the lines had no time to arrive.)
   bool prefetch_weights = false;
+  int prefetch_distance = 1;
+  // fp16 GEMM epilogues through shared memory (gemm.cuh, GemmF16::StagedFrags: coalesced
+  // epilogue reads and stores); false keeps them on the mma register layout (A/B timings).
+  bool staged_epilogue = true;
   // Group functions inlined into the kernel (1), or kept as separate functions that groups
   // with the same code share (0): far less code for ptxas on big models, a call per item.
   // -1 (auto): inline up to kInlineGroupLimit groups.

@@ -124,6 +124,18 @@ struct HasLoad<E, decltype(void(sizeof(typename E::In)))> {
   static constexpr bool value = true;
 };
 
+// An epilogue whose stores are contiguous along m (a transposed output) declares
+//   static constexpr bool m_fastest = true;
+// and the staged epilogue (GemmF16::StagedFrags) then hands neighbouring threads neighbouring m.
+template <class E, class = void>
+struct MFastest {
+  static constexpr bool value = false;
+};
+template <class E>
+struct MFastest<E, decltype(void(E::m_fastest))> {
+  static constexpr bool value = E::m_fastest;
+};
+
 // The two phases run over chunks of kEpiChunk elements (the In values of a chunk live in
 // registers; a whole 64x128 tile's would not fit beside the accumulators). Elements outside the
 // chunk [e0, e0 + kEpiChunk) are skipped; with everything unrolled that is resolved at compile time.
@@ -807,6 +819,51 @@ struct GemmF16 {
     }
   };
 
+  // The staged epilogue: the accumulators go through shared memory, and each thread then owns
+  // kElems elements spaced kThreads apart in row-major order (or column-major, M_FASTEST), so a
+  // warp's epilogue reads and stores touch consecutive addresses (the mma layout's 8 rows x 4
+  // column pairs per warp instruction scatter every store over 8 sectors). LDC: row stride in
+  // floats; BN + 8 keeps the float2 writes and row-major reads conflict-free, BN + 1 the
+  // scalar writes and column-major reads. Used when the tile fits in the pipeline's shared memory
+  // and a thread owns at most 16 elements (a 64x128 tile's 32 spill under the register cap).
+  template <bool M_FASTEST>
+  struct StagedFrags {
+    static constexpr int kElems = BM * BN / kThreads;
+    static constexpr int LDC = M_FASTEST ? BN + 1 : BN + 8;
+    mutable float v[kElems];  // reload (split-K, last arrival) replaces them
+    int m0, n0, M, N;
+    bool computes;
+    __device__ __forceinline__ void pos(int e, int& m, int& n) const {
+      const int i = e * kThreads + (int)threadIdx.x;
+      m = M_FASTEST ? i % BM : i / BN;
+      n = M_FASTEST ? i / BM : i % BN;
+    }
+    __device__ __forceinline__ void reload(const float* ws, int ldw) const {
+      if (!computes) return;
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        int m, n;
+        pos(e, m, n);
+        if (m0 + m < M && n0 + n < N) v[e] = ws[(long long)(m0 + m) * ldw + n0 + n];
+      }
+    }
+    template <class F>
+    __device__ __forceinline__ void visit(const F& f) const {
+      if (!computes) return;
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        int m, n;
+        pos(e, m, n);
+        if (m0 + m < M && n0 + n < N) f(e, m0 + m, n0 + n, v[e]);
+      }
+    }
+  };
+#ifdef MONO_DIRECT_EPILOGUE  // generated code: mono-compile --direct-epilogue (A/B timings)
+  static constexpr bool kStagedFits = false;
+#else
+  static constexpr bool kStagedFits = BM * (BN + 8) * 4 <= kSmemBytes && BM * BN / kThreads <= 16;
+#endif
+
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
   // kk from the per-lane stage addresses a_rd / b_rd.
   __device__ __forceinline__ static void load_frags(unsigned int (&af)[MI][4],
@@ -930,8 +987,45 @@ struct GemmF16 {
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
-    const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
-    detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+    if constexpr (kStagedFits) {
+      constexpr bool kMF = detail::MFastest<Epilogue>::value;
+      using SF = StagedFrags<kMF>;
+      float* st = reinterpret_cast<float*>(smem);
+      if (computes) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              float* d = st + (wm * WM + i * 16 + h * 8 + g) * SF::LDC + wn * WN + j * 8 + 2 * t4;
+              if constexpr (kMF) {
+                d[0] = acc[i][j][2 * h];
+                d[1] = acc[i][j][2 * h + 1];
+              } else {
+                *reinterpret_cast<float2*>(d) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+              }
+            }
+      }
+      __syncthreads();
+      SF sf;
+      sf.m0 = m0;
+      sf.n0 = n0;
+      sf.M = M;
+      sf.N = N;
+      sf.computes = (int)threadIdx.x < kThreads;
+#pragma unroll
+      for (int e = 0; e < SF::kElems; ++e) {
+        int m, n;
+        sf.pos(e, m, n);
+        sf.v[e] = sf.computes ? st[m * SF::LDC + n] : 0.0f;
+      }
+      __syncthreads();  // smem free for the caller
+      detail::finish_tile(N, sf, epi, workspace, tile_counter, splits);
+    } else {
+      const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
+      detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+    }
     MONO_GEMM_PROBE(63);
   }
 };
