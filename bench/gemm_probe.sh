@@ -3,14 +3,16 @@
 # check (device_lib_probe) times each tile config through CUDA graphs and stamps clock64() at the
 # tile's phases (prologue, fill, per-k-tile cadence, drain, epilogue); PyTorch's cuBLAS GEMMs of the
 # same shapes are timed the same way for comparison. Writes probe.txt and cublas.txt to $OUT.
-#   bench/gemm_probe.sh
+#   bench/gemm_probe.sh            (CFGS="5 205 ..." and SHAPES="M N K SPLITS,..." override the lists;
+#                                   CFG + 200: B through bulk copies, see device_lib_check.cu)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/probe-out}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv > "$out/probe.txt"
 echo "commit $(cat .gpu/COMMIT)" >> "$out/probe.txt"
-for shape in "128 768 768 1" "128 2304 768 1" "128 3072 768 1" "128 768 3072 4" "128 4224 768 1"; do
-  for cfg in 5 6 2 9 10 11 12; do
+IFS=, read -ra shapes <<< "${SHAPES:-128 768 768 1,128 2304 768 1,128 3072 768 1,128 768 3072 4,128 4224 768 1}"
+for shape in "${shapes[@]}"; do
+  for cfg in ${CFGS:-5 6 2 9 10 11 12}; do
     ./.gpu/bin/device_lib_probe --bench-one $cfg $shape >> "$out/probe.txt" 2>&1
   done
 done

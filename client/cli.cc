@@ -92,8 +92,10 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->prefetch_weights = true;
   } else if (flag == "--gemm-stages") {
     options->gemm_stages = int_flag(flag, args, 2, 8, "a number in 2..8");
-  } else if (flag == "--direct-epilogue") {
-    options->staged_epilogue = false;
+  } else if (flag == "--bulk-weights" || flag == "--no-bulk-weights") {
+    options->bulk_weights = flag == "--bulk-weights";
+  } else if (flag == "--direct-epilogue" || flag == "--staged-epilogue") {
+    options->staged_epilogue = flag == "--staged-epilogue";
   } else if (flag == "--no-fuse-attention") {
     options->fuse_attention = false;
   } else if (flag == "--no-inline" || flag == "--inline") {

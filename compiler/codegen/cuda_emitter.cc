@@ -159,7 +159,7 @@ class Emitter {
        << " stages, a grid barrier between stages.\n";
     os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
        << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
-    if (!plan_.staged_epilogue) os << "#define MONO_DIRECT_EPILOGUE 1  // --direct-epilogue\n";
+    if (!plan_.staged_epilogue) os << "#define MONO_DIRECT_EPILOGUE 1  // GEMM epilogues from the mma registers\n";
     os << "#include \"mono_dev/common.cuh\"\n#include \"mono_dev/barrier.cuh\"\n#include \"mono_dev/gemm.cuh\"\n"
           "#include \"mono_dev/rows.cuh\"\n#include \"mono_dev/elementwise.cuh\"\n\nusing namespace mono_dev;\n\n";
     os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";
@@ -965,10 +965,15 @@ class Emitter {
   // The loader of a GEMM operand stored densely: [rows][K] (K contiguous) or, `transposed`,
   // [K][rows]. A stride that is not a multiple of 16 bytes (known here) rules out 16-byte loads:
   // such operands go through Gather with a strided functor (register-staged element loads).
+  // With plan_.bulk_weights, fp16 weights stored [rows][K] whose K is whole `bk` tiles are read
+  // with bulk copies (BulkK: the TMA unit moves each tile row, gemm.cuh).
   std::string dense_loader(const std::string& var, const std::string& ptr, bool transposed, const Value* v,
-                           int64_t rows, int64_t K, bool f16) {
+                           int64_t rows, int64_t K, bool f16, int64_t bk = 0) {
     const std::string T = f16 ? "half_t" : "float";
     const int64_t stride = transposed ? rows : K;
+    if (plan_.bulk_weights && f16 && !transposed && bk > 0 && K % bk == 0 && !dense_aligned(v, stride, f16).empty() &&
+        plan_.placement.at(plan_.root(v)).space == Placement::kWeights)
+      return str_cat("BulkK<half_t> ", var, "{", ptr, ", ", rows, ", ", K, ", ", stride, "};");
     if (stride % (f16 ? 8 : 4) != 0) {
       const std::string f = str_cat(transposed ? "StridedN<" : "StridedK<", T, ">");
       return str_cat("Gather<", T, ", ", f, "> ", var, "{", f, "{", ptr, ", ", rows, ", ", K, ", ", stride, "}};");
@@ -1030,7 +1035,7 @@ class Emitter {
         functions_.push_back(im2col);
         structs_done_.insert(fname);
       }
-      a_loader = str_cat("DenseK<", T, dense_aligned(n.inputs[1], K, f16), "> la{A, ", M, ", ", K, ", ", K, "};");
+      a_loader = dense_loader("la", "A", false, n.inputs[1], M, K, f16, gs.bk);
       b_loader = str_cat("Gather<", T, ", ", fname, "> lb{", fname, "{B + (long long)b * ", xs[1] * H * W, "}};");
       P.ref(n.inputs[1]);  // p0 = weights (A)
       P.ref(n.inputs[0]);  // p1 = input (B)
@@ -1068,10 +1073,10 @@ class Emitter {
       const std::string b_pack = bv->is_constant() || plan_.root(bv)->is_constant() ? constant_packing(n, 1) : "";
       P.ref(a);
       P.ref(bv, b_pack);
-      a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16);
+      a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16, gs.bk);
       // B is read [N][K]: packed weights ("nk") or Gemm transB; else [K][N] (DenseN).
       bool b_nk = b_pack == "nk" || trans_b;
-      b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16);
+      b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16, gs.bk);
       if (n.op == OpKind::kGemm) {
         float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
         if (alpha != 1.0f) bias_code += str_cat("    v *= ", lit(alpha), ";\n");

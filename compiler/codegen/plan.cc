@@ -308,6 +308,7 @@ class Planner {
     plan_.prefetch_weights = opt_.prefetch_weights;
     plan_.prefetch_distance = opt_.prefetch_distance;
     plan_.staged_epilogue = opt_.staged_epilogue;
+    plan_.bulk_weights = opt_.bulk_weights;
 
     if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)
       user_error("a block of ", opt_.threads, " threads is not a multiple of 32 in 32..1024");

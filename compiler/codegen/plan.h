@@ -117,7 +117,8 @@ struct KernelPlan {
   bool profile = false;
   bool prefetch_weights = true;
   int prefetch_distance = 1;
-  bool staged_epilogue = true;
+  bool staged_epilogue = false;
+  bool bulk_weights = false;
   bool inline_groups = true;
   KernelContext ctx;
   std::vector<Group> groups;
@@ -163,8 +164,13 @@ struct PlanOptions {
   bool prefetch_weights = false;
   int prefetch_distance = 1;
   // fp16 GEMM epilogues through shared memory (gemm.cuh, GemmF16::StagedFrags: coalesced
-  // epilogue reads and stores); false keeps them on the mma register layout (A/B timings).
-  bool staged_epilogue = true;
+  // epilogue reads and stores) instead of straight from the mma register layout. Off: faster
+  // for a lone GEMM tile, but slower inside the whole kernel on the H100 (bert-base 895 ->
+  // 1000 us, bench/RESULTS.md session 6), for reasons not yet understood.
+  bool staged_epilogue = false;
+  // fp16 GEMMs read constant weights ([N][K] packed, K whole k tiles) with bulk copies through
+  // the TMA unit (gemm.cuh BulkK) instead of per-thread cp.async.
+  bool bulk_weights = false;
   // Group functions inlined into the kernel (1), or kept as separate functions that groups
   // with the same code share (0): far less code for ptxas on big models, a call per item.
   // -1 (auto): inline up to kInlineGroupLimit groups.

@@ -55,7 +55,7 @@ std::string constant_packing(const Node& n, int i) {
 }
 
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {
-  if (f16) return stages * (bm + bn) * (bk + 8) * 2;
+  if (f16) return stages * (bm + bn) * (bk + 8) * 2 + 64;  // + the bulk loaders' mbarriers (gemm.cuh)
   return 2 * (bm + bn) * (bk + 4) * 4;
 }
 

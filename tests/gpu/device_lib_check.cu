@@ -299,6 +299,24 @@ static void gemm_densek_aligned_residual(const char* gname, int M, int N, int K,
   CK(cudaFree(dB));
 }
 
+// B through bulk copies (BulkK: K a multiple of BK per split, N not a multiple of BN: the
+// uncopied rows of the last column tile must not reach stored outputs), both epilogue walks,
+// split-K, and a second run over the same shared memory.
+template <class G>
+static void gemm_bulk(const char* gname, int M, int N, int K, int splits, int runs, double tol, bool residual) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  half_t* dA = to_dev<half_t>(A);
+  half_t* dB = to_dev<half_t>(B);
+  mono_dev::DenseK<half_t, true> a{dA, M, K, K};
+  mono_dev::BulkK<half_t> b{dB, N, K, K};
+  run_gemm_case<G>(std::string(gname) + " DenseK/BulkK" + (residual ? " + residual" : ""), M, N, K, a, b, ref,
+                   tol, splits, runs, residual);
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
 // A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
 template <class G, class T>
 static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
@@ -375,6 +393,12 @@ static void gemm_checks() {
   gemm_densek<H3, half_t>("GemmF16<128,128,32,2,4,3>", 300, 260, 136, 3, 2, th);
   gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 3072, 768, 1, 1, th);
   gemm_densek<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 130, 200, 3, 2, th);
+  using H5 = mono_dev::GemmF16<64, 64, 64, 2, 4, 4>;
+  gemm_bulk<H5>("GemmF16<64,64,64,2,4,4>", 77, 130, 512, 1, 2, th, false);
+  gemm_bulk<H5>("GemmF16<64,64,64,2,4,4>", 128, 200, 768, 3, 2, th, false);
+  gemm_bulk<H5>("GemmF16<64,64,64,2,4,4>", 100, 72, 192, 1, 1, th, true);
+  gemm_bulk<H4>("GemmF16<32,64,64,2,4,2>", 33, 96, 640, 5, 2, th, false);
+  gemm_bulk<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 256, 1, 2, th, false);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail
   gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 77, 130, 1, th);   // scalar
@@ -708,6 +732,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   auto kern = bench_kernel<G, BL>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
+  constexpr bool bulk = std::is_same<BL, mono_dev::BulkK<half_t>>::value;
   mono_dev::DenseK<half_t> a{dA, M, K, K};
   BL b{dB, N, K, kn ? N : K};
   auto launch = [&] {
@@ -746,7 +771,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
-              gname, kn ? "[K][N]" : "[N][K]", M, N, K, splits, tiles * splits, us,
+              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : "[N][K]", M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
 #ifdef MONO_PROBE_BUILD
   probe_report(tiles * splits, (K / splits + G::kBK - 1) / G::kBK, [&] { launch(); });
@@ -759,8 +784,10 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
 }
 
 template <class G>
-static void bench_one(const char* gname, int M, int N, int K, int splits, bool b_kn) {
-  if (b_kn)
+static void bench_one(const char* gname, int M, int N, int K, int splits, int b_kind) {
+  if (b_kind == 2)
+    bench_one_t<G, mono_dev::BulkK<half_t>>(gname, M, N, K, splits);
+  else if (b_kind == 1)
     bench_one_t<G, mono_dev::DenseN<half_t>>(gname, M, N, K, splits);
   else
     bench_one_t<G, mono_dev::DenseK<half_t>>(gname, M, N, K, splits);
@@ -779,9 +806,10 @@ using BenchH10 = mono_dev::GemmF16<128, 64, 64, 4, 2, 4>;  // whole M = 128, 8 w
 using BenchH11 = mono_dev::GemmF16<128, 32, 64, 4, 2, 4>;  // whole M, 8 warps of 32x16
 using BenchH12 = mono_dev::GemmF16<64, 64, 128, 2, 4, 3>;  // BK 128
 
-static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {
-  const bool kn = cfg > 100;  // CFG + 100: B stored [K][N], loaded with DenseN
-  if (kn) cfg -= 100;
+static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN, 2 BulkK
+  // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] through bulk copies
+  const int kn = cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
+  cfg -= 100 * kn;
   switch (cfg) {
     case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits, kn); break;
     case 2: bench_one<BenchH2>("GemmF16<64,64,32,2,4,3>", M, N, K, splits, kn); break;

@@ -77,6 +77,41 @@ __device__ __forceinline__ void ldmatrix_x2(unsigned int (&r)[2], unsigned int a
                : "r"(addr));
 }
 
+// mbarrier and bulk-copy wrappers (sm_90): a bulk copy moves `bytes` (a multiple of 16, both
+// addresses 16-byte aligned) from global to shared memory through the TMA unit and counts them
+// on an mbarrier's transaction count; the barrier's phase completes when its one arrival
+// (arrive.expect_tx with the stage's total bytes) and all those bytes are in.
+__device__ __forceinline__ void mbar_init(unsigned int bar, unsigned int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_inval(unsigned int bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned int bar, unsigned int bytes) {
+  asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned int bar, unsigned int parity) {
+  unsigned int done;
+  do {
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void bulk_copy_g2s(unsigned int dst, const void* src, unsigned int bytes,
+                                              unsigned int bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // D = A(16x16, row) * B(16x8, col) + D, fp16 inputs, fp32 accumulate.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned int (&a)[4], unsigned int b0,
                                           unsigned int b1) {
@@ -663,6 +698,70 @@ __device__ __forceinline__ DenseKIter<T, ALIGNED, ROWS, BK, NT> make_iter(const 
   return DenseKIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
+}  // namespace detail
+
+// Operand stored [rows][K] like DenseK, read with bulk copies (TMA unit) instead of per-thread
+// cp.async: one copy of BK elements per tile row, issued by one thread each, completion counted
+// on the stage's mbarrier. The generator uses it only where it proves the conditions: ptr and
+// row_stride 16-byte aligned, and every k tile whole (the K range a split reads is a multiple
+// of BK), so no zero fill is needed. Rows at or beyond `rows` are not copied: their shared
+// memory keeps stale data, which only feeds accumulators of output columns the epilogue never
+// stores (row r of B meets column r of the product only).
+template <class T>
+struct BulkK {
+  const T* ptr;
+  int rows;
+  int K;
+  int row_stride;
+};
+
+namespace detail {
+
+template <class T, int ROWS, int BK, int NT>
+struct BulkKIter {
+  static constexpr bool kBulk = true;
+  static constexpr int IT = (ROWS + NT - 1) / NT;
+  BulkK<T> l;
+  int r0, ld;
+  unsigned int bytes;  // per stage: the valid rows' copies
+  unsigned int mbar = 0;
+  __device__ __forceinline__ BulkKIter(const BulkK<T>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
+    const int valid = min(ROWS, max(l.rows - r0, 0));
+    bytes = (unsigned int)(valid * BK * (int)sizeof(T));
+  }
+  __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
+    if (threadIdx.x == 0) mbar_expect_tx(mbar, bytes);
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int r = (int)threadIdx.x + it * NT;
+      if ((int)threadIdx.x < NT && r < ROWS && r0 + r < l.rows)
+        bulk_copy_g2s(dst_smem + (unsigned int)(r * ld * (int)sizeof(T)),
+                      l.ptr + (long long)(r0 + r) * l.row_stride + k0, BK * (unsigned int)sizeof(T), mbar);
+    }
+  }
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
+  __device__ __forceinline__ void store(T*) {}
+};
+
+template <int ROWS, int BK, int NT, class T>
+__device__ __forceinline__ BulkKIter<T, ROWS, BK, NT> make_iter(const BulkK<T>& l, int r0, int ld) {
+  return BulkKIter<T, ROWS, BK, NT>(l, r0, ld);
+}
+
+template <class I, class = void>
+struct IsBulk {
+  static constexpr bool value = false;
+};
+template <class I>
+struct IsBulk<I, decltype(void(I::kBulk))> {
+  static constexpr bool value = I::kBulk;
+};
+// Points a bulk iterator at the mbarrier of the stage it loads next (no-op for the others).
+template <class I>
+__device__ __forceinline__ void set_stage_barrier(I& it, unsigned int bar) {
+  if constexpr (IsBulk<I>::value) it.mbar = bar;
+}
+
 // Register staging of one stage's units: fetch(op) loads this thread's units (op.fetch(u), all
 // in flight together) into registers, store(op) writes them to shared memory (op.store(u, v)).
 // The iterators below fetch a future stage before the current stage's MMAs and store it after
@@ -770,13 +869,14 @@ struct GemmF16 {
   static_assert(WM % 16 == 0, "GemmF16: BM / WARPS_M must be a multiple of 16");
   static_assert(WN % 8 == 0, "GemmF16: BN / WARPS_N must be a multiple of 8");
   static_assert(BK % 16 == 0, "GemmF16: BK must be a multiple of 16");
-  static_assert(STAGES >= 2, "GemmF16: STAGES >= 2");
+  static_assert(STAGES >= 2 && STAGES <= 8, "GemmF16: 2 <= STAGES <= 8");
   static constexpr int MI = WM / 16;  // m16 fragments per warp
   static constexpr int NI = WN / 8;   // n8 fragments per warp
   static constexpr int LDS = BK + 8;  // padded smem row (halves): conflict-free ldmatrix
   static constexpr int kStageA = BM * LDS;  // halves
   static constexpr int kStageB = BN * LDS;
-  static constexpr int kSmemBytes = STAGES * (kStageA + kStageB) * 2;
+  static constexpr int kPipeBytes = STAGES * (kStageA + kStageB) * 2;
+  static constexpr int kSmemBytes = kPipeBytes + 64;  // + one mbarrier per stage (bulk loaders)
   static_assert(kSmemBytes <= 227 * 1024, "GemmF16: shared memory > 227 KB");
 
   // Accumulator layout (m16n8 f32): c0,c1 -> row g, cols 2t,2t+1; c2,c3 -> row g+8 (g = lane/4,
@@ -858,10 +958,10 @@ struct GemmF16 {
       }
     }
   };
-#ifdef MONO_DIRECT_EPILOGUE  // generated code: mono-compile --direct-epilogue (A/B timings)
+#ifdef MONO_DIRECT_EPILOGUE  // generated code, unless mono-compile --staged-epilogue
   static constexpr bool kStagedFits = false;
 #else
-  static constexpr bool kStagedFits = BM * (BN + 8) * 4 <= kSmemBytes && BM * BN / kThreads <= 16;
+  static constexpr bool kStagedFits = BM * (BN + 8) * 4 <= kPipeBytes && BM * BN / kThreads <= 16;
 #endif
 
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
@@ -910,14 +1010,24 @@ struct GemmF16 {
         for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
 
     MONO_GEMM_PROBE(0);
-    __syncthreads();  // smem may still be in use by the caller's previous work
     auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
     auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
+    constexpr bool kBulk = detail::IsBulk<decltype(ait)>::value || detail::IsBulk<decltype(bit)>::value;
+    const unsigned int bar0 = smem_u32(smem + kPipeBytes);  // stage s: bar0 + 8 s
+    unsigned int phases = 0;                                 // bit s: parity stage s waits for
+    if constexpr (kBulk) {
+      if (threadIdx.x == 0)
+        for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 1);
+      mbar_fence_init();
+    }
+    __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
     constexpr unsigned int kStageBytesA = kStageA * 2, kStageBytesB = kStageB * 2;
     const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < ktiles) {
+        detail::set_stage_barrier(ait, bar0 + 8 * s);
+        detail::set_stage_barrier(bit, bar0 + 8 * s);
         ait.load(sA + s * kStageA, sA_u + s * kStageBytesA, k_begin + s * BK);
         bit.load(sB + s * kStageB, sB_u + s * kStageBytesB, k_begin + s * BK);
       }
@@ -943,6 +1053,10 @@ struct GemmF16 {
     unsigned int bf[FB][NI][2];
     for (int kt = 0; kt < ktiles; ++kt) {
       cp_async_wait<STAGES - 2>();
+      if constexpr (kBulk) {
+        mbar_wait(bar0 + 8 * read_stage, (phases >> read_stage) & 1u);
+        phases ^= 1u << read_stage;
+      }
       __syncthreads();  // stage kt visible to all; stage kt-1 fully consumed by all warps
       MONO_GEMM_PROBE(2 + (kt < 59 ? kt : 59));
       if (computes) load_frags(af[0], bf[0], a_rd, b_rd, 0);
@@ -950,6 +1064,8 @@ struct GemmF16 {
       half_t* const wa = sA + write_stage * kStageA;
       half_t* const wb = sB + write_stage * kStageB;
       if (more) {  // cp.async issue (DenseK) or register prefetch (DenseN) of stage kt+STAGES-1
+        detail::set_stage_barrier(ait, bar0 + 8 * write_stage);
+        detail::set_stage_barrier(bit, bar0 + 8 * write_stage);
         ait.fetch(wa, sA_u + write_stage * kStageBytesA, k_next);
         bit.fetch(wb, sB_u + write_stage * kStageBytesB, k_next);
       }
@@ -984,6 +1100,10 @@ struct GemmF16 {
     }
     cp_async_wait<0>();
     __syncthreads();  // smem free for the caller
+    if constexpr (kBulk) {  // every issued stage was waited for: the barriers are idle
+      if (threadIdx.x == 0)
+        for (int s = 0; s < STAGES; ++s) mbar_inval(bar0 + 8 * s);
+    }
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
