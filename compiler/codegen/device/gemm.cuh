@@ -49,6 +49,17 @@
 #define MONO_GEMM_PROBE(slot) ((void)0)
 #endif
 
+// Trait NAME<X>::value = X::MEMBER if X declares `static constexpr bool MEMBER`, else false.
+#define MONO_FLAG_TRAIT(NAME, MEMBER)                          \
+  template <class X, class = void>                             \
+  struct NAME {                                                \
+    static constexpr bool value = false;                       \
+  };                                                           \
+  template <class X>                                           \
+  struct NAME<X, decltype(void(X::MEMBER))> {                  \
+    static constexpr bool value = X::MEMBER;                   \
+  };
+
 namespace mono_dev {
 
 // ------------------------------------------------------------------------------------------------
@@ -162,14 +173,7 @@ struct HasLoad<E, decltype(void(sizeof(typename E::In)))> {
 // An epilogue whose stores are contiguous along m (a transposed output) declares
 //   static constexpr bool m_fastest = true;
 // and the staged epilogue (GemmF16::StagedFrags) then hands neighbouring threads neighbouring m.
-template <class E, class = void>
-struct MFastest {
-  static constexpr bool value = false;
-};
-template <class E>
-struct MFastest<E, decltype(void(E::m_fastest))> {
-  static constexpr bool value = E::m_fastest;
-};
+MONO_FLAG_TRAIT(MFastest, m_fastest)
 
 // The two phases run over chunks of kEpiChunk elements (the In values of a chunk live in
 // registers; a whole 64x128 tile's would not fit beside the accumulators). Elements outside the
@@ -531,14 +535,7 @@ struct DenseN {
 // consecutive k jump between channel planes and each lane's load is its own memory sector).
 // fp16 pairs of consecutive k are packed into 4-byte shared stores.
 namespace detail {
-template <class F, class = void>
-struct RowsFastest {
-  static constexpr bool value = false;
-};
-template <class F>
-struct RowsFastest<F, decltype(void(F::rows_fastest))> {
-  static constexpr bool value = F::rows_fastest;
-};
+MONO_FLAG_TRAIT(RowsFastest, rows_fastest)
 }  // namespace detail
 
 template <class T, class F>
@@ -748,14 +745,7 @@ __device__ __forceinline__ BulkKIter<T, ROWS, BK, NT> make_iter(const BulkK<T>& 
   return BulkKIter<T, ROWS, BK, NT>(l, r0, ld);
 }
 
-template <class I, class = void>
-struct IsBulk {
-  static constexpr bool value = false;
-};
-template <class I>
-struct IsBulk<I, decltype(void(I::kBulk))> {
-  static constexpr bool value = I::kBulk;
-};
+MONO_FLAG_TRAIT(IsBulk, kBulk)
 // Points a bulk iterator at the mbarrier of the stage it loads next (no-op for the others).
 template <class I>
 __device__ __forceinline__ void set_stage_barrier(I& it, unsigned int bar) {
