@@ -147,7 +147,9 @@ class Emitter {
 
   std::string run(const std::string& model_name) {
     std::ostringstream calls;
-    if (plan_.prefetch_weights)  // stages before the first one prefetched at a stage start
+    // Stage s prefetches stage s + distance; stages 1 .. distance - 1 have no such stage, so
+    // the kernel prefetches them on entry (stage 0's weights are read at once: no point).
+    if (plan_.prefetch_weights)
       for (int t = 1; t < plan_.prefetch_distance && t < static_cast<int>(plan_.stages.size()); ++t)
         emit_prefetch(calls, t);
     for (size_t s = 0; s < plan_.stages.size(); ++s) emit_stage(calls, static_cast<int>(s));
@@ -971,7 +973,8 @@ class Emitter {
                            int64_t rows, int64_t K, bool f16, int64_t bk = 0) {
     const std::string T = f16 ? "half_t" : "float";
     const int64_t stride = transposed ? rows : K;
-    if (plan_.bulk_weights && f16 && !transposed && bk > 0 && K % bk == 0 && !dense_aligned(v, stride, f16).empty() &&
+    // (packed weights start 256-byte aligned, so a 16-byte multiple stride keeps every row aligned)
+    if (plan_.bulk_weights && f16 && !transposed && bk > 0 && K % bk == 0 && stride % 8 == 0 &&
         plan_.placement.at(plan_.root(v)).space == Placement::kWeights)
       return str_cat("BulkK<half_t> ", var, "{", ptr, ", ", rows, ", ", K, ", ", stride, "};");
     if (stride % (f16 ? 8 : 4) != 0) {
@@ -1185,8 +1188,8 @@ class Emitter {
   const KernelPlan& plan_;
   std::map<std::string, std::string> by_text_;
   std::map<std::string, std::string> epi_names_;
-  size_t* epi_slots_ = nullptr;
-  bool epi_m_fastest_ = false;  // set by epilogue_code: the store is contiguous along m  // while emitting a GEMM epilogue: float reads counted into slots
+  size_t* epi_slots_ = nullptr;  // while emitting a GEMM epilogue: float reads counted into slots
+  bool epi_m_fastest_ = false;   // set by epilogue_code: the store is contiguous along m
   std::set<std::string> row_prelude_done_, structs_done_;
   std::vector<std::string> functions_;
 };
