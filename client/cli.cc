@@ -94,6 +94,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->gemm_stages = int_flag(flag, args, 2, 8, "a number in 2..8");
   } else if (flag == "--bulk-weights" || flag == "--no-bulk-weights") {
     options->bulk_weights = flag == "--bulk-weights";
+  } else if (flag == "--early-weights" || flag == "--no-early-weights") {
+    options->early_weights = flag == "--early-weights";
   } else if (flag == "--direct-epilogue" || flag == "--staged-epilogue") {
     options->staged_epilogue = flag == "--staged-epilogue";
   } else if (flag == "--no-fuse-attention") {

@@ -84,6 +84,8 @@ static const char kUsage[] =
     "  --no-fuse-attention  attention (MatMul, Softmax, MatMul) as three groups in three stages\n"
     "                     instead of one group (for A/B timings)\n"
     "  --bulk-weights     fp16 GEMMs read weights with bulk copies (TMA unit), not cp.async\n"
+    "  --no-early-weights  no preload of the next stage's first weight k tiles before each grid\n"
+    "                     barrier (default: preload; A/B timings)\n"
     "  --staged-epilogue  fp16 GEMM epilogues staged through shared memory for coalesced stores,\n"
     "                     not straight from the mma registers (default: direct; A/B timings)\n"
     "  --gemm-stages N    cp.async pipeline depth of every default fp16 GEMM tile, 2..8 (A/B)\n"

@@ -30,6 +30,7 @@ static const char kUsage[] =
     "  --prefetch, --prefetch-distance N  with --gpu: L2 prefetch of the weights N stages ahead\n"
     "  --staged-epilogue  with --gpu: GEMM epilogues staged through shared memory (A/B timings)\n"
     "  --bulk-weights     with --gpu: weights read with bulk copies (TMA unit)\n"
+    "  --no-early-weights  with --gpu: no weight preload across grid barriers (A/B timings)\n"
     "  --test-data DIR    compare with DIR/output_N.pb given DIR/input_N.pb; exit 1 on mismatch\n"
     "  --tolerance X      relative error allowed (default 1e-4 for f32 outputs, 1e-2 for f16)\n"
     "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"

@@ -104,16 +104,16 @@ constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops o
 // shapes on the H100 (bench/runs/diag2/diag/gemm.txt, 2026-11-21): one BM x BN x Kitem item
 // costs about a fixed 4 us (pipeline fill, epilogue, the memory latency of both) plus its MMAs at
 // about 0.7 M FMA per us per SM, or its operand bytes at about 60 KB per us per SM when that is
-// slower. A split-K partial adds its reduction (red.add of the partial tile, fence, counter, reload
-// by the last arrival), which grows with the atomics that meet on one tile (BM x BN x splits):
-// about 5 us for 64x64 with split-K 4 (128x768x3072 ran 15 us against 9-10 us for the same items
-// unsplit in 128x3072x768) and 2.4 us for 32x64 with split-K 2 (128x768x768: 8.5 against 7.1 us).
+// slower. Split-K (gemm.cuh): producers store their partial tile and count it; the reducer waits
+// for the count, then reads the splits - 1 partial tiles one after another (a memory latency and
+// the bytes at the load rate each) before its epilogue (estimates: not yet fitted to timings of
+// this protocol; the earlier atomic-add reduction measured about 5 us for 64x64 split-K 4).
 constexpr double kGemmItemFixedUs = 4.0;
 constexpr double kF16FmaPerSmUs = 0.7e6;
 constexpr double kF32FmaPerSmUs = 0.1e6;  // FFMA: the f16 rate over the peak ratio (estimate)
 constexpr double kItemBytesPerSmUs = 60e3;
-constexpr double kSplitReduceUs = 1.2;             // plus the per-atomic term:
-constexpr double kSplitReduceUsPerAtomic = 0.25e-3;
+constexpr double kSplitWaitUs = 0.6;   // the last producer's fence and count (estimate)
+constexpr double kSplitSlotUs = 0.5;   // the latency of reading one partial tile (estimate)
 
 }  // namespace
 
@@ -167,7 +167,7 @@ double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t) {
   const double fma_us = t.bm * t.bn * k_item / (f16 ? kF16FmaPerSmUs : kF32FmaPerSmUs);
   const double bytes_us = (t.bm + t.bn) * k_item * (f16 ? 2 : 4) / kItemBytesPerSmUs;
   const double reduce_us =
-      t.splits > 1 ? kSplitReduceUs + kSplitReduceUsPerAtomic * t.bm * t.bn * t.splits : 0.0;
+      t.splits > 1 ? kSplitWaitUs + (t.splits - 1) * (kSplitSlotUs + t.bm * t.bn * 4.0 / kItemBytesPerSmUs) : 0.0;
   return kGemmItemFixedUs + std::max(fma_us, bytes_us) + reduce_us;
 }
 
@@ -309,6 +309,7 @@ class Planner {
     plan_.prefetch_distance = opt_.prefetch_distance;
     plan_.staged_epilogue = opt_.staged_epilogue;
     plan_.bulk_weights = opt_.bulk_weights;
+    plan_.early_weights = opt_.early_weights;
 
     if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)
       user_error("a block of ", opt_.threads, " threads is not a multiple of 32 in 32..1024");
@@ -841,8 +842,9 @@ class Planner {
       read(grp.anchor);
       for (const Node* e : grp.epilogue) read(e);
     }
-    // Split-K workspaces: zero between uses (the last split resets its tile), so GEMMs of
-    // different stages share one region; those of one stage sit side by side.
+    // Split-K workspaces (gemm.cuh: splits - 1 partial tiles per output tile) and tile counters
+    // (zero between uses: the reducer resets its counter), so GEMMs of different stages share
+    // one region; those of one stage sit side by side.
     size_t ws_bytes = 0, counter_words = 0;
     for (const Stage& st : plan_.stages) {
       size_t ws = 0, cw = 0;
@@ -852,8 +854,9 @@ class Planner {
         GemmProblem s = gemm_problem(grp);
         grp.workspace_offset = ws;
         grp.counters_offset = cw;
-        ws += align_up(static_cast<size_t>(s.batch * s.m * s.n) * 4, 256);
-        cw += static_cast<size_t>(s.batch * ceil_div(s.m, grp.gemm.bm) * ceil_div(s.n, grp.gemm.bn));
+        const size_t tiles = static_cast<size_t>(s.batch * ceil_div(s.m, grp.gemm.bm) * ceil_div(s.n, grp.gemm.bn));
+        ws += align_up(tiles * (grp.gemm.splits - 1) * grp.gemm.bm * grp.gemm.bn * 4, 256);
+        cw += tiles;
       }
       ws_bytes = std::max(ws_bytes, ws);
       counter_words = std::max(counter_words, cw);

@@ -152,7 +152,8 @@ struct ResidualEpi {
 };
 static float residual_pattern(size_t i) { return 0.25f * (float)(int)(i % 7) - 0.75f; }
 
-template <class G, class AL, class BL, class Epi>
+// PRE (GemmF16 only): the operand whose first k tiles GemmF16::preload issues before tile().
+template <class G, class AL, class BL, class Epi, int PRE = mono_dev::kPreNone>
 __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
                                                            Epi epi, float* ws,
                                                            unsigned int* counters, int splits) {
@@ -162,13 +163,22 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
   const int m0 = (tile / tiles_n) * G::kBM, n0 = (tile % tiles_n) * G::kBN;
   int kb, ke;
   mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
-  G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, splits > 1 ? ws : nullptr,
-          splits > 1 ? counters + tile : nullptr, splits);
+  float* tile_ws = splits > 1 ? ws + (long long)tile * (splits - 1) * G::kBM * G::kBN : nullptr;
+  unsigned int* tile_counter = splits > 1 ? counters + tile : nullptr;
+  if constexpr (PRE == mono_dev::kPreNone) {
+    G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y);
+  } else {
+    if constexpr (PRE == mono_dev::kPreA) G::template preload<PRE>(m0, kb, ke, a, dyn_smem);
+    else G::template preload<PRE>(n0, kb, ke, b, dyn_smem);
+    __syncthreads();  // as the grid barrier between a preload and its tile in generated code
+    G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y, PRE);
+  }
 }
 
 // Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and
-// (split-K) that the workspace and counters are back to zero. residual: the two-phase epilogue.
-template <class G, class AL, class BL>
+// (split-K) that the counters are back to zero and that every run gives the same bits (no float
+// atomics). residual: the two-phase epilogue.
+template <class G, class AL, class BL, int PRE = mono_dev::kPreNone>
 static void run_gemm_case(const std::string& name, int M, int N, int K, const AL& a, const BL& b,
                           std::vector<double> ref, double tol, int splits, int runs,
                           bool residual = false) {
@@ -180,8 +190,9 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   CK(cudaMalloc(&c, sizeof(float) * M * N));
   CK(cudaMalloc(&hits, sizeof(unsigned) * M * N));
   if (splits > 1) {
-    CK(cudaMalloc(&ws, sizeof(float) * M * N));
-    CK(cudaMemset(ws, 0, sizeof(float) * M * N));
+    const size_t slots = size_t(tiles) * (splits - 1) * G::kBM * G::kBN;  // partial tiles (gemm.cuh)
+    CK(cudaMalloc(&ws, sizeof(float) * slots));
+    CK(cudaMemset(ws, 0xff, sizeof(float) * slots));  // NaN: a partial read before it is written shows
     CK(cudaMalloc(&counters, sizeof(unsigned) * tiles));
     CK(cudaMemset(counters, 0, sizeof(unsigned) * tiles));
   }
@@ -191,12 +202,13 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
     for (size_t i = 0; i < rv.size(); ++i) rv[i] = residual_pattern(i), ref[i] += rv[i];
     res = to_dev<float>(rv);
   }
-  auto kern = gemm_kernel<G, AL, BL, StoreEpi>;
-  auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi>;
-  auto kern_mf = gemm_kernel<G, AL, BL, StoreEpiMF>;
+  auto kern = gemm_kernel<G, AL, BL, StoreEpi, PRE>;
+  auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi, PRE>;
+  auto kern_mf = gemm_kernel<G, AL, BL, StoreEpiMF, PRE>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_mf, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  std::vector<float> first;  // split-K: the first run's result
   for (int r = 0; r < runs; ++r) {
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
@@ -220,14 +232,17 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
     std::string extra;
     if (bad_hits) extra = "epilogue not called exactly once for " + std::to_string(bad_hits) + " elements";
     if (splits > 1) {
-      std::vector<float> w(size_t(M) * N);
       std::vector<unsigned> cn(tiles);
-      CK(cudaMemcpy(w.data(), ws, sizeof(float) * w.size(), cudaMemcpyDeviceToHost));
       CK(cudaMemcpy(cn.data(), counters, sizeof(unsigned) * tiles, cudaMemcpyDeviceToHost));
       size_t nz = 0;
-      for (float x : w) nz += x != 0.0f;
       for (unsigned x : cn) nz += x != 0u;
-      if (nz) extra += " workspace/counters not reset (" + std::to_string(nz) + " nonzero)";
+      if (nz) extra += " counters not reset (" + std::to_string(nz) + " nonzero)";
+      // Every run (either epilogue walk) sums the same values in the same order: the same bits.
+      if (first.empty()) {
+        first = got;
+      } else if (std::memcmp(first.data(), got.data(), sizeof(float) * got.size()) != 0) {
+        extra += " result differs from an earlier run (split-K must be deterministic)";
+      }
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d splits=%d run %d%s", M, N, K, splits, r + 1,
@@ -278,6 +293,22 @@ static void gemm_densek(const char* gname, int M, int N, int K, int splits, int 
   mono_dev::DenseK<T> a{dA + a_offset, M, K, K}, b{dB, N, K, K};
   std::string name = std::string(gname) + " DenseK/DenseK" + (a_offset ? " (A misaligned)" : "");
   run_gemm_case<G>(name, M, N, K, a, b, ref, tol, splits, runs);
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
+// GemmF16::preload of one operand (PRE = kPreA: A, the conv weights' place; kPreB: B, the MatMul
+// weights') before tile(), with the code generator's aligned loaders.
+template <class G, int PRE>
+static void gemm_preload(const char* gname, int M, int N, int K, int splits, double tol) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  half_t* dA = to_dev<half_t>(A);
+  half_t* dB = to_dev<half_t>(B);
+  mono_dev::DenseK<half_t, true> a{dA, M, K, K}, b{dB, N, K, K};
+  run_gemm_case<G, decltype(a), decltype(b), PRE>(
+      std::string(gname) + (PRE == mono_dev::kPreA ? " preload A" : " preload B"), M, N, K, a, b, ref, tol, splits, 2);
   CK(cudaFree(dA));
   CK(cudaFree(dB));
 }
@@ -401,6 +432,10 @@ static void gemm_checks() {
   gemm_bulk<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 256, 1, 2, th, false);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail
+  gemm_preload<H5, mono_dev::kPreB>("GemmF16<64,64,64,2,4,4>", 128, 768, 768, 1, th);
+  gemm_preload<H5, mono_dev::kPreB>("GemmF16<64,64,64,2,4,4>", 77, 136, 200, 3, th);  // K tail, split-K
+  gemm_preload<H5, mono_dev::kPreA>("GemmF16<64,64,64,2,4,4>", 100, 72, 72, 1, th);  // 2 k tiles, 3 preloaded stages
+  gemm_preload<H4, mono_dev::kPreA>("GemmF16<32,64,64,2,4,2>", 64, 256, 1000, 2, th);
   gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 130, 200, 77, 130, 1, th);   // scalar
   gemm_densen<H1, half_t>("GemmF16<64,128,32,2,4,3>", 77, 132, 200, 80, 136, 1, th);   // vector
   gemm_densen<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 128, 768, 3, th);  // vector
@@ -674,7 +709,8 @@ __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
   int kb, ke;
   mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
   G::tile(M, N, (tile / tiles_n) * G::kBM, (tile % tiles_n) * G::kBN, kb, ke, a, b, epi, dyn_smem,
-          splits > 1 ? ws : nullptr, splits > 1 ? counters + tile : nullptr, splits);
+          splits > 1 ? ws + (long long)tile * (splits - 1) * G::kBM * G::kBN : nullptr,
+          splits > 1 ? counters + tile : nullptr, splits, blockIdx.y);
 }
 
 #ifdef MONO_PROBE_BUILD
@@ -725,8 +761,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   unsigned* cnt;
   const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
   CK(cudaMalloc(&dC, sizeof(half_t) * M * N));
-  CK(cudaMalloc(&ws, sizeof(float) * M * N));
-  CK(cudaMemset(ws, 0, sizeof(float) * M * N));
+  CK(cudaMalloc(&ws, sizeof(float) * std::max(1, tiles * (splits - 1) * G::kBM * G::kBN)));
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
   auto kern = bench_kernel<G, BL>;

@@ -1,14 +1,8 @@
 // Mono device library: grid-wide barrier for a persistent kernel.
-// SELF-CONTAINED (no includes); see common.cuh.
+// SELF-CONTAINED (no includes); requires common.cuh to be included first.
 #pragma once
 
 namespace mono_dev {
-
-__device__ __forceinline__ unsigned int ld_acquire_gpu(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 __device__ __forceinline__ unsigned long long ld_acquire_gpu_u64(const unsigned long long* p) {
   unsigned long long v;

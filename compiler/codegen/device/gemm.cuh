@@ -32,14 +32,17 @@
 // load(m, n, In&) and operator()(m, n, acc, const In&), each called exactly once per element.
 //
 // Split-K (splits > 1): the caller runs `splits` work items for the same tile with disjoint K
-// ranges [k_begin, k_end); IMPORTANT: every range boundary except the operand's K must be a
-// multiple of BK (loaders zero-fill only beyond K, so a range ending mid-tile would be counted
-// twice). split_k_range() below computes such ranges. `workspace` points to a zero-initialised
-// fp32 [M][N] buffer (row stride N) for this GEMM (batch: caller offsets it), `tile_counter` to a
-// zero-initialised counter for THIS tile. Each split red.adds its partial tile, the last one to
-// arrive reads the sum, calls the epilogue, and resets the workspace tile and counter to
-// zero, so the next use (next launch, or the next GEMM using the region after a grid barrier)
-// starts clean. Float atomics make split-K results order-dependent in the last bits.
+// ranges [k_begin, k_end), `split` = 0 .. splits-1; IMPORTANT: every range boundary except the
+// operand's K must be a multiple of BK (loaders zero-fill only beyond K, so a range ending
+// mid-tile would be counted twice). split_k_range() below computes such ranges. Splits 0 ..
+// splits-2 (producers) store their partial tile to `workspace` slot `split` (BM x BN floats per
+// slot, in the accumulators' register order, so the stores and loads of a warp are contiguous),
+// then count themselves on `tile_counter`. Split splits-1 (the reducer) waits for that count,
+// adds the partials to its own accumulators in slot order, resets the counter and applies the
+// epilogue. No float atomics: the sum is the same in every run. The counter must be zero when
+// first used. The reducer WAITS for the producers, so the caller must order work items so that
+// no block reaches a reducer before it has run every producer it was given: number items with
+// the split slowest (item = split * tiles + tile) and let each block walk its items upwards.
 #pragma once
 
 // Timing hook for the device-library probe (tests/gpu/device_lib_check.cu --probe): slot 0 on
@@ -189,70 +192,104 @@ struct LoadIn {  // phase 1
   }
 };
 template <class Epilogue, bool kTwoPhase>
-struct ApplyEpi {  // phase 2 (or the only phase); zeroes the split-K workspace element when ws
+struct ApplyEpi {  // phase 2 (or the only phase)
   const Epilogue& epi;
   const void* in;
-  float* ws;
-  int N;
   int e0;
   __device__ __forceinline__ void operator()(int e, int m, int n, float v) const {
     if (kTwoPhase && (e < e0 || e >= e0 + kEpiChunk)) return;
-    if (ws) ws[(long long)m * N + n] = 0.0f;
     if constexpr (kTwoPhase)
       epi(m, n, v, static_cast<const typename Epilogue::In*>(in)[e - e0]);
     else
       epi(m, n, v);
   }
 };
-struct RedAddWorkspace {
-  float* ws;
-  int N;
-  __device__ __forceinline__ void operator()(int, int m, int n, float v) const {
-    red_add(ws + (long long)m * N + n, v);
-  }
-};
 
 // Applies the epilogue to every element the thread owns (acc.visit(f) calls f(e, m, n, value),
-// e = the element's slot < Acc::kElems, for every owned element with m < M, n < N). With `ws`
-// (split-K, last arrival) the accumulators are first replaced by the workspace sums, which are
-// reset to zero as they are consumed.
+// e = the element's slot < Acc::kElems, for every owned element with m < M, n < N).
 template <class Acc, class Epilogue>
-__device__ __forceinline__ void apply_epilogue(const Acc& acc, const Epilogue& epi, float* ws, int N) {
-  if (ws) acc.reload(ws, N);
+__device__ __forceinline__ void apply_epilogue(const Acc& acc, const Epilogue& epi) {
   if constexpr (HasLoad<Epilogue>::value) {
 #pragma unroll
     for (int e0 = 0; e0 < Acc::kElems; e0 += kEpiChunk) {
       typename Epilogue::In in[kEpiChunk];
       acc.visit(LoadIn<Epilogue>{epi, in, e0});
-      acc.visit(ApplyEpi<Epilogue, true>{epi, in, ws, N, e0});
+      acc.visit(ApplyEpi<Epilogue, true>{epi, in, e0});
     }
   } else {
-    acc.visit(ApplyEpi<Epilogue, false>{epi, nullptr, ws, N, 0});
+    acc.visit(ApplyEpi<Epilogue, false>{epi, nullptr, 0});
   }
 }
 
-// acc.reload(ws, N) must replace the accumulators by loads of ws[m * N + n] (all loads first, so
-// that they are in flight together; plain loads are enough: the counter atomic + fence below is
-// an acquire pattern, and the hardware invalidates L1 at the fence). Finishes the tile: epilogue
-// directly, or the split-K protocol described at the top.
+// A split-K partial slot: element e of thread t at float4 (e / 4) * NT + t (or, when a thread owns
+// a number of elements that is not a multiple of 4, float e * NT + t). acc.el(e) is element e of
+// the thread, Acc::kNT the tile's threads. Stores and loads go to L2 (.cg): L1 is not coherent.
+template <class Acc>
+__device__ __forceinline__ void store_partial(const Acc& acc, float* slot) {
+  constexpr int NT = Acc::kNT, E = Acc::kElems;
+  if (!acc.computes) return;
+  const int t = threadIdx.x;
+  if constexpr (E % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q)
+      __stcg(reinterpret_cast<float4*>(slot) + q * NT + t,
+             make_float4(acc.el(4 * q), acc.el(4 * q + 1), acc.el(4 * q + 2), acc.el(4 * q + 3)));
+  } else {
+#pragma unroll
+    for (int e = 0; e < E; ++e) __stcg(slot + e * NT + t, acc.el(e));
+  }
+}
+template <class Acc>
+__device__ __forceinline__ void add_partial(const Acc& acc, const float* slot) {
+  constexpr int NT = Acc::kNT, E = Acc::kElems;
+  if (!acc.computes) return;
+  const int t = threadIdx.x;
+  if constexpr (E % 4 == 0) {
+    float4 p[E / 4];  // all loads in flight before the adds
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q) p[q] = __ldcg(reinterpret_cast<const float4*>(slot) + q * NT + t);
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q) {
+      acc.el(4 * q) += p[q].x;
+      acc.el(4 * q + 1) += p[q].y;
+      acc.el(4 * q + 2) += p[q].z;
+      acc.el(4 * q + 3) += p[q].w;
+    }
+  } else {
+    float p[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) p[e] = __ldcg(slot + e * NT + t);
+#pragma unroll
+    for (int e = 0; e < E; ++e) acc.el(e) += p[e];
+  }
+}
+
+// Finishes the tile: the epilogue directly, or the split-K protocol described at the top
+// (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats).
 template <class Acc, class Epilogue>
-__device__ __forceinline__ void finish_tile(int N, const Acc& acc, const Epilogue& epi,
-                                            float* workspace, unsigned int* tile_counter,
-                                            int splits) {
+__device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi, float* workspace,
+                                            unsigned int* tile_counter, int splits, int split) {
   if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
-    apply_epilogue(acc, epi, nullptr, N);
+    apply_epilogue(acc, epi);
     return;
   }
-  acc.visit(RedAddWorkspace{workspace, N});
-  __threadfence();
+  constexpr int kSlot = Acc::kNT * Acc::kElems;
+  if (split < splits - 1) {  // producer: publish the partial, count it, done
+    store_partial(acc, workspace + (long long)split * kSlot);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(tile_counter, 1u);
+    return;
+  }
+  if (threadIdx.x == 0) {  // reducer: wait for the producers (they never wait: see the top)
+    while (ld_acquire_gpu(tile_counter) < (unsigned int)(splits - 1)) __nanosleep(32);
+    __threadfence();
+    *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;  // next use: after a grid barrier or launch
+  }
   __syncthreads();
-  int last = 0;
-  if (threadIdx.x == 0) last = atomicAdd(tile_counter, 1u) == (unsigned int)(splits - 1);
-  last = __syncthreads_or(last);
-  if (!last) return;
-  __threadfence();
-  apply_epilogue(acc, epi, workspace, N);
-  if (threadIdx.x == 0) atomicExch(tile_counter, 0u);
+#pragma unroll 1
+  for (int s = 0; s < splits - 1; ++s) add_partial(acc, workspace + (long long)s * kSlot);
+  apply_epilogue(acc, epi);
 }
 
 }  // namespace detail
@@ -845,6 +882,9 @@ __device__ __forceinline__ GatherIter<T, F, ROWS, BK, NT> make_iter(const Gather
 
 }  // namespace detail
 
+// Which operand's pipeline prologue a GemmF16::preload() issued ahead of tile().
+enum : int { kPreNone = 0, kPreA = 1, kPreB = 2 };
+
 // ------------------------------------------------------------------------------------------------
 // fp16 tensor-core GEMM tile: mma.sync m16n8k16, fp32 accumulation, STAGES-deep cp.async pipeline.
 // Warp (wm, wn) computes a (BM/WARPS_M) x (BN/WARPS_N) sub-tile; fragments come from ldmatrix.
@@ -872,27 +912,11 @@ struct GemmF16 {
   // Accumulator layout (m16n8 f32): c0,c1 -> row g, cols 2t,2t+1; c2,c3 -> row g+8 (g = lane/4,
   // t = lane%4); (mb, nb) = global (row, col) of c0 of fragment (0, 0).
   struct Frags {
-    static constexpr int kElems = MI * NI * 4;
+    static constexpr int kElems = MI * NI * 4, kNT = kThreads;
     float (&acc)[MI][NI][4];
     int mb, nb, M, N;
     bool computes;
-    __device__ __forceinline__ void reload(const float* ws, int ldw) const {
-      if (!computes) return;
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int m = mb + i * 16 + h * 8;
-          const float* row = ws + (long long)m * ldw + nb;
-          if (m < M) {
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-              for (int q = 0; q < 2; ++q)
-                if (nb + j * 8 + q < N) acc[i][j][h * 2 + q] = row[j * 8 + q];
-          }
-        }
-    }
+    __device__ __forceinline__ float& el(int e) const { return acc[e / (NI * 4)][(e / 4) % NI][e % 4]; }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -918,9 +942,9 @@ struct GemmF16 {
   // and a thread owns at most 16 elements (a 64x128 tile's 32 spill under the register cap).
   template <bool M_FASTEST>
   struct StagedFrags {
-    static constexpr int kElems = BM * BN / kThreads;
+    static constexpr int kElems = BM * BN / kThreads, kNT = kThreads;
     static constexpr int LDC = M_FASTEST ? BN + 1 : BN + 8;
-    mutable float v[kElems];  // reload (split-K, last arrival) replaces them
+    mutable float v[kElems];  // split-K: the reducer adds the partials to them
     int m0, n0, M, N;
     bool computes;
     __device__ __forceinline__ void pos(int e, int& m, int& n) const {
@@ -928,15 +952,7 @@ struct GemmF16 {
       m = M_FASTEST ? i % BM : i / BN;
       n = M_FASTEST ? i / BM : i % BN;
     }
-    __device__ __forceinline__ void reload(const float* ws, int ldw) const {
-      if (!computes) return;
-#pragma unroll
-      for (int e = 0; e < kElems; ++e) {
-        int m, n;
-        pos(e, m, n);
-        if (m0 + m < M && n0 + n < N) v[e] = ws[(long long)(m0 + m) * ldw + n0 + n];
-      }
-    }
+    __device__ __forceinline__ float& el(int e) const { return v[e]; }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -980,10 +996,34 @@ struct GemmF16 {
     }
   }
 
+  // Issues the first STAGES-1 k tiles of one operand of a later tile() call (OP = kPreA: `l` is
+  // its A, rows from r0 = m0; kPreB: its B, rows from r0 = n0) as STAGES-1 cp.async groups; that
+  // call then passes pre = OP and issues only the other operand's prologue. For constant operands
+  // (weights) before a grid barrier: the block's shared memory must be free (its previous work
+  // done and synchronised) and stay untouched until the tile() call.
+  template <int OP, class Load>
+  __device__ static void preload(int r0, int k_begin, int k_end, const Load& l, unsigned char* smem) {
+    static_assert(OP == kPreA || OP == kPreB, "preload: OP is kPreA or kPreB");
+    constexpr int kStage = OP == kPreA ? kStageA : kStageB;
+    half_t* base = reinterpret_cast<half_t*>(smem) + (OP == kPreA ? 0 : STAGES * kStageA);
+    const unsigned int base_u = smem_u32(base);
+    auto it = detail::make_iter<OP == kPreA ? BM : BN, BK, kThreads>(l, r0, LDS);
+    static_assert(!detail::IsBulk<decltype(it)>::value, "preload: cp.async loaders only");
+    const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < ktiles) it.load(base + s * kStage, base_u + (unsigned int)(s * kStage * 2), k_begin + s * BK);
+      cp_async_commit();
+    }
+  }
+
+  // pre: kPreNone, or the operand whose first STAGES-1 k tiles a preload() already issued (its
+  // groups were committed first, so the main loop's cp_async_wait<STAGES-2> still covers them).
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split,
+                              int pre = kPreNone) {
     half_t* sA = reinterpret_cast<half_t*>(smem);
     half_t* sB = sA + STAGES * kStageA;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -1018,8 +1058,8 @@ struct GemmF16 {
       if (s < ktiles) {
         detail::set_stage_barrier(ait, bar0 + 8 * s);
         detail::set_stage_barrier(bit, bar0 + 8 * s);
-        ait.load(sA + s * kStageA, sA_u + s * kStageBytesA, k_begin + s * BK);
-        bit.load(sB + s * kStageB, sB_u + s * kStageBytesB, k_begin + s * BK);
+        if (pre != kPreA) ait.load(sA + s * kStageA, sA_u + s * kStageBytesA, k_begin + s * BK);
+        if (pre != kPreB) bit.load(sB + s * kStageB, sB_u + s * kStageBytesB, k_begin + s * BK);
       }
       cp_async_commit();
     }
@@ -1131,10 +1171,10 @@ struct GemmF16 {
         sf.v[e] = sf.computes ? st[m * SF::LDC + n] : 0.0f;
       }
       __syncthreads();  // smem free for the caller
-      detail::finish_tile(N, sf, epi, workspace, tile_counter, splits);
+      detail::finish_tile(sf, epi, workspace, tile_counter, splits, split);
     } else {
       const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
-      detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
     }
     MONO_GEMM_PROBE(63);
   }
@@ -1171,20 +1211,11 @@ struct GemmF32 {
 
   // Thread owns rows mb + i*LM (i < TM) and cols nb + j*LN (j < TN).
   struct Frags {
-    static constexpr int kElems = TM * TN;
+    static constexpr int kElems = TM * TN, kNT = kThreads;
     float (&acc)[TM][TN];
     int mb, nb, M, N;
     bool computes;
-    __device__ __forceinline__ void reload(const float* ws, int ldw) const {
-      if (!computes) return;
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) {
-          const int m = mb + i * LM, n = nb + j * LN;
-          if (m < M && n < N) acc[i][j] = ws[(long long)m * ldw + n];
-        }
-    }
+    __device__ __forceinline__ float& el(int e) const { return acc[e / TN][e % TN]; }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -1201,7 +1232,7 @@ struct GemmF32 {
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     float* sA = reinterpret_cast<float*>(smem);
     float* sB = sA + STAGES * kStageA;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -1273,7 +1304,7 @@ struct GemmF32 {
     __syncthreads();
 
     const Frags fr{acc, m0 + a_row, n0 + b_row, M, N, computes};
-    detail::finish_tile(N, fr, epi, workspace, tile_counter, splits);
+    detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
   }
 };
 
