@@ -1077,6 +1077,9 @@ class Emitter {
       const int64_t OW = ys[k + 1];
       const int64_t SH = k == 2 ? strides[0] : 1, SW = strides[k - 1], DH = k == 2 ? dil[0] : 1, DW = dil[k - 1];
       const int64_t PH = k == 2 ? pads[0] : 0, PW = pads[k - 1];
+      // A pointwise (1x1, stride 1, no padding) convolution's B is the input itself, [Cin][H*W]
+      // per image: a dense [K][N] operand (16-byte loads where aligned) instead of im2col.
+      const bool pointwise = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && N == H * W;  // no end padding
       // im2col on the fly: B(n = output pixel, k = (ci, kh, kw)).
       std::string fname = str_cat("Im2col_", H, "x", W, "_k", KH, "x", KW, "_s", SH, "x", SW, "_p", PH, "x", PW, "_d",
                                   DH, "x", DW, "_c", xs[1], "_", f16 ? "h" : "f");
@@ -1089,12 +1092,13 @@ class Emitter {
           "    const int ih = oh * ", SH, " - ", PH, " + kh * ", DH, ", iw = ow * ", SW, " - ", PW, " + kw * ", DW, ";\n",
           "    if (ih < 0 || ih >= ", H, " || iw < 0 || iw >= ", W, ") return from_float<", T, ">(0.0f);\n",
           "    return x[((long long)ci * ", H, " + ih) * ", W, " + iw];\n  }\n};\n");
-      if (!structs_done_.count(fname)) {
+      if (!pointwise && !structs_done_.count(fname)) {
         functions_.push_back(im2col);
         structs_done_.insert(fname);
       }
       a_loader = dense_loader("la", "A", false, n.inputs[1], M, K, f16, gs.bk);
-      b_loader = str_cat("Gather<", T, ", ", fname, "> lb{", fname, "{B + (long long)b * ", xs[1] * H * W, "}};");
+      b_loader = pointwise ? dense_loader("lb", str_cat("B + (long long)b * ", xs[1] * H * W), true, n.inputs[0], N, K, f16)
+                           : str_cat("Gather<", T, ", ", fname, "> lb{", fname, "{B + (long long)b * ", xs[1] * H * W, "}};");
       P.ref(n.inputs[1]);  // p0 = weights (A)
       P.ref(n.inputs[0]);  // p1 = input (B)
       if (n.input(2)) bias_code = str_cat("    v += ", load(P, n.inputs[2], "m"), ";  // bias\n");

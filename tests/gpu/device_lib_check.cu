@@ -750,7 +750,31 @@ static void probe_report(int blocks, int ktiles, Launch launch) {
 }
 #endif
 
-// BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout).
+// im2col of a KSxKS convolution (stride 1, pad KS/2) over x [C][H][W] as the code generator
+// emits it (shapes compile-time constants, rows = output pixels fastest): B (n = pixel, k = (c,
+// kh, kw)) of the conv GEMM whose A is the weights [O][C*KS*KS].
+template <int C, int H, int W, int KS>
+struct BenchIm2col {
+  static constexpr bool rows_fastest = true;
+  const half_t* x;
+  __device__ half_t operator()(int r, int k) const {
+    if (r >= H * W || k >= C * KS * KS) return mono_dev::from_float<half_t>(0.0f);
+    const int ci = k / (KS * KS), kk = k % (KS * KS), kh = kk / KS, kw = kk % KS;
+    const int ih = r / W - KS / 2 + kh, iw = r % W - KS / 2 + kw;
+    if (ih < 0 || ih >= H || iw < 0 || iw >= W) return mono_dev::from_float<half_t>(0.0f);
+    return x[((long long)ci * H + ih) * W + iw];
+  }
+};
+template <class BL>
+static BL bench_b(half_t* p, int N, int K) {
+  if constexpr (std::is_same<BL, mono_dev::DenseN<half_t>>::value) return BL{p, N, K, N};
+  else if constexpr (std::is_same<BL, mono_dev::DenseK<half_t>>::value || std::is_same<BL, mono_dev::BulkK<half_t>>::value)
+    return BL{p, N, K, K};
+  else return BL{{p}};  // Gather<half_t, BenchIm2col<...>>
+}
+
+// BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout);
+// BL = Gather<BenchIm2col>: a convolution's im2col.
 template <class G, class BL>
 static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
@@ -769,7 +793,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
   constexpr bool bulk = std::is_same<BL, mono_dev::BulkK<half_t>>::value;
   mono_dev::DenseK<half_t> a{dA, M, K, K};
-  BL b{dB, N, K, kn ? N : K};
+  const BL b = bench_b<BL>(dB, N, K);
   auto launch = [&] {
     kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, HalfStoreEpi{dC, N}, ws,
                                                                cnt, splits);
@@ -806,7 +830,8 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
-              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : "[N][K]", M, N, K, splits, tiles * splits, us,
+              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
+              M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
 #ifdef MONO_PROBE_BUILD
   probe_report(tiles * splits, (K / splits + G::kBK - 1) / G::kBK, [&] { launch(); });
@@ -820,6 +845,17 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
 
 template <class G>
 static void bench_one(const char* gname, int M, int N, int K, int splits, int b_kind) {
+  // Convolutions (resnet50's shapes): N and K must be the functor's (else it reads out of bounds).
+  if (b_kind == 3 && N == 56 * 56 && K == 64 * 9)
+    return bench_one_t<G, mono_dev::Gather<half_t, BenchIm2col<64, 56, 56, 3>>>(gname, M, N, K, splits);
+  if (b_kind == 3 && N == 14 * 14 && K == 256 * 9)
+    return bench_one_t<G, mono_dev::Gather<half_t, BenchIm2col<256, 14, 14, 3>>>(gname, M, N, K, splits);
+  if (b_kind == 3 && N == 56 * 56 && K == 64)
+    return bench_one_t<G, mono_dev::Gather<half_t, BenchIm2col<64, 56, 56, 1>>>(gname, M, N, K, splits);
+  if (b_kind == 3) {
+    std::printf("bench: no im2col shape N=%d K=%d (3136x576, 196x2304, 3136x64)\n", N, K);
+    return;
+  }
   if (b_kind == 2)
     bench_one_t<G, mono_dev::BulkK<half_t>>(gname, M, N, K, splits);
   else if (b_kind == 1)
@@ -842,8 +878,9 @@ using BenchH11 = mono_dev::GemmF16<128, 32, 64, 4, 2, 4>;  // whole M, 8 warps o
 using BenchH12 = mono_dev::GemmF16<64, 64, 128, 2, 4, 3>;  // BK 128
 
 static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN, 2 BulkK
-  // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] through bulk copies
-  const int kn = cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
+  // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] through bulk copies;
+  // CFG + 300: B = im2col of a convolution (see bench_one)
+  const int kn = cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
   cfg -= 100 * kn;
   switch (cfg) {
     case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits, kn); break;
