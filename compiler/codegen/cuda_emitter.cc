@@ -1,6 +1,7 @@
 #include "compiler/codegen/cuda_emitter.h"
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <algorithm>
@@ -116,9 +117,13 @@ class Params {
 // Index arithmetic over a shape: decomposes a flat index into per-axis variables.
 std::string decompose(const std::string& flat, const Shape& shape, const std::string& prefix) {
   const std::string rem = prefix + "_rest";
-  std::string s = str_cat("    long long ", rem, " = ", flat, ";\n");
+  // 32-bit division by a constant is a multiply-high and a shift; 64-bit is several times that,
+  // per element of every epilogue and pointwise group. flat < numel(shape) always.
+  const bool narrow = shape_numel(shape) <= INT32_MAX;
+  const std::string t = narrow ? "int" : "long long", lit = narrow ? "" : "LL";
+  std::string s = narrow ? str_cat("    int ", rem, " = (int)(", flat, ");\n") : str_cat("    long long ", rem, " = ", flat, ";\n");
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    s += str_cat("    const long long ", prefix, d, " = ", rem, " % ", shape[d], "LL; ", rem, " /= ", shape[d], "LL;\n");
+    s += str_cat("    const ", t, " ", prefix, d, " = ", rem, " % ", shape[d], lit, "; ", rem, " /= ", shape[d], lit, ";\n");
   }
   s += str_cat("    (void)", rem, ";\n");
   return s;
