@@ -275,8 +275,10 @@ class Emitter {
     if (!next.empty()) {
       if (has_preload(next)) {
         // The weights of this block's first item of the next stage do not depend on this stage:
-        // their first k tiles load into shared memory while the block waits at the barrier.
-        os << "  {  // preload: this block's first GEMM item of stage " << s + 1 << "\n    const int item = blockIdx.x;\n";
+        // their first k tiles load into shared memory while the block waits at the barrier
+        // (after its arrival: barrier.cuh).
+        os << "  {\n    const unsigned long long bar = grid_arrive(p.sync);\n"
+           << "    const int item = blockIdx.x;  // preload: this block's first GEMM item of stage " << s + 1 << "\n";
         int64_t first = 0;
         for (const StageCall& c : next) {
           if (c.pre)
@@ -284,9 +286,10 @@ class Emitter {
                << fill(c.call, first ? str_cat("item - ", first) : std::string("item"), "2") << ";\n";
           first += c.items;
         }
-        os << "  }\n";
+        os << "    grid_wait(p.sync, bar);\n  }\n";
+      } else {
+        os << "  grid_barrier(p.sync);\n";
       }
-      os << "  grid_barrier(p.sync);\n";
     }
     if (plan_.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
   }

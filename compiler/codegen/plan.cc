@@ -100,20 +100,26 @@ constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132
 constexpr double kSmBandwidthShare = 2.0;
 constexpr double kAttentionRowsUs = 1.0;  // the softmax rows of one attention item (estimate)
 constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops over (estimate)
-// GEMM work items, fitted to the device library's timings of GemmF16 tiles on the BERT-base
-// shapes on the H100 (bench/runs/diag2/diag/gemm.txt, 2026-11-21): one BM x BN x Kitem item
-// costs about a fixed 4 us (pipeline fill, epilogue, the memory latency of both) plus its MMAs at
-// about 0.7 M FMA per us per SM, or its operand bytes at about 60 KB per us per SM when that is
-// slower. Split-K (gemm.cuh): producers store their partial tile and count it; the reducer waits
-// for the count, then reads the splits - 1 partial tiles one after another (a memory latency and
-// the bytes at the load rate each) before its epilogue (estimates: not yet fitted to timings of
-// this protocol; the earlier atomic-add reduction measured about 5 us for 64x64 split-K 4).
+// fp32 GEMM work items (FFMA), from the device library's H100 timings of the BERT-base shapes
+// (bench/runs/diag2/diag/gemm.txt): about a fixed 4 us plus the MMAs at the f16 rate over the
+// peak ratio or the operand bytes at about 60 KB per us per SM, whichever is slower.
 constexpr double kGemmItemFixedUs = 4.0;
-constexpr double kF16FmaPerSmUs = 0.7e6;
-constexpr double kF32FmaPerSmUs = 0.1e6;  // FFMA: the f16 rate over the peak ratio (estimate)
+constexpr double kF32FmaPerSmUs = 0.1e6;  // estimate
 constexpr double kItemBytesPerSmUs = 60e3;
-constexpr double kSplitWaitUs = 0.6;   // the last producer's fence and count (estimate)
-constexpr double kSplitSlotUs = 0.5;   // the latency of reading one partial tile (estimate)
+// fp16 (mma.sync) work items, fitted to the clock64() probe of GemmF16 tiles on the H100 (SM
+// clock 1980 MHz; bench/runs/probe1_h100 and probe2_h100): a k tile costs ~317 cycles plus its
+// operand bytes at ~29 bytes per cycle, whatever its MMA count; the pipeline fill ~1000 cycles
+// plus one k tile's bytes at ~22 B/cycle; the drain ~600; the epilogue ~1500 plus ~100 per
+// accumulator a thread owns (64x64 over 256 threads: ~3000 measured).
+constexpr double kSmClockMHz = 1980;
+constexpr double kKTileCycles = 317, kKTileBytesPerCycle = 29;
+constexpr double kFillCycles = 1000, kFillBytesPerCycle = 22, kDrainCycles = 600;
+constexpr double kEpilogueCycles = 1500, kEpilogueCyclesPerAcc = 100;
+// Split-K (gemm.cuh): producers store their partial tile and count it; the reducer waits for the
+// count (~0.9 us after its own k tiles) and reads the splits - 1 partial tiles one after another.
+// Fitted to the same probe: 64x64 split-K 4 costs ~1.6-2 us over split-K 1, 32x64 split-K 2 ~1.3.
+constexpr double kSplitWaitUs = 0.9;
+constexpr double kSplitSlotUs = 0.1;  // plus the slot's bytes at kItemBytesPerSmUs
 
 }  // namespace
 
@@ -163,11 +169,20 @@ int64_t gemm_items(const GemmProblem& p, const GemmSchedule& t) {
 }
 
 double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t) {
-  const double k_item = static_cast<double>(ceil_div(ceil_div(s.k, t.splits), t.bk) * t.bk);
-  const double fma_us = t.bm * t.bn * k_item / (f16 ? kF16FmaPerSmUs : kF32FmaPerSmUs);
-  const double bytes_us = (t.bm + t.bn) * k_item * (f16 ? 2 : 4) / kItemBytesPerSmUs;
+  const int64_t k_tiles = ceil_div(ceil_div(s.k, t.splits), t.bk);
   const double reduce_us =
       t.splits > 1 ? kSplitWaitUs + (t.splits - 1) * (kSplitSlotUs + t.bm * t.bn * 4.0 / kItemBytesPerSmUs) : 0.0;
+  if (f16) {
+    const double tile_bytes = (t.bm + t.bn) * t.bk * 2.0;
+    const double accs = static_cast<double>(t.bm) * t.bn / (32.0 * std::max(1, t.warps_m * t.warps_n));
+    const double cycles = kFillCycles + tile_bytes / kFillBytesPerCycle +
+                          k_tiles * (kKTileCycles + tile_bytes / kKTileBytesPerCycle) + kDrainCycles +
+                          kEpilogueCycles + kEpilogueCyclesPerAcc * accs;
+    return cycles / kSmClockMHz + reduce_us;
+  }
+  const double k_item = static_cast<double>(k_tiles * t.bk);
+  const double fma_us = t.bm * t.bn * k_item / kF32FmaPerSmUs;
+  const double bytes_us = (t.bm + t.bn) * k_item * 4 / kItemBytesPerSmUs;
   return kGemmItemFixedUs + std::max(fma_us, bytes_us) + reduce_us;
 }
 
