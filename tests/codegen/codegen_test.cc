@@ -58,9 +58,14 @@ TEST_P(CodegenTest, CompilesForSm90AsOneKernelWithoutSpills) {
 
   // Every group's schedule fits the context; barriers only between stages.
   for (const Group& g : b.plan.groups) EXPECT_LE(g.smem_bytes, b.plan.ctx.smem_bytes);
-  std::regex barrier(R"(grid_barrier\(p\.sync\))");
-  auto n_barriers = std::distance(std::sregex_iterator(b.source.begin(), b.source.end(), barrier), std::sregex_iterator());
-  EXPECT_EQ(n_barriers, static_cast<long>(b.plan.stages.size()) - 1);
+  // (A barrier is grid_barrier, or grid_arrive ... grid_wait around a weight preload.)
+  auto count = [&](const char* re) {
+    std::regex r(re);
+    return std::distance(std::sregex_iterator(b.source.begin(), b.source.end(), r), std::sregex_iterator());
+  };
+  const long arrives = count(R"(grid_arrive\(p\.sync\))");
+  EXPECT_EQ(arrives, count(R"(grid_wait\(p\.sync, bar\))"));
+  EXPECT_EQ(count(R"(grid_barrier\(p\.sync\))") + arrives, static_cast<long>(b.plan.stages.size()) - 1);
   std::printf("%-24s %s: %zu groups, %zu stages, %s\n", c.model, c.precision == Precision::kF16 ? "fp16" : "fp32",
               b.plan.groups.size(), b.plan.stages.size(), b.compiled.usage.str().c_str());
 }
