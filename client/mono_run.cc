@@ -30,7 +30,7 @@ static const char kUsage[] =
     "  --prefetch, --prefetch-distance N  with --gpu: L2 prefetch of the weights N stages ahead\n"
     "  --staged-epilogue  with --gpu: GEMM epilogues staged through shared memory (A/B timings)\n"
     "  --bulk-weights     with --gpu: weights read with bulk copies (TMA unit)\n"
-    "  --no-early-weights  with --gpu: no weight preload across grid barriers (A/B timings)\n"
+    "  --early-weights    with --gpu: weight preload across grid barriers (A/B timings)\n"
     "  --test-data DIR    compare with DIR/output_N.pb given DIR/input_N.pb; exit 1 on mismatch\n"
     "  --tolerance X      relative error allowed (default 1e-4 for f32 outputs, 1e-2 for f16)\n"
     "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"
@@ -123,7 +123,7 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
     gm->run_host(inputs);  // a second, warm run to profile
     std::vector<StageTime> st = gm->stage_times();
     double work = 0, barriers = 0;
-    std::printf("%-6s %9s %11s  %s\n", "stage", "work us", "barrier us", "groups");
+    std::printf("%-6s %9s %11s %9s %7s  %s\n", "stage", "work us", "barrier us", "median us", "slowest", "groups");
     for (const StageTime& s : st) {
       std::string groups;
       if (s.stage < static_cast<int>(plan_used.stages.size()))
@@ -132,7 +132,8 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelOpti
           groups += str_cat(groups.empty() ? "" : "; ", grp.anchor->name, " (", op_name(grp.anchor->op), ")",
                             grp.epilogue.empty() ? "" : str_cat(" +", grp.epilogue.size()));
         }
-      std::printf("%-6d %9.2f %11.2f  %s\n", s.stage, s.work_us, s.barrier_us, groups.c_str());
+      std::printf("%-6d %9.2f %11.2f %9.2f %7d  %s\n", s.stage, s.work_us, s.barrier_us, s.median_us, s.slowest_block,
+                  groups.c_str());
       work += s.work_us;
       barriers += s.barrier_us;
     }

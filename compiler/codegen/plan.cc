@@ -664,7 +664,9 @@ class Planner {
   // estimate for its stage. Groups sharing a stage share the grid: their items go round-robin
   // over the blocks, so the stage takes about ceil(all items / grid) times its slowest item.
   // `others_items` / `others_item_us` describe the stage's other groups (0 when alone).
-  void choose_gemm(Group& grp, int64_t others_items = 0, double others_item_us = 0) {
+  // `copies`: the stage runs that many groups of this problem with the same schedule (their
+  // items all count).
+  void choose_gemm(Group& grp, int64_t others_items = 0, double others_item_us = 0, int copies = 1) {
     const GemmProblem s = gemm_problem(grp);
     const std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, plan_.ctx);
     if (tiles.empty())
@@ -679,9 +681,9 @@ class Planner {
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
-        const double us = s.conv || others_items == 0
+        const double us = s.conv || (others_items == 0 && copies == 1)
                               ? estimate_gemm_us(s, grp.f16, c, plan_.ctx)
-                              : round_robin_us(gemm_items(s, c) + others_items,
+                              : round_robin_us(copies * gemm_items(s, c) + others_items,
                                                std::max(gemm_item_us(s, grp.f16, c), others_item_us), plan_.ctx);
         if (us < best * 0.97) {
           best = us;
@@ -701,6 +703,21 @@ class Planner {
         if (k == GroupKind::kGemm && !plan_.groups[gid].in_attention()) gemms.push_back(gid);  // dense GEMMs only (see estimate_gemm_us)
       }
       if (gemms.size() < 2) continue;
+      // GEMMs of one problem (BERT's Q, K, V) start from the best common schedule. Chosen
+      // alone, each took split-K 3; against each other's 72 items no single one could get the
+      // stage back into one round of the grid (3 x 72 items on 132 blocks), although 3 x 24
+      // unsplit items fit.
+      const GemmProblem p0 = gemm_problem(plan_.groups[gemms[0]]);
+      bool same = true;
+      for (int gid : gemms) {
+        const GemmProblem p = gemm_problem(plan_.groups[gid]);
+        same = same && p.m == p0.m && p.n == p0.n && p.k == p0.k && p.batch == p0.batch && !p.conv &&
+               plan_.groups[gid].f16 == plan_.groups[gemms[0]].f16;
+      }
+      if (same) {
+        choose_gemm(plan_.groups[gemms[0]], 0, 0, static_cast<int>(gemms.size()));
+        for (int gid : gemms) plan_.groups[gid].gemm = plan_.groups[gemms[0]].gemm;
+      }
       for (int round = 0; round < 2; ++round) {
         for (int gid : gemms) {
           int64_t items = 0;

@@ -119,7 +119,7 @@ struct KernelPlan {
   int prefetch_distance = 1;
   bool staged_epilogue = false;
   bool bulk_weights = false;
-  bool early_weights = true;
+  bool early_weights = false;
   bool inline_groups = true;
   KernelContext ctx;
   std::vector<Group> groups;
@@ -172,9 +172,11 @@ struct PlanOptions {
   // fp16 GEMMs read constant weights ([N][K] packed, K whole k tiles) with bulk copies through
   // the TMA unit (gemm.cuh BulkK) instead of per-thread cp.async.
   bool bulk_weights = false;
-  // Before each grid barrier, a block issues the first k tiles of the weights of its first GEMM
-  // item of the next stage (gemm.cuh GemmF16::preload), so they load during the barrier.
-  bool early_weights = true;
+  // Between its arrival at each grid barrier and its wait, a block issues the first k tiles of
+  // the weights of its first GEMM item of the next stage (gemm.cuh GemmF16::preload). Off: no
+  // faster on the H100 (bert-base 853.3 against 853.2 us, vit-base 1158.5 against 1131.0,
+  // bench/RESULTS.md session 7).
+  bool early_weights = false;
   // Group functions inlined into the kernel (1), or kept as separate functions that groups
   // with the same code share (0): far less code for ptxas on big models, a call per item.
   // -1 (auto): inline up to kInlineGroupLimit groups.

@@ -206,13 +206,17 @@ std::vector<StageTime> GpuModel::stage_times() {
   for (int b = 0; b < G; ++b) released = std::min(released, t[static_cast<size_t>(2 * S) * G + b]);  // kernel start
   for (int s = 0; s < S; ++s) {
     unsigned long long done = 0, next = ~0ull;
+    std::vector<unsigned long long> ends(G);
+    StageTime st;
     for (int b = 0; b < G; ++b) {
-      done = std::max(done, at(s, 0, b));
+      ends[b] = at(s, 0, b);
+      if (ends[b] > done) done = ends[b], st.slowest_block = b;
       next = std::min(next, at(s, 1, b));
     }
-    StageTime st;
+    std::nth_element(ends.begin(), ends.begin() + G / 2, ends.end());
     st.stage = s;
     st.work_us = (static_cast<double>(done) - static_cast<double>(released)) / 1000.0;
+    st.median_us = (static_cast<double>(ends[G / 2]) - static_cast<double>(released)) / 1000.0;
     st.barrier_us = s + 1 < S ? (static_cast<double>(next) - static_cast<double>(done)) / 1000.0 : 0.0;
     out.push_back(st);
     released = next;

@@ -29,6 +29,8 @@ struct StageTime {
   int stage = 0;
   double work_us = 0;
   double barrier_us = 0;
+  double median_us = 0;   // the median block's work (release to its work done)
+  int slowest_block = 0;  // the block that finished last
 };
 
 struct Timing {
