@@ -282,7 +282,7 @@ class Emitter {
         int64_t first = 0;
         for (const StageCall& c : next) {
           if (c.pre)
-            os << "    if (item >= " << first << " && item < " << first + c.items << ") "
+            os << "    if (" << (first ? str_cat("item >= ", first, " && ") : std::string()) << "item < " << first + c.items << ") "
                << fill(c.call, first ? str_cat("item - ", first) : std::string("item"), "2") << ";\n";
           first += c.items;
         }

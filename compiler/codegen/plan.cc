@@ -107,7 +107,7 @@ constexpr double kGemmItemFixedUs = 4.0;
 constexpr double kF32FmaPerSmUs = 0.1e6;  // estimate
 constexpr double kItemBytesPerSmUs = 60e3;
 // fp16 (mma.sync) work items, fitted to the clock64() probe of GemmF16 tiles on the H100 (SM
-// clock 1980 MHz; bench/runs/probe1_h100 and probe2_h100): a k tile costs ~317 cycles plus its
+// clock 1980 MHz; bench/runs/probe1_h100/probe.txt and run18_h100_splitk_preload/probe.txt): a k tile costs ~317 cycles plus its
 // operand bytes at ~29 bytes per cycle, whatever its MMA count; the pipeline fill ~1000 cycles
 // plus one k tile's bytes at ~22 B/cycle; the drain ~600; the epilogue ~1500 plus ~100 per
 // accumulator a thread owns (64x64 over 256 threads: ~3000 measured).

@@ -32,7 +32,8 @@ __device__ __forceinline__ unsigned long long ld_acquire_gpu_u64(const unsigned 
 // after the arrival, not before the whole barrier: with the preload issued before grid_barrier,
 // bert-base ran 941 us instead of 883 on the H100 (a gpu-scope fence that waits for the block's
 // outstanding loads would delay every arrival by a memory latency).
-// grid_arrive returns the count to wait for (meaningful in thread 0 only).
+// grid_arrive returns the count to wait for (meaningful in thread 0 only), 0 for the block that
+// completed the round: it does not poll.
 __device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {
   __syncthreads();
   unsigned long long target = 0;
@@ -42,6 +43,7 @@ __device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {
     __threadfence();  // release this block's writes (cumulative over the __syncthreads above)
     const unsigned long long arrived = atomicAdd(count, 1ull);
     target = arrived - arrived % n + n;
+    if (arrived + 1 == target) target = 0;  // the last arrival completed the round itself
   }
   return target;
 }
@@ -49,8 +51,7 @@ __device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {
 __device__ __forceinline__ void grid_wait(unsigned int* state, unsigned long long target) {
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
     const unsigned long long* count = reinterpret_cast<const unsigned long long*>(state);
-    // The last arrival completed the round itself: its first poll passes.
-    while (ld_acquire_gpu_u64(count) < target) {
+    while (target != 0 && ld_acquire_gpu_u64(count) < target) {
       asm volatile("nanosleep.u32 20;" ::: "memory");
     }
     __threadfence();  // acquire side: order later reads of the block after the observation
