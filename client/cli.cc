@@ -98,6 +98,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->early_weights = flag == "--early-weights";
   } else if (flag == "--direct-epilogue" || flag == "--staged-epilogue") {
     options->staged_epilogue = flag == "--staged-epilogue";
+  } else if (flag == "--no-fold-layernorm" || flag == "--fold-layernorm") {
+    options->fold_layernorm = flag == "--fold-layernorm";
   } else if (flag == "--no-fuse-attention") {
     options->fuse_attention = false;
   } else if (flag == "--no-inline" || flag == "--inline") {

@@ -82,6 +82,8 @@ static const char kUsage[] =
     "                     groups with the same code: much faster NVRTC/ptxas on big models);\n"
     "                     default: inline up to 64 groups\n"
     "  --no-fuse-attention  attention (MatMul, Softmax, MatMul) as three groups in three stages\n"
+    "  --no-fold-layernorm  a stage per LayerNormalization (default: folded into the GEMM that\n"
+    "                     writes its input and the GEMMs that read its output, where they allow it)\n"
     "                     instead of one group (for A/B timings)\n"
     "  --bulk-weights     fp16 GEMMs read weights with bulk copies (TMA unit), not cp.async\n"
     "  --early-weights    preload the next stage's first weight k tiles while each grid barrier\n"

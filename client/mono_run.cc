@@ -26,6 +26,7 @@ static const char kUsage[] =
     "                     float16 reference, one rounding per op)\n"
     "  --profile          with --gpu: a profiling build; prints the time of every stage and barrier\n"
     "  --no-fuse-attention  with --gpu: attention as three groups in three stages (A/B timings)\n"
+    "  --no-fold-layernorm  with --gpu: a stage per LayerNormalization (A/B timings)\n"
     "  --gemm-stages N    with --gpu: cp.async depth of every default fp16 GEMM tile (A/B timings)\n"
     "  --prefetch, --prefetch-distance N  with --gpu: L2 prefetch of the weights N stages ahead\n"
     "  --staged-epilogue  with --gpu: GEMM epilogues staged through shared memory (A/B timings)\n"

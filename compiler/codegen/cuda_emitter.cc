@@ -77,10 +77,25 @@ class Params {
     order_.push_back({r, packing, name});
     return name;
   }
+  // A pointer that is no value of the graph (LayerNorm statistics, counters): `pointer` is the
+  // kernel-side expression, of type `type*` (const unless `written`).
+  std::string ref_raw(const std::string& key, const std::string& type, const std::string& pointer, bool written) {
+    auto k = std::make_pair(static_cast<const Value*>(nullptr), key);
+    auto it = names_.find(k);
+    if (it != names_.end()) return it->second;
+    std::string name = "p" + std::to_string(order_.size());
+    names_[k] = name;
+    order_.push_back({nullptr, key, name, type, pointer, written});
+    return name;
+  }
   // `const T* p0, T* p1` for the function signature.
   std::string signature(const std::set<const Value*>& written) const {
     std::string s;
     for (const auto& e : order_) {
+      if (!e.value) {
+        s += str_cat(", ", e.written ? "" : "const ", e.type, "* __restrict__ ", e.name);
+        continue;
+      }
       bool w = written.count(e.value) > 0;
       s += str_cat(", ", w ? "" : "const ", ctype(plan_.dtype_of(e.value)), "* __restrict__ ", e.name);
     }
@@ -88,7 +103,7 @@ class Params {
   }
   std::string call_args() const {
     std::string s;
-    for (const auto& e : order_) s += ", " + pointer(e.value, e.packing);
+    for (const auto& e : order_) s += ", " + (e.value ? pointer(e.value, e.packing) : e.pointer);
     return s;
   }
   std::string pointer(const Value* r, const std::string& packing) const {
@@ -105,9 +120,11 @@ class Params {
 
  private:
   struct Entry {
-    const Value* value;
+    const Value* value;  // null: a raw pointer (ref_raw)
     std::string packing;
     std::string name;
+    std::string type = "", pointer = "";
+    bool written = false;
   };
   const KernelPlan& plan_;
   std::map<std::pair<const Value*, std::string>, std::string> names_;
@@ -229,6 +246,11 @@ class Emitter {
     for (int gid : plan_.stages[s].groups) {
       const Group& grp = plan_.groups[gid];
       if (grp.fused_into >= 0) continue;  // runs inside its attention group
+      if (grp.folded_ln >= 0) {             // applied by its neighbours (plan.h LnFold)
+        comments << "  // group " << gid << ": " << comment_safe(grp.nodes()) << ": folded into group "
+                 << plan_.ln_folds[grp.folded_ln].producer << " (statistics) and the readers of its output\n";
+        continue;
+      }
       comments << "  // group " << gid << ": " << comment_safe(grp.nodes());
       for (int f : grp.fused) comments << " + " << comment_safe(plan_.groups[f].nodes());
       comments << "\n";
@@ -310,9 +332,10 @@ class Emitter {
         for (int i = 0; i < n->num_inputs(); ++i) {
           const Value* v = n->inputs[i] ? plan_.root(n->inputs[i]) : nullptr;
           if (!v || !v->is_constant() || v->constant->numel() <= 1) continue;
-          const std::string packing = constant_packing(*n, i);
+          const std::string packing = plan_.packing(*n, i);
           for (const auto& c : plan_.constants) {
-            if (c.value != v || c.packing != packing || !seen.insert(c.offset).second) continue;
+            if (c.value != v || (c.packing != packing && c.packing != "cd" + packing) || !seen.insert(c.offset).second)
+              continue;
             ranges.emplace_back(c.offset, c.bytes);
           }
         }
@@ -356,15 +379,38 @@ class Emitter {
       if (d == DType::kBool) return r->constant->as_int(0) ? "true" : "false";
       return str_cat(r->constant->as_int(0), "LL");
     }
+    auto fold = plan_.ln_fold_of_y.find(r);
+    if (fold != plan_.ln_fold_of_y.end()) return load_folded_ln(P, fold->second, offset);
     std::string e = str_cat(P.ref(r), "[", offset, "]");
-    if (is_float(d) && epi_slots_) {
-      // Two-phase GEMM epilogue: read in the load phase (L), kept in in.x[k] for the store phase.
-      const size_t k = (*epi_slots_)++;
-      return str_cat("(L ? (in.x[", k, "] = to_float(", e, ")) : in.x[", k, "])");
-    }
-    if (is_float(d)) return "to_float(" + e + ")";
+    if (is_float(d)) return slot("to_float(" + e + ")");
     if (d == DType::kBool) return "(" + e + " != 0)";
     return "(long long)" + e;
+  }
+  // A float read: in a two-phase GEMM epilogue it is made in the load phase (L) and kept in
+  // in.x[k] for the store phase.
+  std::string slot(const std::string& e) {
+    if (!epi_slots_) return e;
+    const size_t k = (*epi_slots_)++;
+    return str_cat("(L ? (in.x[", k, "] = ", e, ") : in.x[", k, "])");
+  }
+  // The arena pointer to a folded LayerNorm's statistics (float pairs: rstd, -mean * rstd).
+  std::string ln_stats(Params& P, int f, bool written) {
+    return P.ref_raw(str_cat("lnstats", f, written ? "w" : ""), "float",
+                     str_cat("(float*)(p.arena + ", plan_.ln_folds[f].stats_offset, ")"), written);
+  }
+  // y = LayerNorm(x) at `offset` of y (plan.h LnFold: y is never stored).
+  std::string load_folded_ln(Params& P, int f, const std::string& offset) {
+    const LnFold& fold = plan_.ln_folds[f];
+    const Node& ln = *plan_.groups[fold.ln_group].anchor;
+    const std::string o = fold.x->type.numel() <= INT32_MAX ? str_cat("(int)(", offset, ")") : str_cat("(", offset, ")");
+    const std::string row = str_cat(o, " / ", fold.len), col = str_cat(o, " % ", fold.len);
+    const std::string st = ln_stats(P, f, false);
+    std::string e = str_cat("(", slot(str_cat("to_float(", P.ref(fold.x), "[", offset, "])")), " * ",
+                            slot(str_cat(st, "[2 * (", row, ")]")), " + ", slot(str_cat(st, "[2 * (", row, ") + 1]")),
+                            ")");
+    e = str_cat("(", e, " * ", slot(str_cat("to_float(", P.ref(ln.inputs[1]), "[", col, "])")));
+    if (ln.input(2)) e += str_cat(" + ", slot(str_cat("to_float(", P.ref(ln.inputs[2]), "[", col, "])")));
+    return e + ")";
   }
   std::string store_expr(DType d, const std::string& v) {
     if (is_float(d)) return str_cat("from_float<", ctype(d), ">(", v, ")");
@@ -1067,7 +1113,7 @@ class Emitter {
 
     int64_t batch = 1, M = 0, N = 0, K = 0;
     std::string a_loader, b_loader, a_batch, b_batch, prelude;
-    std::string bias_code;
+    std::string bias_code, ln_prefix;
     if (conv) {
       const Shape& xs = n.inputs[0]->type.shape;
       const Shape& ws = n.inputs[1]->type.shape;
@@ -1140,12 +1186,29 @@ class Emitter {
       std::string decompose_b = batch > 1 ? decompose("b", batch_shape, "bb") : "";
       a_batch = decompose_b + str_cat("    const long long a_off = ", batch_offset(as, M * K), ";\n");
       b_batch = str_cat("    const long long b_off = ", batch_offset(bs, K * N), ";\n");
-      const std::string b_pack = bv->is_constant() || plan_.root(bv)->is_constant() ? constant_packing(n, 1) : "";
-      P.ref(a);
+      const std::string b_pack = bv->is_constant() || plan_.root(bv)->is_constant() ? plan_.packing(n, 1) : "";
+      // A folded LayerNorm's output as A (plan.h LnFold): read its input x instead, against
+      // gamma-scaled weights; the epilogue starts with the correction.
+      auto fold = plan_.ln_fold_of_gemm.find(&n);
+      if (fold != plan_.ln_fold_of_gemm.end()) a = plan_.ln_folds[fold->second].x;
+      P.ref(a);  // p0 = A, p1 = B (the call below relies on the order)
       P.ref(bv, b_pack);
+      if (fold != plan_.ln_fold_of_gemm.end()) {
+        const LnFold& f = plan_.ln_folds[fold->second];
+        const std::string st = ln_stats(P, fold->second, false);
+        const std::string cd = P.ref_raw("cd" + b_pack, "float",
+                                         str_cat("(const float*)(p.weights + ", plan_.constant_offset(plan_.root(bv), "cd" + b_pack), ")"),
+                                         false);
+        const std::string row = plan_.root(out)->type.numel() <= INT32_MAX ? str_cat("(int)i / ", N) : str_cat("i / ", N);
+        bias_code = str_cat("    {  // ", comment_safe(plan_.groups[f.ln_group].anchor->name),
+                            " folded: v = acc rstd - mean rstd c[n] + d[n]\n      const int row = ", row, ";\n",
+                            "      v = v * ", slot(str_cat(st, "[2 * row]")), " + ", slot(str_cat(st, "[2 * row + 1]")), " * ",
+                            slot(str_cat(cd, "[2 * n]")), " + ", slot(str_cat(cd, "[2 * n + 1]")), ";\n    }\n");
+        std::swap(bias_code, ln_prefix);
+      }
       a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16, gs.bk);
       // B is read [N][K]: packed weights ("nk") or Gemm transB; else [K][N] (DenseN).
-      bool b_nk = b_pack == "nk" || trans_b;
+      bool b_nk = b_pack.rfind("nk", 0) == 0 || trans_b;
       b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16, gs.bk);
       if (n.op == OpKind::kGemm) {
         float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
@@ -1165,11 +1228,29 @@ class Emitter {
     // The epilogue functor: bias, fused elementwise nodes, store.
     const std::string out_ptr = P.ref(out);
     std::string epi_body = str_cat("    const long long i = base + (long long)m * ", N, "LL + n;\n");
-    epi_body += bias_code;
+    epi_body += ln_prefix + bias_code;
     std::string store;
     epi_body += epilogue_code(P, grp, "i", &store);
     epi_slots_ = nullptr;
     const std::string store_stmt = str_cat(out_ptr, "[", store, "] = ", store_expr(out_dtype, "v"), ";");
+    // A folded LayerNorm's statistics of the output rows (plan.h LnFold), after the epilogue.
+    std::string stats_call;
+    if (grp.computes_stats >= 0) {
+      const LnFold& f = plan_.ln_folds[grp.computes_stats];
+      const int64_t tm = ceil_div(M, gs.bm);
+      const std::string part = P.ref_raw(str_cat("lnpart", grp.computes_stats), "float2",
+                                         str_cat("(float2*)(p.arena + ", f.partial_offset, ")"), true);
+      const std::string st = P.ref_raw(str_cat("lnstats2_", grp.computes_stats), "float2",
+                                       str_cat("(float2*)(p.arena + ", f.stats_offset, ")"), true);
+      const std::string cnt = P.ref_raw(str_cat("lncnt", grp.computes_stats), "unsigned int",
+                                        str_cat("p.sync + ", f.counters_offset), true);
+      stats_call = str_cat("  if (split == ", gs.splits - 1, ")  // ",
+                           comment_safe(plan_.groups[f.ln_group].anchor->name), " folded: its row statistics\n",
+                           "    ln_row_stats<", gs.bm, ", ", gs.bn, ", ", gs.warps_m * gs.warps_n * 32, ">(epi.", out_ptr, ", ", N,
+                           ", min(", gs.bm, ", ", M, " - tm * ", gs.bm, "), b * ", M, " + tm * ", gs.bm, ", tn * ", gs.bn,
+                           ", tn, ", ceil_div(N, gs.bn), ", ", gs.bn, ", epi.", part, ", epi.", st, ", epi.", cnt, " + b * ", tm,
+                           " + tm, ", lit(f.eps), ", smem);\n");
+    }
     std::set<const Value*> written = {plan_.root(out)};
     // Epilogue struct: the group's pointer params are its fields.
     std::string fields = P.signature(written);  // ", const T* __restrict__ p0, ..."
@@ -1242,6 +1323,7 @@ class Emitter {
       body += str_cat("  ", gemm_t, "::tile(", M, ", ", N, ", tm * ", gs.bm, ", tn * ", gs.bn,
                       ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0", pre_arg, ");\n");
     }
+    body += stats_call;
     std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T, "* __restrict__ B, ",
                               epi_name, " epi, float* ws, unsigned int* cnt", pre ? ", int pre" : "");
     std::string name = define(conv ? "conv" : "gemm", sig, body);

@@ -82,6 +82,15 @@ DType KernelPlan::dtype_of(const Value* v) const {
   return it != device_dtype.end() ? it->second : v->type.dtype;
 }
 
+std::string KernelPlan::packing(const Node& n, int i) const {
+  std::string p = constant_packing(n, i);
+  if (i == 1) {
+    auto it = ln_fold_of_gemm.find(&n);
+    if (it != ln_fold_of_gemm.end()) p += "|ln" + std::to_string(it->second);
+  }
+  return p;
+}
+
 size_t KernelPlan::constant_offset(const Value* v, const std::string& packing) const {
   for (const PackedConstant& c : constants)
     if (c.value == v && c.packing == packing) return c.offset;
@@ -99,6 +108,7 @@ constexpr double kBarrierUs = 1.1;        // measured: one grid barrier over 132
 // work sits on few blocks is bound by them.
 constexpr double kSmBandwidthShare = 2.0;
 constexpr double kAttentionRowsUs = 1.0;  // the softmax rows of one attention item (estimate)
+constexpr double kRowStatsUs = 0.7;       // a folded LayerNorm's statistics after a GEMM tile (estimate)
 constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops over (estimate)
 // fp32 GEMM work items (FFMA), from the device library's H100 timings of the BERT-base shapes
 // (bench/runs/diag2/diag/gemm.txt): about a fixed 4 us plus the MMAs at the f16 rate over the
@@ -342,6 +352,7 @@ class Planner {
     form_groups();
     assign_gemm_precision();
     fuse_attention();
+    if (opt_.fold_layernorm) fold_layernorms();
     assign_stages();
     choose_schedules();
     place_tensors();
@@ -627,6 +638,96 @@ class Planner {
     }
   }
 
+  // ---- LayerNorm folded into its neighbouring GEMMs (plan.h: LnFold) ----
+
+  // The GEMM group `g` reads `y` as its A operand against constant weights (MatMul with a 2-D
+  // constant B, or Gemm without transA), K = len: it can read x and gamma-scaled weights instead.
+  bool ln_foldable_a(const Group& g, const Value* y, int64_t len) {
+    const Node& n = *g.anchor;
+    if (g.kind != GroupKind::kGemm || g.in_attention() || plan_.root(n.inputs[0]) != y) return false;
+    if (plan_.root(n.inputs[1]) == y || !plan_.root(n.inputs[1])->is_constant()) return false;
+    if (n.op == OpKind::kMatMul) return n.inputs[1]->type.rank() == 2 && n.inputs[0]->type.shape.back() == len;
+    if (n.op == OpKind::kGemm) {
+      const AttrValue* ta = n.attr("transA");
+      return !(ta && std::get<int64_t>(*ta) != 0) && n.inputs[0]->type.shape.back() == len;
+    }
+    return false;
+  }
+
+  void fold_layernorms() {
+    for (Group& ln : plan_.groups) {
+      const Node& n = *ln.anchor;
+      if (ln.kind != GroupKind::kRows || n.op != OpKind::kLayerNormalization || ln.in_attention() || !ln.epilogue.empty())
+        continue;
+      const int64_t rank = n.inputs[0]->type.rank();
+      int64_t axis = -1;
+      if (const AttrValue* a = n.attr("axis")) axis = std::get<int64_t>(*a);
+      if (axis < 0) axis += rank;
+      if (axis != rank - 1) continue;
+      bool stash_used = false;  // Mean / InvStdDev outputs
+      for (size_t k = 1; k < n.outputs.size(); ++k)
+        if (n.outputs[k] && (uses_[plan_.root(n.outputs[k])] > 0 || graph_output_roots_.count(plan_.root(n.outputs[k]))))
+          stash_used = true;
+      if (stash_used) continue;
+      const int64_t len = n.inputs[0]->type.shape.back();
+      const Value* gamma = plan_.root(n.inputs[1]);
+      const Value* beta = n.input(2) ? plan_.root(n.inputs[2]) : nullptr;
+      if (!gamma->is_constant() || gamma->type.numel() != len || (beta && (!beta->is_constant() || beta->type.numel() != len)))
+        continue;
+      // The producer: a GEMM group storing x row-major, N = len, that computes no other stats.
+      const Value* x = plan_.root(n.inputs[0]);
+      const Value* y = plan_.root(ln.output);
+      auto pit = producer_group_.find(x);
+      if (pit == producer_group_.end()) continue;
+      Group& prod = plan_.groups[pit->second];
+      if (prod.kind != GroupKind::kGemm || prod.in_attention() || has_transpose(prod) || prod.computes_stats >= 0 ||
+          plan_.root(prod.output) != x || multi_output_.count(x) || graph_output_roots_.count(x) ||
+          graph_output_roots_.count(y))
+        continue;
+      const GemmProblem pp = gemm_problem(prod);
+      if (pp.n != len || x->type.shape.back() != len || x->type.numel() != pp.batch * pp.m * pp.n) continue;
+      if (plan_.dtype_of(x) != plan_.dtype_of(y) || !is_float(plan_.dtype_of(x))) continue;
+      // Every reader of y: a GEMM's A operand (ln_foldable_a) or an epilogue step's operand.
+      int readers = 0;
+      bool ok = true;
+      std::vector<const Node*> a_readers;
+      for (const Group& g : plan_.groups) {
+        if (g.id == ln.id) continue;
+        for (int i = 0; i < g.anchor->num_inputs(); ++i) {
+          if (!g.anchor->inputs[i] || plan_.root(g.anchor->inputs[i]) != y) continue;
+          ++readers;
+          if (i == 0 && ln_foldable_a(g, y, len)) a_readers.push_back(g.anchor);
+          else ok = false;
+        }
+        for (const Node* e : g.epilogue)
+          for (const Value* in : e->inputs)
+            if (in && plan_.root(in) == y) {
+              ++readers;
+              ok = ok && (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm);
+            }
+      }
+      if (!ok || readers == 0 || readers != uses_[y]) continue;
+      const int f = static_cast<int>(plan_.ln_folds.size());
+      LnFold fold;
+      fold.ln_group = ln.id;
+      fold.producer = prod.id;
+      fold.x = x;
+      fold.y = y;
+      fold.len = len;
+      fold.rows = x->type.numel() / len;
+      fold.eps = attr_eps(n);
+      plan_.ln_folds.push_back(fold);
+      plan_.ln_fold_of_y[y] = f;
+      for (const Node* r : a_readers) plan_.ln_fold_of_gemm[r] = f;
+      ln.folded_ln = f;
+      prod.computes_stats = f;
+    }
+  }
+  static float attr_eps(const Node& n) {
+    const AttrValue* a = n.attr("epsilon");
+    return a ? std::get<float>(*a) : 1e-5f;
+  }
+
   void check_supported(const Node& n) {
     for (const Value* v : n.outputs)
       if (v && v->type.numel() == 0) user_error(n.describe(), ": zero-sized tensors are not supported by the CUDA backend");
@@ -653,6 +754,7 @@ class Planner {
         visit(plan_.groups[id].anchor);
         for (const Node* e : plan_.groups[id].epilogue) visit(e);
       }
+      if (grp.folded_ln >= 0) stage = plan_.groups[plan_.ln_folds[grp.folded_ln].producer].stage;  // emits nothing
       for (int id : members) plan_.groups[id].stage = stage;
       max_stage = std::max(max_stage, stage);
     }
@@ -784,10 +886,19 @@ class Planner {
           const GemmProblem p = gemm_problem(grp);
           grp.items = gemm_items(p, grp.gemm);
           grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, plan_.ctx);
+          if (grp.computes_stats >= 0) {
+            plan_.ln_folds[grp.computes_stats].parts = static_cast<int>(ceil_div(p.n, grp.gemm.bn));
+            grp.est_us += kRowStatsUs;
+          }
           grp.smem_bytes = gemm_smem_bytes(grp.f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
           break;
         }
         case GroupKind::kRows: {
+          if (grp.folded_ln >= 0) {  // applied by its neighbours (LnFold)
+            grp.items = 0;
+            grp.est_us = 0;
+            break;
+          }
           const Shape& x = grp.anchor->inputs[0]->type.shape;
           int64_t len = row_length(*grp.anchor);
           int64_t rows = shape_numel(x) / len;
@@ -838,12 +949,24 @@ class Planner {
         for (int i = 0; i < n->num_inputs(); ++i) {
           const Value* v = n->inputs[i] ? plan_.root(n->inputs[i]) : nullptr;
           if (!v || !v->is_constant()) continue;
-          pack(v, constant_packing(*n, i));
+          const std::string packing = plan_.packing(*n, i);
+          pack(v, packing);
+          if (packing.find("|ln") != std::string::npos) pack(v, "cd" + packing);
         }
       };
       use(grp.anchor);
       for (const Node* e : grp.epilogue) use(e);
     }
+    // A folded LayerNorm's y is never stored: its readers read x, whose buffer also holds the
+    // statistics (LnFold) and lives as long as they do.
+    auto source = [&](const Value* v) {
+      v = plan_.root(v);
+      auto it = plan_.ln_fold_of_y.find(v);
+      return it == plan_.ln_fold_of_y.end() ? v : plan_.ln_folds[it->second].x;
+    };
+    std::map<const Value*, size_t> stats_bytes;  // x -> bytes of its statistics
+    for (const LnFold& f : plan_.ln_folds)
+      stats_bytes[f.x] = align_up(static_cast<size_t>(f.rows) * 8, 256) + align_up(static_cast<size_t>(f.rows) * f.parts * 8, 256);
     // Intermediates written by a group and read by later stages.
     struct Live {
       const Value* v;
@@ -854,11 +977,13 @@ class Planner {
     std::map<const Value*, size_t> index;
     auto written = [&](const Value* v, int stage) {
       v = plan_.root(v);
-      if (plan_.placement.count(v) || v->is_constant() || index.count(v)) return;
+      if (plan_.placement.count(v) || v->is_constant() || index.count(v) || plan_.ln_fold_of_y.count(v)) return;
       index[v] = live.size();
-      live.push_back({v, stage, stage, align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan_.dtype_of(v)), 256)});
+      const size_t extra = stats_bytes.count(v) ? stats_bytes[v] : 0;
+      live.push_back({v, stage, stage, align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan_.dtype_of(v)), 256) + extra});
     };
     for (const Group& grp : plan_.groups) {
+      if (grp.folded_ln >= 0) continue;  // writes nothing
       for (const Value* out : grp.anchor->outputs)
         if (out) written(out, grp.stage);
       if (!grp.epilogue.empty()) written(grp.output, grp.stage);
@@ -867,7 +992,7 @@ class Planner {
       auto read = [&](const Node* n) {
         for (const Value* in : n->inputs) {
           if (!in) continue;
-          auto it = index.find(plan_.root(in));
+          auto it = index.find(source(in));
           if (it != index.end()) live[it->second].last = std::max(live[it->second].last, grp.stage);
         }
       };
@@ -889,6 +1014,13 @@ class Planner {
         const size_t tiles = static_cast<size_t>(s.batch * ceil_div(s.m, grp.gemm.bm) * ceil_div(s.n, grp.gemm.bn));
         ws += align_up(tiles * (grp.gemm.splits - 1) * grp.gemm.bm * grp.gemm.bn * 4, 256);
         cw += tiles;
+      }
+      for (int gid : st.groups) {  // a folded LayerNorm's row panel counters (LnFold)
+        const Group& grp = plan_.groups[gid];
+        if (grp.computes_stats < 0) continue;
+        const GemmProblem s = gemm_problem(grp);
+        plan_.ln_folds[grp.computes_stats].counters_offset = kBarrierWords + cw;
+        cw += static_cast<size_t>(s.batch * ceil_div(s.m, grp.gemm.bm));
       }
       ws_bytes = std::max(ws_bytes, ws);
       counter_words = std::max(counter_words, cw);
@@ -921,6 +1053,11 @@ class Planner {
       }
       used.push_back({off, l.bytes, l.last});
       plan_.placement[l.v] = {Placement::kArena, off, 0};
+      for (LnFold& f : plan_.ln_folds) {
+        if (f.x != l.v) continue;
+        f.stats_offset = off + align_up(static_cast<size_t>(f.x->type.numel()) * dtype_size(plan_.dtype_of(f.x)), 256);
+        f.partial_offset = f.stats_offset + align_up(static_cast<size_t>(f.rows) * 8, 256);
+      }
       top = std::max(top, off + l.bytes);
     }
     plan_.arena_bytes = std::max<size_t>(top, 256);
@@ -930,6 +1067,8 @@ class Planner {
     for (const auto& c : plan_.constants)
       if (c.value == v && c.packing == packing) return;
     size_t bytes = align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan_.dtype_of(v)), 256);
+    if (packing.rfind("cd", 0) == 0)  // float2 (c, d) per GEMM column (LnFold)
+      bytes = align_up(static_cast<size_t>(v->type.numel() / plan_.ln_folds[ln_fold_index(packing)].len) * 8, 256);
     plan_.constants.push_back({v, packing, plan_.weights_bytes, bytes});
     plan_.weights_bytes += bytes;
     plan_.placement[v] = {Placement::kWeights, 0, 0};
@@ -948,9 +1087,61 @@ class Planner {
 
 KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) { return Planner(graph, options).run(); }
 
+int ln_fold_index(const std::string& packing) {
+  const size_t p = packing.find("|ln");
+  MONO_CHECK(p != std::string::npos, "packing '", packing, "' names no folded LayerNorm");
+  return std::stoi(packing.substr(p + 3));
+}
+
+namespace {
+// Weights of a GEMM that reads a folded LayerNorm's output (plan.h LnFold). Packing "nk|lnF":
+// W [K][N] -> W' [N][K], W'[n][k] = W[k][n] gamma[k]; "|lnF": W [N][K] (Gemm transB) -> W'
+// [N][K]; "cd" + either: float2 per column n, c[n] = sum_k W'[n][k] as stored (rounded to the
+// device dtype, so that acc - mean c cancels exactly what the GEMM summed), d[n] = sum_k beta[k] W.
+void pack_ln_folded(const KernelPlan& plan, const KernelPlan::PackedConstant& c, unsigned char* dst) {
+  const LnFold& f = plan.ln_folds[ln_fold_index(c.packing)];
+  const Node& ln = *plan.groups[f.ln_group].anchor;
+  const bool cd = c.packing.rfind("cd", 0) == 0;
+  const std::string base = c.packing.substr(cd ? 2 : 0, c.packing.find("|ln") - (cd ? 2 : 0));
+  const bool kn = base == "nk";  // the model's W is [K][N]
+  const Tensor w = c.value->constant->cast(DType::kF32);
+  const Tensor gamma = plan.root(ln.inputs[1])->constant->cast(DType::kF32);
+  const bool has_beta = ln.input(2) != nullptr;
+  const Tensor beta = has_beta ? plan.root(ln.inputs[2])->constant->cast(DType::kF32) : Tensor();
+  const int64_t K = f.len, N = w.numel() / K;
+  const float* wp = w.data<float>();
+  const float* gp = gamma.data<float>();
+  std::vector<float> scaled(static_cast<size_t>(N * K));  // [N][K]
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) scaled[n * K + k] = (kn ? wp[k * N + n] : wp[n * K + k]) * gp[k];
+  const Tensor packed = Tensor::from_floats({N, K}, scaled, DType::kF32).cast(plan.dtype_of(c.value));
+  if (!cd) {
+    std::memcpy(dst, packed.raw(), packed.nbytes());
+    return;
+  }
+  const Tensor rounded = packed.cast(DType::kF32);
+  const float* rp = rounded.data<float>();
+  std::vector<float> out(static_cast<size_t>(2 * N));
+  for (int64_t n = 0; n < N; ++n) {
+    double cs = 0, ds = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      cs += rp[n * K + k];
+      if (has_beta) ds += static_cast<double>(beta.data<float>()[k]) * (kn ? wp[k * N + n] : wp[n * K + k]);
+    }
+    out[2 * n] = static_cast<float>(cs);
+    out[2 * n + 1] = static_cast<float>(ds);
+  }
+  std::memcpy(dst, out.data(), out.size() * sizeof(float));
+}
+}  // namespace
+
 std::vector<unsigned char> pack_weights(const KernelPlan& plan) {
   std::vector<unsigned char> blob(plan.weights_bytes, 0);
   for (const auto& c : plan.constants) {
+    if (c.packing.find("|ln") != std::string::npos) {
+      pack_ln_folded(plan, c, blob.data() + c.offset);
+      continue;
+    }
     Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
     if (c.packing == "nk") {
       // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous).
@@ -1001,10 +1192,17 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
         continue;
       }
       os << "  group " << g.id << " [" << group_kind_name(g.kind) << "] " << g.nodes() << "\n";
+      if (g.folded_ln >= 0) {
+        const LnFold& f = plan.ln_folds[g.folded_ln];
+        os << "    -> " << g.output->type.str() << " never stored: folded (row statistics after group " << f.producer
+           << "'s epilogue, normalisation applied by the readers of its output)\n";
+        continue;
+      }
       os << "    -> " << g.output->type.str() << ", " << g.items << " work items";
       if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm)
         os << ", " << g.gemm.str() << (g.f16 ? ", fp16 mma" : ", fp32 ffma");
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
+      if (g.computes_stats >= 0) os << ", + row statistics of group " << plan.ln_folds[g.computes_stats].ln_group;
       os << ", est " << format_us(g.est_us) << ", " << (g.tuned ? "tuned" : "default (untuned)") << "\n";
       if (!g.override_rejected.empty()) os << "    tuned schedule rejected: " << g.override_rejected << "\n";
     }

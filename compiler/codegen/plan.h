@@ -103,6 +103,10 @@ struct Group {
   std::vector<int> fused;
   int fused_into = -1;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
+  // LayerNorm folding (LnFold): on the LayerNorm group, the fold that replaces it (it then
+  // emits nothing); on the producer GEMM, the fold whose statistics it computes.
+  int folded_ln = -1;
+  int computes_stats = -1;
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use
@@ -110,6 +114,30 @@ struct Group {
 
 struct Stage {
   std::vector<int> groups;
+};
+
+// A LayerNormalization folded into its neighbouring GEMMs: y = LN(x) is never stored. The GEMM
+// group writing x (the producer) computes each row's statistics after its epilogue (gemm tile ->
+// rows.cuh ln_row_stats: partials per column tile, combined by the row panel's last tile into
+// stats[row] = (rstd, -mean * rstd)); the readers of y apply the normalisation to x:
+//  - a GEMM reading y as its A operand against constant weights W reads x instead, against
+//    W' = diag(gamma) W (packing "<nk or plain>|ln<fold>"), and its epilogue starts with
+//    v = acc * rstd + (-mean * rstd) * c[n] + d[n], c = column sums of W' as packed, d = beta W
+//    (packing "cd|ln<fold>": float2 per column, fp32);
+//  - an epilogue step reading y reads (x * rstd - mean * rstd) * gamma + beta.
+// The LayerNorm group stays in the plan (folded = true: no stage, no items, emits nothing).
+// The statistics sit behind x in the arena; x lives as long as y's readers.
+struct LnFold {
+  int ln_group = -1;
+  int producer = -1;
+  const Value* x = nullptr;  // roots
+  const Value* y = nullptr;
+  int64_t rows = 0, len = 0;  // rows of x (all batch entries) and the normalised row length
+  float eps = 1e-5f;
+  int parts = 0;                   // the producer's column tiles per row (set with its schedule)
+  size_t stats_offset = 0;         // arena bytes: float2 stats[rows]
+  size_t partial_offset = 0;       // arena bytes: float2 part[rows][parts]
+  size_t counters_offset = 0;      // sync words: one counter per producer row panel
 };
 
 struct KernelPlan {
@@ -140,7 +168,14 @@ struct KernelPlan {
   std::vector<PackedConstant> constants;
   size_t weights_bytes = 0;
 
+  std::vector<LnFold> ln_folds;
+  std::map<const Value*, int> ln_fold_of_y;     // y root -> fold
+  std::map<const Node*, int> ln_fold_of_gemm;   // a GEMM anchor reading y as A -> fold
+
   const Value* root(const Value* v) const;  // follows aliases
+  // The packing of constant input i of node n (support.h constant_packing, plus "|ln<fold>"
+  // for the weights of a GEMM that reads a folded LayerNorm's output).
+  std::string packing(const Node& n, int i) const;
   DType dtype_of(const Value* v) const;
   size_t constant_offset(const Value* v, const std::string& packing) const;
 };
@@ -192,6 +227,9 @@ struct PlanOptions {
   // Attention chains (MatMul, Softmax over the last axis, MatMul; plan.h Group::fused) become
   // one group. Off: three groups in three stages (for A/B timings).
   bool fuse_attention = true;
+  // LayerNormalization folded into the GEMM that writes its input and the GEMMs that read its
+  // output (LnFold) where every reader allows it. Off: a rows stage per LayerNorm (A/B).
+  bool fold_layernorm = true;
   // fp16 GEMM pipeline depth (cp.async stages) for every default tile; 0: the menu's (A/B).
   int gemm_stages = 0;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
@@ -248,6 +286,9 @@ int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext&
 double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
 // Why an ILP factor cannot be used ("" if it can): 1..64.
 std::string ilp_problem(int ilp);
+
+// The fold a "...|ln<F>" packing names (LnFold).
+int ln_fold_index(const std::string& packing);
 
 // Packs the constants into the weights blob (converted to the device dtype, B operands of
 // GEMMs transposed to [N][K]).

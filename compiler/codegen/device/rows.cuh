@@ -134,4 +134,81 @@ __device__ __forceinline__ void softmax_row(const InF& in, int row, int len, T* 
   softmax_row_f(in, row, len, detail::RowStore<T>{out, len});
 }
 
+
+// ---- LayerNorm folded into its neighbouring GEMMs (plan.h LnFold) ------------------------------
+//
+// The GEMM that writes x (row-major, `len` per row) computes the row statistics; the normalised
+// y = (x - mean) * rstd * gamma + beta is never stored: readers apply it to x (a GEMM reading y as
+// its A operand multiplies x by gamma-scaled weights and corrects its epilogue with the stats).
+//
+// ln_row_stats runs after the epilogue of one ROWS x COLS tile at (row0, c0) (this block's own
+// stores; NT threads): the tile's share of each row, (sum, sum of squares about the tile's own
+// mean), goes to part[row * parts + p]. The tile then counts itself on its row panel's counter;
+// the last tile of the panel (no waiting) combines the panel's `parts` partials in column order,
+// so the result does not depend on which tile is last, writes stats[row] = (rstd, -mean * rstd)
+// and resets the counter. Columns of partial q: min(seg, len - q * seg). `smem`: 4 free bytes.
+template <int ROWS, int COLS, int NT, class T>
+__device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int c0, int p, int parts, int seg,
+                             float2* part, float2* stats, unsigned int* counter, float eps,
+                             unsigned char* smem) {
+  constexpr int kTpr = NT / ROWS >= 32 ? 32 : (NT / ROWS < 1 ? 1 : NT / ROWS);  // threads per row
+  constexpr int kRowsPerPass = NT / kTpr;
+  constexpr int kVals = (COLS + kTpr - 1) / kTpr;
+  __syncthreads();  // the epilogue's stores are visible to the whole block
+  const int t = threadIdx.x;
+  const int j = t % kTpr;
+  const int cols = min(COLS, len - c0);
+  if (t < NT) {
+#pragma unroll 1
+    for (int r0 = 0; r0 < ROWS; r0 += kRowsPerPass) {
+      const int r = r0 + t / kTpr;
+      const bool live = r < rows;
+      const T* xr = x + (row0 + r) * len + c0;
+      float v[kVals];
+      float s = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kVals; ++i) {
+        const int c = j + i * kTpr;
+        v[i] = live && c < cols ? ld_cg_float(xr + c) : 0.0f;
+        s += v[i];
+      }
+#pragma unroll
+      for (int o = kTpr / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+      const float mean = s / (float)cols;
+      float q = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kVals; ++i) {
+        const float d = v[i] - mean;
+        if (j + i * kTpr < cols) q += d * d;
+      }
+#pragma unroll
+      for (int o = kTpr / 2; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
+      if (live && j == 0) __stcg(part + (row0 + r) * parts + p, make_float2(s, q));
+    }
+  }
+  __threadfence();  // publish the partials before counting them
+  __syncthreads();
+  unsigned int* last = reinterpret_cast<unsigned int*>(smem);
+  if (t == 0) *last = atomicAdd(counter, 1u) == (unsigned int)(parts - 1);
+  __syncthreads();
+  if (!*last) return;
+  __threadfence();  // acquire: the other tiles' partials
+  for (int r = t; r < rows; r += blockDim.x) {
+    const float2* pr = part + (row0 + r) * parts;
+    float n = 0.0f, mean = 0.0f, m2 = 0.0f;  // Chan et al.'s pairwise update, in column order
+#pragma unroll 4
+    for (int k = 0; k < parts; ++k) {
+      const float2 pk = __ldcg(pr + k);
+      const float nk = (float)min(seg, len - k * seg);
+      const float mk = pk.x / nk, d = mk - mean, nn = n + nk;
+      mean += d * (nk / nn);
+      m2 += pk.y + d * d * (n * nk / nn);
+      n = nn;
+    }
+    const float rstd = rsqrtf(m2 / (float)len + eps);
+    __stcg(stats + row0 + r, make_float2(rstd, -mean * rstd));
+  }
+  if (t == 0) *reinterpret_cast<volatile unsigned int*>(counter) = 0u;  // next use: after a grid barrier or launch
+}
+
 }  // namespace mono_dev
