@@ -100,6 +100,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->staged_epilogue = flag == "--staged-epilogue";
   } else if (flag == "--no-fold-layernorm" || flag == "--fold-layernorm") {
     options->fold_layernorm = flag == "--fold-layernorm";
+  } else if (flag == "--no-swap-b" || flag == "--swap-b") {
+    options->swap_b_operands = flag == "--swap-b";
   } else if (flag == "--no-fuse-attention") {
     options->fuse_attention = false;
   } else if (flag == "--no-inline" || flag == "--inline") {

@@ -566,6 +566,16 @@ class Emitter {
       std::vector<std::string> a = elementwise_operands(P, *e, running, prefix);
       s += str_cat("    v = ", elementwise_expr(*e, a, DType::kF32), ";  // ", comment_safe(e->name), "\n");
     }
+    if (plan_.swapped_last2.count(plan_.root(grp.output))) {
+      // Stored with the last two axes swapped (KernelPlan::swapped_last2).
+      ensure_index(cur);
+      MONO_CHECK(idx.size() >= 2, "swapped store of rank < 2");
+      std::swap(idx[idx.size() - 1], idx[idx.size() - 2]);
+      Shape swapped = cur;
+      std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+      cur_flat = linear(idx, swapped);
+      s += "    // stored [.., b, a] (its readers load it as [N][K])\n";
+    }
     *store = cur_flat;
     // Stores contiguous along m: after the transposes, the innermost index of the store is a
     // dimension whose stride in the anchor's output is N, one row.
@@ -1207,8 +1217,9 @@ class Emitter {
         std::swap(bias_code, ln_prefix);
       }
       a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16, gs.bk);
-      // B is read [N][K]: packed weights ("nk") or Gemm transB; else [K][N] (DenseN).
-      bool b_nk = b_pack.rfind("nk", 0) == 0 || trans_b;
+      // B is read [N][K]: packed weights ("nk"), Gemm transB or a value stored swapped
+      // (KernelPlan::swapped_last2); else [K][N] (DenseN).
+      bool b_nk = b_pack.rfind("nk", 0) == 0 || trans_b || plan_.swapped_last2.count(plan_.root(bv)) > 0;
       b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16, gs.bk);
       if (n.op == OpKind::kGemm) {
         float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);

@@ -353,6 +353,7 @@ class Planner {
     assign_gemm_precision();
     fuse_attention();
     if (opt_.fold_layernorm) fold_layernorms();
+    if (opt_.swap_b_operands) swap_b_operands();
     assign_stages();
     choose_schedules();
     place_tensors();
@@ -723,6 +724,64 @@ class Planner {
       prod.computes_stats = f;
     }
   }
+  // KernelPlan::swapped_last2: a GEMM group's output (rank >= 2, not a graph output, written by
+  // nothing else, no views of it) whose every reader is a MatMul reading it as B.
+  void swap_b_operands() {
+    for (const Group& g : plan_.groups) {
+      if (g.kind != GroupKind::kGemm || g.fused_into >= 0 || g.computes_stats >= 0) continue;
+      const Value* v = g.output;
+      if (plan_.root(v) != v || v->type.rank() < 2 || graph_output_roots_.count(v) || multi_output_.count(v)) continue;
+      if (plan_.ln_fold_of_y.count(v)) continue;
+      bool viewed = false;
+      for (const auto& a : plan_.alias) viewed = viewed || a.second == v;
+      if (viewed) continue;
+      if (!stores_along_m(g)) continue;  // only where the layout makes the producer store along m (K^T)
+      int readers = 0;
+      bool ok = true;
+      for (const Group& r : plan_.groups) {
+        for (int i = 0; i < r.anchor->num_inputs(); ++i) {
+          if (r.anchor->inputs[i] != v) continue;
+          ++readers;
+          ok = ok && i == 1 && r.kind == GroupKind::kGemm && r.anchor->op == OpKind::kMatMul && r.anchor->inputs[0] != v;
+        }
+        for (const Node* e : r.epilogue)
+          for (const Value* in : e->inputs) ok = ok && in != v;
+      }
+      if (ok && readers > 0 && readers == uses_[v]) plan_.swapped_last2.insert(v);
+    }
+  }
+
+  // The group's epilogue transposes its result so that the output's last axis runs along the
+  // GEMM's m (stride N in the anchor's output): its stores are contiguous along m only.
+  static bool stores_along_m(const Group& g) {
+    Shape cur = g.anchor->outputs[0]->type.shape;
+    if (cur.empty()) return false;
+    const int64_t n = cur.back();
+    std::vector<int64_t> stride;  // of each axis of `cur` in the anchor's output, once permuted
+    for (const Node* e : g.epilogue) {
+      if (e->op == OpKind::kTranspose) {
+        const Shape& in = e->inputs[0]->type.shape;
+        if (stride.empty()) {
+          stride.assign(in.size(), 1);
+          for (int64_t d = static_cast<int64_t>(in.size()) - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
+        } else if (in != cur) {
+          return false;  // a view between transposes
+        }
+        std::vector<int64_t> perm;
+        if (const AttrValue* a = e->attr("perm")) perm = std::get<std::vector<int64_t>>(*a);
+        if (perm.empty())
+          for (int64_t d = static_cast<int64_t>(in.size()) - 1; d >= 0; --d) perm.push_back(d);
+        std::vector<int64_t> next;
+        for (int64_t p : perm) next.push_back(stride[p]);
+        stride = next;
+      } else if (!stride.empty() && e->outputs[0]->type.shape != cur && e->op != OpKind::kIsNaN) {
+        return false;  // a view after a transpose
+      }
+      if (e->op != OpKind::kIsNaN) cur = e->outputs[0]->type.shape;
+    }
+    return !stride.empty() && n > 1 && stride.back() == n;
+  }
+
   static float attr_eps(const Node& n) {
     const AttrValue* a = n.attr("epsilon");
     return a ? std::get<float>(*a) : 1e-5f;

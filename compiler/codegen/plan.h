@@ -168,6 +168,12 @@ struct KernelPlan {
   std::vector<PackedConstant> constants;
   size_t weights_bytes = 0;
 
+  // Values stored with their last two axes swapped ([.., a, b] kept as [.., b, a] in memory):
+  // a GEMM output whose epilogue transposes it only so that GEMMs can read it as a [K][N] B
+  // operand (attention's K^T). Stored swapped, the producer's stores run along its N (contiguous,
+  // like Q's and V's) and the readers load B as [N][K] rows (16-byte cp.async) instead of
+  // transposing [K][N] tiles on the way to shared memory.
+  std::set<const Value*> swapped_last2;
   std::vector<LnFold> ln_folds;
   std::map<const Value*, int> ln_fold_of_y;     // y root -> fold
   std::map<const Node*, int> ln_fold_of_gemm;   // a GEMM anchor reading y as A -> fold
@@ -230,6 +236,8 @@ struct PlanOptions {
   // LayerNormalization folded into the GEMM that writes its input and the GEMMs that read its
   // output (LnFold) where every reader allows it. Off: a rows stage per LayerNorm (A/B).
   bool fold_layernorm = true;
+  // GEMM outputs read only as the B operand of other GEMMs stored [N][K] (KernelPlan::swapped_last2).
+  bool swap_b_operands = true;
   // fp16 GEMM pipeline depth (cp.async stages) for every default tile; 0: the menu's (A/B).
   int gemm_stages = 0;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
