@@ -393,6 +393,15 @@ class Emitter {
     const size_t k = (*epi_slots_)++;
     return str_cat("(L ? (in.x[", k, "] = ", e, ") : in.x[", k, "])");
   }
+  // The float pair at ptr[2 * i], ptr[2 * i + 1] (8-byte aligned): in a two-phase epilogue one
+  // 8-byte load into two slots.
+  std::pair<std::string, std::string> slot_pair(const std::string& ptr, const std::string& i) {
+    if (!epi_slots_) return {str_cat(ptr, "[2 * (", i, ")]"), str_cat(ptr, "[2 * (", i, ") + 1]")};
+    const size_t k = *epi_slots_;
+    *epi_slots_ += 2;
+    return {str_cat("(L ? ld_pair_slots(in.x + ", k, ", ", ptr, " + 2 * (", i, ")) : in.x[", k, "])"),
+            str_cat("in.x[", k + 1, "]")};
+  }
   // The arena pointer to a folded LayerNorm's statistics (float pairs: rstd, -mean * rstd).
   std::string ln_stats(Params& P, int f, bool written) {
     return P.ref_raw(str_cat("lnstats", f, written ? "w" : ""), "float",
@@ -404,10 +413,9 @@ class Emitter {
     const Node& ln = *plan_.groups[fold.ln_group].anchor;
     const std::string o = fold.x->type.numel() <= INT32_MAX ? str_cat("(int)(", offset, ")") : str_cat("(", offset, ")");
     const std::string row = str_cat(o, " / ", fold.len), col = str_cat(o, " % ", fold.len);
-    const std::string st = ln_stats(P, f, false);
-    std::string e = str_cat("(", slot(str_cat("to_float(", P.ref(fold.x), "[", offset, "])")), " * ",
-                            slot(str_cat(st, "[2 * (", row, ")]")), " + ", slot(str_cat(st, "[2 * (", row, ") + 1]")),
-                            ")");
+    const auto st = slot_pair(ln_stats(P, f, false), row);
+    std::string e = str_cat("(", slot(str_cat("to_float(", P.ref(fold.x), "[", offset, "])")), " * ", st.first, " + ",
+                            st.second, ")");
     e = str_cat("(", e, " * ", slot(str_cat("to_float(", P.ref(ln.inputs[1]), "[", col, "])")));
     if (ln.input(2)) e += str_cat(" + ", slot(str_cat("to_float(", P.ref(ln.inputs[2]), "[", col, "])")));
     return e + ")";
@@ -1210,10 +1218,10 @@ class Emitter {
                                          str_cat("(const float*)(p.weights + ", plan_.constant_offset(plan_.root(bv), "cd" + b_pack), ")"),
                                          false);
         const std::string row = plan_.root(out)->type.numel() <= INT32_MAX ? str_cat("(int)i / ", N) : str_cat("i / ", N);
+        const auto rs = slot_pair(st, "row"), cs = slot_pair(cd, "n");
         bias_code = str_cat("    {  // ", comment_safe(plan_.groups[f.ln_group].anchor->name),
                             " folded: v = acc rstd - mean rstd c[n] + d[n]\n      const int row = ", row, ";\n",
-                            "      v = v * ", slot(str_cat(st, "[2 * row]")), " + ", slot(str_cat(st, "[2 * row + 1]")), " * ",
-                            slot(str_cat(cd, "[2 * n]")), " + ", slot(str_cat(cd, "[2 * n + 1]")), ";\n    }\n");
+                            "      v = v * ", rs.first, " + ", rs.second, " * ", cs.first, " + ", cs.second, ";\n    }\n");
         std::swap(bias_code, ln_prefix);
       }
       a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16, gs.bk);

@@ -95,11 +95,19 @@ __device__ __forceinline__ float ld_cg(const float* p) {
   asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
   return v;
 }
-__device__ __forceinline__ float ld_cg_float(const float* p) { return ld_cg(p); }
+// The same through the compiler's builtin (not volatile: loads may be batched and reordered;
+// for data this block wrote before a __syncthreads, or that a fence-and-count protocol published).
+__device__ __forceinline__ float ld_cg_float(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ float ld_cg_float(const half_t* p) {
-  unsigned short h;
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h) : "l"(p) : "memory");
-  return half_bits_to_float(h);
+  return half_bits_to_float(__ldcg(reinterpret_cast<const unsigned short*>(p)));
+}
+// Two-phase GEMM epilogues (gemm.cuh): one 8-byte load of the float pair at p (8-byte aligned)
+// into two epilogue slots; returns the first.
+__device__ __forceinline__ float ld_pair_slots(float* slots, const float* p) {
+  const float2 v = *reinterpret_cast<const float2*>(p);
+  slots[0] = v.x;
+  slots[1] = v.y;
+  return v.x;
 }
 __device__ __forceinline__ unsigned int ld_acquire_gpu(const unsigned int* p) {
   unsigned int v;

@@ -163,13 +163,16 @@ __device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int 
     for (int r0 = 0; r0 < ROWS; r0 += kRowsPerPass) {
       const int r = r0 + t / kTpr;
       const bool live = r < rows;
-      const T* xr = x + (row0 + r) * len + c0;
+      // Every load is issued (clamped into the tile), then masked: no branch between them, so
+      // they are all in flight at once.
+      const T* xr = x + (row0 + min(r, rows - 1)) * len + c0;
       float v[kVals];
+#pragma unroll
+      for (int i = 0; i < kVals; ++i) v[i] = ld_cg_float(xr + min(j + i * kTpr, cols - 1));
       float s = 0.0f;
 #pragma unroll
       for (int i = 0; i < kVals; ++i) {
-        const int c = j + i * kTpr;
-        v[i] = live && c < cols ? ld_cg_float(xr + c) : 0.0f;
+        if (!live || j + i * kTpr >= cols) v[i] = 0.0f;
         s += v[i];
       }
 #pragma unroll
@@ -196,9 +199,18 @@ __device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int 
   for (int r = t; r < rows; r += blockDim.x) {
     const float2* pr = part + (row0 + r) * parts;
     float n = 0.0f, mean = 0.0f, m2 = 0.0f;  // Chan et al.'s pairwise update, in column order
-#pragma unroll 4
+    constexpr int kBatch = 16;                // partials loaded at once
+    float2 pb[kBatch];
+#pragma unroll 1
     for (int k = 0; k < parts; ++k) {
-      const float2 pk = __ldcg(pr + k);
+      if (k % kBatch == 0) {
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) pb[i] = __ldcg(pr + min(k + i, parts - 1));
+      }
+      float2 pk = pb[0];
+#pragma unroll
+      for (int i = 1; i < kBatch; ++i)
+        if (k % kBatch == i) pk = pb[i];
       const float nk = (float)min(seg, len - k * seg);
       const float mk = pk.x / nk, d = mk - mean, nn = n + nk;
       mean += d * (nk / nn);
