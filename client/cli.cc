@@ -100,6 +100,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->staged_epilogue = flag == "--staged-epilogue";
   } else if (flag == "--no-fold-layernorm" || flag == "--fold-layernorm") {
     options->fold_layernorm = flag == "--fold-layernorm";
+  } else if (flag == "--epi-chunk") {
+    options->epi_chunk = int_flag(flag, args, 1, 64, "a number in 1..64");
   } else if (flag == "--no-swap-b" || flag == "--swap-b") {
     options->swap_b_operands = flag == "--swap-b";
   } else if (flag == "--no-fuse-attention") {

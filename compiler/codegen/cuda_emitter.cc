@@ -194,6 +194,7 @@ class Emitter {
     os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
        << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
     if (!plan_.staged_epilogue) os << "#define MONO_DIRECT_EPILOGUE 1  // GEMM epilogues from the mma registers\n";
+    if (plan_.epi_chunk != 8) os << "#define MONO_EPI_CHUNK " << plan_.epi_chunk << "  // two-phase epilogue elements per round trip\n";
     os << "#include \"mono_dev/common.cuh\"\n#include \"mono_dev/barrier.cuh\"\n#include \"mono_dev/gemm.cuh\"\n"
           "#include \"mono_dev/rows.cuh\"\n#include \"mono_dev/elementwise.cuh\"\n\nusing namespace mono_dev;\n\n";
     os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";

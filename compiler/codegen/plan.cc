@@ -335,6 +335,7 @@ class Planner {
     plan_.staged_epilogue = opt_.staged_epilogue;
     plan_.bulk_weights = opt_.bulk_weights;
     plan_.early_weights = opt_.early_weights;
+    plan_.epi_chunk = opt_.epi_chunk;
 
     if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)
       user_error("a block of ", opt_.threads, " threads is not a multiple of 32 in 32..1024");

@@ -148,6 +148,7 @@ struct KernelPlan {
   bool staged_epilogue = false;
   bool bulk_weights = false;
   bool early_weights = false;
+  int epi_chunk = 8;
   bool inline_groups = true;
   KernelContext ctx;
   std::vector<Group> groups;
@@ -234,8 +235,13 @@ struct PlanOptions {
   // one group. Off: three groups in three stages (for A/B timings).
   bool fuse_attention = true;
   // LayerNormalization folded into the GEMM that writes its input and the GEMMs that read its
-  // output (LnFold) where every reader allows it. Off: a rows stage per LayerNorm (A/B).
-  bool fold_layernorm = true;
+  // output (LnFold) where every reader allows it. Off by default: slower on the H100 although it
+  // removes a stage and a barrier per LayerNorm (bert-base 889.0 against 763.5 us, bench/RESULTS.md
+  // session 8: the statistics pass and the readers' extra epilogue loads cost more than that).
+  bool fold_layernorm = false;
+  // Two-phase GEMM epilogues (gemm.cuh kEpiChunk): elements whose reads are issued together,
+  // one memory round trip per chunk.
+  int epi_chunk = 8;
   // GEMM outputs read only as the B operand of other GEMMs stored [N][K] (KernelPlan::swapped_last2).
   bool swap_b_operands = true;
   // fp16 GEMM pipeline depth (cp.async stages) for every default tile; 0: the menu's (A/B).

@@ -181,7 +181,10 @@ MONO_FLAG_TRAIT(MFastest, m_fastest)
 // The two phases run over chunks of kEpiChunk elements (the In values of a chunk live in
 // registers; a whole 64x128 tile's would not fit beside the accumulators). Elements outside the
 // chunk [e0, e0 + kEpiChunk) are skipped; with everything unrolled that is resolved at compile time.
-constexpr int kEpiChunk = 8;
+#ifndef MONO_EPI_CHUNK
+#define MONO_EPI_CHUNK 8
+#endif
+constexpr int kEpiChunk = MONO_EPI_CHUNK;
 template <class Epilogue>
 struct LoadIn {  // phase 1
   const Epilogue& epi;
