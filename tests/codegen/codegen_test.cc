@@ -3,6 +3,7 @@
 // function, and uses no spill memory with the default schedule.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -150,6 +151,75 @@ TEST(Codegen, Fp16KeepsOutOfRangeTensorsInFp32) {
       EXPECT_EQ(f32_gemms, 0);
     }
   }
+}
+
+}  // namespace
+}  // namespace mono
+
+namespace mono {
+namespace {
+
+// LayerNorm folding (plan.h LnFold, --fold-layernorm): on tiny-bert the three LayerNorms that a
+// GEMM writes the input of (all but the embeddings' and the last) fold away, a stage and a
+// barrier each; the kernel still compiles without spills; the readers' weights are packed
+// gamma-scaled, with the column sums and beta terms of the epilogue correction.
+TEST(Codegen, FoldedLayerNormRemovesStagesAndPacksScaledWeights) {
+  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset17/model.onnx");
+  simplify(*loaded.graph);
+  PlanOptions plain;
+  PlanOptions folded;
+  folded.fold_layernorm = true;
+  const KernelPlan p0 = plan_kernel(*loaded.graph, plain);
+  BuiltKernel b = build_kernel(*loaded.graph, folded, "tiny-bert", NvrtcOptions{}, /*compile=*/true);
+  const KernelPlan& p1 = b.plan;
+  ASSERT_EQ(p1.ln_folds.size(), 3u);
+  EXPECT_EQ(p1.stages.size() + 3, p0.stages.size());
+  EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
+  EXPECT_NE(b.source.find("ln_row_stats<"), std::string::npos);
+  for (const LnFold& f : p1.ln_folds) {
+    EXPECT_EQ(p1.groups[f.ln_group].folded_ln, &f - p1.ln_folds.data());
+    EXPECT_EQ(p1.groups[f.producer].computes_stats, &f - p1.ln_folds.data());
+    EXPECT_EQ(p1.placement.count(f.y), 0u) << "a folded LayerNorm's output is never stored";
+    EXPECT_GT(f.parts, 0);
+  }
+  // Every GEMM reading a folded output as A: W' = diag(gamma) W and (c, d) per column (fp32).
+  const std::vector<unsigned char> blob = pack_weights(p1);
+  ASSERT_FALSE(p1.ln_fold_of_gemm.empty());
+  for (const auto& [node, f] : p1.ln_fold_of_gemm) {
+    const Node& ln = *p1.groups[p1.ln_folds[f].ln_group].anchor;
+    const Value* w = p1.root(node->inputs[1]);
+    const std::string packing = p1.packing(*node, 1);
+    ASSERT_EQ(packing, "nk|ln" + std::to_string(f));
+    const Tensor wt = w->constant->cast(DType::kF32), g = p1.root(ln.inputs[1])->constant->cast(DType::kF32),
+                 be = p1.root(ln.inputs[2])->constant->cast(DType::kF32);
+    const int64_t K = w->type.shape[0], N = w->type.shape[1];
+    const float* scaled = reinterpret_cast<const float*>(blob.data() + p1.constant_offset(w, packing));
+    const float* cd = reinterpret_cast<const float*>(blob.data() + p1.constant_offset(w, "cd" + packing));
+    for (int64_t n = 0; n < N; ++n) {
+      double c = 0, d = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const float want = wt.data<float>()[k * N + n] * g.data<float>()[k];
+        ASSERT_EQ(scaled[n * K + k], want) << "W'[" << n << "][" << k << "]";
+        c += want;
+        d += static_cast<double>(be.data<float>()[k]) * wt.data<float>()[k * N + n];
+      }
+      EXPECT_NEAR(cd[2 * n], c, 1e-5 * (1 + std::fabs(c)));
+      EXPECT_NEAR(cd[2 * n + 1], d, 1e-5 * (1 + std::fabs(d)));
+    }
+  }
+}
+
+// Attention's K^T (the key GEMM's epilogue transposes so that its stores run along m) is
+// stored [.., S, D] and read by QK^T as [N][K]; Q and V are not (their stores run along n).
+TEST(Codegen, KeyTransposeIsStoredSwapped) {
+  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset17/model.onnx");
+  simplify(*loaded.graph);
+  const KernelPlan p = plan_kernel(*loaded.graph, PlanOptions{});
+  ASSERT_EQ(p.swapped_last2.size(), 2u);  // one per layer
+  for (const Value* v : p.swapped_last2) EXPECT_NE(v->producer->name.find("Mul_1"), std::string::npos) << v->name;
+  PlanOptions off;
+  off.swap_b_operands = false;
+  EXPECT_TRUE(plan_kernel(*loaded.graph, off).swapped_last2.empty());
 }
 
 }  // namespace
