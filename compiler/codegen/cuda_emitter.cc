@@ -404,9 +404,9 @@ class Emitter {
             str_cat("in.x[", k + 1, "]")};
   }
   // The arena pointer to a folded LayerNorm's statistics (float pairs: rstd, -mean * rstd).
-  std::string ln_stats(Params& P, int f, bool written) {
-    return P.ref_raw(str_cat("lnstats", f, written ? "w" : ""), "float",
-                     str_cat("(float*)(p.arena + ", plan_.ln_folds[f].stats_offset, ")"), written);
+  std::string ln_stats(Params& P, int f) {
+    return P.ref_raw(str_cat("lnstats", f), "float", str_cat("(const float*)(p.arena + ", plan_.ln_folds[f].stats_offset, ")"),
+                     false);
   }
   // y = LayerNorm(x) at `offset` of y (plan.h LnFold: y is never stored).
   std::string load_folded_ln(Params& P, int f, const std::string& offset) {
@@ -414,7 +414,7 @@ class Emitter {
     const Node& ln = *plan_.groups[fold.ln_group].anchor;
     const std::string o = fold.x->type.numel() <= INT32_MAX ? str_cat("(int)(", offset, ")") : str_cat("(", offset, ")");
     const std::string row = str_cat(o, " / ", fold.len), col = str_cat(o, " % ", fold.len);
-    const auto st = slot_pair(ln_stats(P, f, false), row);
+    const auto st = slot_pair(ln_stats(P, f), row);
     std::string e = str_cat("(", slot(str_cat("to_float(", P.ref(fold.x), "[", offset, "])")), " * ", st.first, " + ",
                             st.second, ")");
     e = str_cat("(", e, " * ", slot(str_cat("to_float(", P.ref(ln.inputs[1]), "[", col, "])")));
@@ -1214,7 +1214,7 @@ class Emitter {
       P.ref(bv, b_pack);
       if (fold != plan_.ln_fold_of_gemm.end()) {
         const LnFold& f = plan_.ln_folds[fold->second];
-        const std::string st = ln_stats(P, fold->second, false);
+        const std::string st = ln_stats(P, fold->second);
         const std::string cd = P.ref_raw("cd" + b_pack, "float",
                                          str_cat("(const float*)(p.weights + ", plan_.constant_offset(plan_.root(bv), "cd" + b_pack), ")"),
                                          false);
@@ -1266,10 +1266,10 @@ class Emitter {
                                         str_cat("p.sync + ", f.counters_offset), true);
       stats_call = str_cat("  if (split == ", gs.splits - 1, ")  // ",
                            comment_safe(plan_.groups[f.ln_group].anchor->name), " folded: its row statistics\n",
-                           "    ln_row_stats<", gs.bm, ", ", gs.bn, ", ", gs.warps_m * gs.warps_n * 32, ">(epi.", out_ptr, ", ", N,
-                           ", min(", gs.bm, ", ", M, " - tm * ", gs.bm, "), b * ", M, " + tm * ", gs.bm, ", tn * ", gs.bn,
-                           ", tn, ", ceil_div(N, gs.bn), ", ", gs.bn, ", epi.", part, ", epi.", st, ", epi.", cnt, " + b * ", tm,
-                           " + tm, ", lit(f.eps), ", smem);\n");
+                           "    ln_row_stats<", gs.bm, ", ", gs.bn, ", ", f.parts, ", ", gs.warps_m * gs.warps_n * 32, ">(epi.",
+                           out_ptr, ", ", N, ", min(", gs.bm, ", ", M, " - tm * ", gs.bm, "), b * ", M, " + tm * ", gs.bm,
+                           ", tn * ", gs.bn, ", epi.", part, ", epi.", st, ", epi.", cnt, " + b * ", tm, " + tm, ", lit(f.eps),
+                           ", smem);\n");
     }
     std::set<const Value*> written = {plan_.root(out)};
     // Epilogue struct: the group's pointer params are its fields.

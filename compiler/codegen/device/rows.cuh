@@ -143,14 +143,13 @@ __device__ __forceinline__ void softmax_row(const InF& in, int row, int len, T* 
 //
 // ln_row_stats runs after the epilogue of one ROWS x COLS tile at (row0, c0) (this block's own
 // stores; NT threads): the tile's share of each row, (sum, sum of squares about the tile's own
-// mean), goes to part[row * parts + p]. The tile then counts itself on its row panel's counter;
-// the last tile of the panel (no waiting) combines the panel's `parts` partials in column order,
-// so the result does not depend on which tile is last, writes stats[row] = (rstd, -mean * rstd)
-// and resets the counter. Columns of partial q: min(seg, len - q * seg). `smem`: 4 free bytes.
-template <int ROWS, int COLS, int NT, class T>
-__device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int c0, int p, int parts, int seg,
-                             float2* part, float2* stats, unsigned int* counter, float eps,
-                             unsigned char* smem) {
+// mean), goes to part[row * PARTS + p], p = c0 / COLS. The tile then counts itself on its row
+// panel's counter; the last tile of the panel (no waiting) combines the panel's PARTS partials
+// (PARTS = ceil(len / COLS)) in column order, so the result does not depend on which tile is
+// last, writes stats[row] = (rstd, -mean * rstd) and resets the counter. `smem`: 4 free bytes.
+template <int ROWS, int COLS, int PARTS, int NT, class T>
+__device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int c0, float2* part, float2* stats,
+                             unsigned int* counter, float eps, unsigned char* smem) {
   constexpr int kTpr = NT / ROWS >= 32 ? 32 : (NT / ROWS < 1 ? 1 : NT / ROWS);  // threads per row
   constexpr int kRowsPerPass = NT / kTpr;
   constexpr int kVals = (COLS + kTpr - 1) / kTpr;
@@ -186,35 +185,27 @@ __device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int 
       }
 #pragma unroll
       for (int o = kTpr / 2; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
-      if (live && j == 0) __stcg(part + (row0 + r) * parts + p, make_float2(s, q));
+      if (live && j == 0) __stcg(part + (row0 + r) * PARTS + c0 / COLS, make_float2(s, q));
     }
   }
   __threadfence();  // publish the partials before counting them
   __syncthreads();
   unsigned int* last = reinterpret_cast<unsigned int*>(smem);
-  if (t == 0) *last = atomicAdd(counter, 1u) == (unsigned int)(parts - 1);
+  if (t == 0) *last = atomicAdd(counter, 1u) == (unsigned int)(PARTS - 1);
   __syncthreads();
   if (!*last) return;
   __threadfence();  // acquire: the other tiles' partials
   for (int r = t; r < rows; r += blockDim.x) {
-    const float2* pr = part + (row0 + r) * parts;
+    float2 pk[PARTS];  // all loads in flight before the combination
+#pragma unroll
+    for (int k = 0; k < PARTS; ++k) pk[k] = __ldcg(part + (row0 + r) * PARTS + k);
     float n = 0.0f, mean = 0.0f, m2 = 0.0f;  // Chan et al.'s pairwise update, in column order
-    constexpr int kBatch = 16;                // partials loaded at once
-    float2 pb[kBatch];
-#pragma unroll 1
-    for (int k = 0; k < parts; ++k) {
-      if (k % kBatch == 0) {
 #pragma unroll
-        for (int i = 0; i < kBatch; ++i) pb[i] = __ldcg(pr + min(k + i, parts - 1));
-      }
-      float2 pk = pb[0];
-#pragma unroll
-      for (int i = 1; i < kBatch; ++i)
-        if (k % kBatch == i) pk = pb[i];
-      const float nk = (float)min(seg, len - k * seg);
-      const float mk = pk.x / nk, d = mk - mean, nn = n + nk;
+    for (int k = 0; k < PARTS; ++k) {
+      const float nk = (float)min(COLS, len - k * COLS);
+      const float mk = pk[k].x / nk, d = mk - mean, nn = n + nk;
       mean += d * (nk / nn);
-      m2 += pk.y + d * d * (n * nk / nn);
+      m2 += pk[k].y + d * d * (n * nk / nn);
       n = nn;
     }
     const float rstd = rsqrtf(m2 / (float)len + eps);
