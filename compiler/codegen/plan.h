@@ -236,7 +236,7 @@ struct PlanOptions {
   bool fuse_attention = true;
   // LayerNormalization folded into the GEMM that writes its input and the GEMMs that read its
   // output (LnFold) where every reader allows it. Off by default: slower on the H100 although it
-  // removes a stage and a barrier per LayerNorm (bert-base 889.0 against 763.5 us, bench/RESULTS.md
+  // removes a stage and a barrier per LayerNorm (bert-base 855.7 against 765.6 us, bench/RESULTS.md
   // session 8: the statistics pass and the readers' extra epilogue loads cost more than that).
   bool fold_layernorm = false;
   // Two-phase GEMM epilogues (gemm.cuh kEpiChunk): elements whose reads are issued together,
