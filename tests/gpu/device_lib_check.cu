@@ -39,6 +39,7 @@ __device__ int g_probe_on;
 #include "compiler/codegen/device/barrier.cuh"
 #include "compiler/codegen/device/gemm.cuh"
 #include "compiler/codegen/device/rows.cuh"
+#include "compiler/codegen/tile_pack.h"
 
 using mono_dev::half_t;
 
@@ -348,6 +349,42 @@ static void gemm_bulk(const char* gname, int M, int N, int K, int splits, int ru
   CK(cudaFree(dB));
 }
 
+// X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding).
+static std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk) {
+  std::vector<float> p(size_t(mono::tile_packed_elems(rows, K, tile_rows, bk)), 0.f);
+  mono::for_each_tile_packed(rows, K, tile_rows, bk,
+                             [&](size_t i, int64_t r, int64_t k) { p[i] = X[size_t(r) * K + size_t(k)]; });
+  return p;
+}
+
+// B (and, a_tiled, also A) packed tile by tile and read with one bulk copy per stage
+// (BulkTileK): partial row and k tiles (zero padding packed), split-K, both epilogue walks,
+// the two-phase residual epilogue, and a second run over the same shared memory.
+template <class G>
+static void gemm_bulk_tile(const char* gname, int M, int N, int K, int splits, int runs, double tol,
+                           bool residual, bool a_tiled) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  const int kt = (K + G::kBK - 1) / G::kBK;
+  half_t* dB = to_dev<half_t>(tile_pack(B, N, K, G::kBN, G::kBK));
+  mono_dev::BulkTileK<half_t> b{dB, kt};
+  const std::string name = std::string(gname) + (a_tiled ? " BulkTileK/BulkTileK" : " DenseK/BulkTileK") +
+                           (residual ? " + residual" : "");
+  half_t* dA;
+  if (a_tiled) {
+    dA = to_dev<half_t>(tile_pack(A, M, K, G::kBM, G::kBK));
+    mono_dev::BulkTileK<half_t> a{dA, kt};
+    run_gemm_case<G>(name, M, N, K, a, b, ref, tol, splits, runs, residual);
+  } else {
+    dA = to_dev<half_t>(A);
+    mono_dev::DenseK<half_t, true> a{dA, M, K, K};
+    run_gemm_case<G>(name, M, N, K, a, b, ref, tol, splits, runs, residual);
+  }
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+}
+
 // A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
 template <class G, class T>
 static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
@@ -430,6 +467,13 @@ static void gemm_checks() {
   gemm_bulk<H5>("GemmF16<64,64,64,2,4,4>", 100, 72, 192, 1, 1, th, true);
   gemm_bulk<H4>("GemmF16<32,64,64,2,4,2>", 33, 96, 640, 5, 2, th, false);
   gemm_bulk<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 256, 1, 2, th, false);
+  gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 77, 130, 200, 1, 2, th, false, false);  // partial tiles
+  gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 128, 768, 768, 3, 2, th, false, false);
+  gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 100, 72, 192, 2, 1, th, true, false);
+  gemm_bulk_tile<H4>("GemmF16<32,64,64,2,4,2>", 33, 96, 640, 5, 2, th, false, false);
+  gemm_bulk_tile<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 260, 1, 2, th, false, false);
+  gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 77, 130, 200, 3, 2, th, false, true);
+  gemm_bulk_tile<H4>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th, true, true);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail
   gemm_preload<H5, mono_dev::kPreB>("GemmF16<64,64,64,2,4,4>", 128, 768, 768, 1, th);
@@ -698,9 +742,8 @@ struct HalfStoreEpi {
     c[(long long)m * N + n] = mono_dev::from_float<half_t>(acc);
   }
 };
-template <class G, class BL>
-__global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
-                                                            mono_dev::DenseK<half_t> a, BL b,
+template <class G, class AL, class BL>
+__global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K, AL a, BL b,
                                                             HalfStoreEpi epi,
                                                             float* ws, unsigned int* counters, int splits) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
@@ -766,7 +809,9 @@ struct BenchIm2col {
   }
 };
 template <class BL>
-static BL bench_b(half_t* p, int N, int K) {
+static BL bench_b(half_t* p, int N, int K, int bk) {
+  if constexpr (std::is_same<BL, mono_dev::BulkTileK<half_t>>::value) return BL{p, (K + bk - 1) / bk};
+  else
   if constexpr (std::is_same<BL, mono_dev::DenseN<half_t>>::value) return BL{p, N, K, N};
   else if constexpr (std::is_same<BL, mono_dev::DenseK<half_t>>::value || std::is_same<BL, mono_dev::BulkK<half_t>>::value)
     return BL{p, N, K, K};
@@ -775,11 +820,13 @@ static BL bench_b(half_t* p, int N, int K) {
 
 // BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout);
 // BL = Gather<BenchIm2col>: a convolution's im2col.
-template <class G, class BL>
+// A_TILED: A packed tile by tile too (BulkTileK), as if its producer wrote that layout.
+template <class G, class BL, bool A_TILED = false>
 static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
-  half_t* dA = to_dev<half_t>(A);
-  half_t* dB = to_dev<half_t>(B);
+  constexpr bool tiled = std::is_same<BL, mono_dev::BulkTileK<half_t>>::value;
+  half_t* dA = to_dev<half_t>(A_TILED ? tile_pack(A, M, K, G::kBM, G::kBK) : A);
+  half_t* dB = to_dev<half_t>(tiled ? tile_pack(B, N, K, G::kBN, G::kBK) : B);
   half_t* dC;
   float* ws;
   unsigned* cnt;
@@ -788,12 +835,15 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaMalloc(&ws, sizeof(float) * std::max(1, tiles * (splits - 1) * G::kBM * G::kBN)));
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
-  auto kern = bench_kernel<G, BL>;
+  using AL = typename std::conditional<A_TILED, mono_dev::BulkTileK<half_t>, mono_dev::DenseK<half_t>>::type;
+  auto kern = bench_kernel<G, AL, BL>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
   constexpr bool bulk = std::is_same<BL, mono_dev::BulkK<half_t>>::value;
-  mono_dev::DenseK<half_t> a{dA, M, K, K};
-  const BL b = bench_b<BL>(dB, N, K);
+  AL a;
+  if constexpr (A_TILED) a = AL{dA, (K + G::kBK - 1) / G::kBK};
+  else a = AL{dA, M, K, K};
+  const BL b = bench_b<BL>(dB, N, K, G::kBK);
   auto launch = [&] {
     kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, HalfStoreEpi{dC, N}, ws,
                                                                cnt, splits);
@@ -830,7 +880,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
-              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
+              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : tiled ? (A_TILED ? "tiles+A" : "tiles") : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
               M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
 #ifdef MONO_PROBE_BUILD
@@ -856,7 +906,11 @@ static void bench_one(const char* gname, int M, int N, int K, int splits, int b_
     std::printf("bench: no im2col shape N=%d K=%d (3136x576, 196x2304, 3136x64)\n", N, K);
     return;
   }
-  if (b_kind == 2)
+  if (b_kind == 5)
+    bench_one_t<G, mono_dev::BulkTileK<half_t>, true>(gname, M, N, K, splits);
+  else if (b_kind == 4)
+    bench_one_t<G, mono_dev::BulkTileK<half_t>>(gname, M, N, K, splits);
+  else if (b_kind == 2)
     bench_one_t<G, mono_dev::BulkK<half_t>>(gname, M, N, K, splits);
   else if (b_kind == 1)
     bench_one_t<G, mono_dev::DenseN<half_t>>(gname, M, N, K, splits);
@@ -876,11 +930,14 @@ using BenchH9 = mono_dev::GemmF16<64, 64, 64, 2, 2, 4>;    // 4 warps of 32x32
 using BenchH10 = mono_dev::GemmF16<128, 64, 64, 4, 2, 4>;  // whole M = 128, 8 warps of 32x32
 using BenchH11 = mono_dev::GemmF16<128, 32, 64, 4, 2, 4>;  // whole M, 8 warps of 32x16
 using BenchH12 = mono_dev::GemmF16<64, 64, 128, 2, 4, 3>;  // BK 128
+using BenchH13 = mono_dev::GemmF16<64, 64, 64, 2, 4, 8>;   // 8 stages
+using BenchH14 = mono_dev::GemmF16<64, 64, 128, 2, 4, 4>;  // BK 128, 4 stages
 
 static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN, 2 BulkK
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] through bulk copies;
-  // CFG + 300: B = im2col of a convolution (see bench_one)
-  const int kn = cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
+  // CFG + 300: B = im2col of a convolution (see bench_one); CFG + 400: B packed tile by tile,
+  // one bulk copy per stage (BulkTileK); CFG + 500: A and B both packed so
+  const int kn = cfg > 500 ? 5 : cfg > 400 ? 4 : cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
   cfg -= 100 * kn;
   switch (cfg) {
     case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits, kn); break;
@@ -894,6 +951,8 @@ static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind
     case 10: bench_one<BenchH10>("GemmF16<128,64,64,4,2,4>", M, N, K, splits, kn); break;
     case 11: bench_one<BenchH11>("GemmF16<128,32,64,4,2,4>", M, N, K, splits, kn); break;
     case 12: bench_one<BenchH12>("GemmF16<64,64,128,2,4,3>", M, N, K, splits, kn); break;
+    case 13: bench_one<BenchH13>("GemmF16<64,64,64,2,4,8>", M, N, K, splits, kn); break;
+    case 14: bench_one<BenchH14>("GemmF16<64,64,128,2,4,4>", M, N, K, splits, kn); break;
     default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }

@@ -785,6 +785,47 @@ __device__ __forceinline__ BulkKIter<T, ROWS, BK, NT> make_iter(const BulkK<T>& 
   return BulkKIter<T, ROWS, BK, NT>(l, r0, ld);
 }
 
+}  // namespace detail
+
+// Operand packed tile by tile at compile time (compiler/codegen/tile_pack.h): the ROWS x BK block
+// of row tile r0 / ROWS and k tile k0 / BK is stored exactly as a pipeline stage lies in shared
+// memory (ROWS rows of ld = BK + 8 elements; padding, rows beyond the operand and k beyond K
+// zero), blocks ordered [row tile][k tile]. A stage is ONE bulk copy through the TMA unit, issued
+// by one thread: no per-thread address arithmetic, no zero fill, no partial tiles. The packing's
+// tile shape must be the GEMM's (ROWS = BM for A, BN for B; the same BK); r0 and every k0 are
+// multiples of them (tile origins; split_k_range's BK-aligned ranges).
+template <class T>
+struct BulkTileK {
+  const T* ptr;
+  int ktiles;  // k tiles per row tile: ceil(K / BK)
+};
+
+namespace detail {
+
+template <class T, int ROWS, int BK, int NT>
+struct BulkTileKIter {
+  static constexpr bool kBulk = true;
+  const T* panel;  // this row tile's first block
+  int block;       // elements per block
+  unsigned int mbar = 0;
+  __device__ __forceinline__ BulkTileKIter(const BulkTileK<T>& l, int r0, int ld)
+      : panel(l.ptr + (long long)(r0 / ROWS) * l.ktiles * ROWS * ld), block(ROWS * ld) {}
+  __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
+    if (threadIdx.x == 0) {
+      const unsigned int bytes = (unsigned int)(block * (int)sizeof(T));
+      mbar_expect_tx(mbar, bytes);
+      bulk_copy_g2s(dst_smem, panel + (long long)(k0 / BK) * block, bytes, mbar);
+    }
+  }
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
+  __device__ __forceinline__ void store(T*) {}
+};
+
+template <int ROWS, int BK, int NT, class T>
+__device__ __forceinline__ BulkTileKIter<T, ROWS, BK, NT> make_iter(const BulkTileK<T>& l, int r0, int ld) {
+  return BulkTileKIter<T, ROWS, BK, NT>(l, r0, ld);
+}
+
 MONO_FLAG_TRAIT(IsBulk, kBulk)
 // Points a bulk iterator at the mbarrier of the stage it loads next (no-op for the others).
 template <class I>
