@@ -94,6 +94,13 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->gemm_stages = int_flag(flag, args, 2, 8, "a number in 2..8");
   } else if (flag == "--bulk-weights" || flag == "--no-bulk-weights") {
     options->bulk_weights = flag == "--bulk-weights";
+  } else if (flag == "--gemm-bk") {
+    options->gemm_bk = int_flag(flag, args, 16, 256, "a k tile in 16..256");
+    if (options->gemm_bk % 16) user_error("--gemm-bk ", options->gemm_bk, " is not a multiple of 16");
+  } else if (flag == "--vec-epilogue" || flag == "--no-vec-epilogue") {
+    options->vec_epilogue = flag == "--vec-epilogue";
+  } else if (flag == "--tile-weights" || flag == "--no-tile-weights") {
+    options->tile_weights = flag == "--tile-weights";
   } else if (flag == "--early-weights" || flag == "--no-early-weights") {
     options->early_weights = flag == "--early-weights";
   } else if (flag == "--direct-epilogue" || flag == "--staged-epilogue") {

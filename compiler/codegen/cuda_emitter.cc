@@ -509,7 +509,10 @@ class Emitter {
     std::vector<std::string> idx;  // index variables over `cur`, when decomposed
     int decompositions = 0;
     std::map<std::string, int64_t> flat_stride;  // index variable -> its stride in the anchor's output
+    std::map<std::string, int64_t> flat_extent;  // index variable -> its extent
     epi_m_fastest_ = false;
+    epi_n_vec8_ = false;
+    epi_index_code_.clear();
     auto ensure_index = [&](const Shape& shape) {
       if (!idx.empty() && shape == cur) return;
       if (shape != cur) {
@@ -521,10 +524,13 @@ class Emitter {
         int64_t stride = 1;
         for (int64_t d = static_cast<int64_t>(cur.size()) - 1; d >= 0; --d) {
           flat_stride[str_cat(prefix, d)] = stride;
+          flat_extent[str_cat(prefix, d)] = cur[d];
           stride *= cur[d];
         }
       }
-      s += decompose(cur_flat, cur, prefix);
+      const std::string dec = decompose(cur_flat, cur, prefix);
+      s += dec;
+      epi_index_code_ += dec;
       idx.clear();
       for (size_t d = 0; d < cur.size(); ++d) idx.push_back(str_cat(prefix, d));
     };
@@ -589,6 +595,17 @@ class Emitter {
     // Stores contiguous along m: after the transposes, the innermost index of the store is a
     // dimension whose stride in the anchor's output is N, one row.
     const Shape& ys = grp.anchor->outputs[0]->type.shape;
+    // Stores 8-wide (gemm.cuh vec8_stores): 8 consecutive n (n % 8 == 0, N % 8 == 0, so the chunk
+    // starts at a flat index that is a multiple of 8) are 8 consecutive addresses when the store
+    // index is the flat index itself, or when its innermost index is the anchor output's
+    // innermost digit (stride 1) with an extent that is a multiple of 8 (the chunk then stays
+    // inside one run of it).
+    if (cur_flat == flat) {
+      epi_n_vec8_ = true;
+    } else if (!idx.empty()) {
+      auto it = flat_stride.find(idx.back());
+      epi_n_vec8_ = it != flat_stride.end() && it->second == 1 && flat_extent.at(idx.back()) % 8 == 0;
+    }
     if (cur_flat != flat && !idx.empty() && !ys.empty() && ys.back() > 1) {
       auto it = flat_stride.find(idx.back());
       epi_m_fastest_ = it != flat_stride.end() && it->second == ys.back();
@@ -1110,6 +1127,14 @@ class Emitter {
                    ", ", K, ", ", stride, "};");
   }
 
+  // The loader of fp16 weights packed tile by tile (KernelPlan::weight_tiles; one bulk copy per
+  // stage, gemm.cuh BulkTileK), or "" when `packing` is not a tile packing.
+  static std::string tiled_loader(const std::string& var, const std::string& ptr, const std::string& packing, int64_t K) {
+    TilePacking t;
+    if (!parse_tile_packing(packing, &t)) return "";
+    return str_cat("BulkTileK<half_t> ", var, "{", ptr, ", ", ceil_div(K, t.bk), "};  // packed tile by tile");
+  }
+
   // allow_pre: the caller may preload the constant operand's first k tiles (gemm.cuh preload)
   // before the grid barrier ahead of the stage: the call then ends in ", PRE)" (0: no, 1: this
   // item's operand was preloaded, 2: preload only) and the group is added to preloadable_.
@@ -1169,10 +1194,12 @@ class Emitter {
         functions_.push_back(im2col);
         structs_done_.insert(fname);
       }
-      a_loader = dense_loader("la", "A", false, n.inputs[1], M, K, f16, gs.bk);
+      const std::string w_pack = plan_.packing(n, 1);
+      a_loader = tiled_loader("la", "A", w_pack, K);
+      if (a_loader.empty()) a_loader = dense_loader("la", "A", false, n.inputs[1], M, K, f16, gs.bk);
       b_loader = pointwise ? dense_loader("lb", str_cat("B + (long long)b * ", xs[1] * H * W), true, n.inputs[0], N, K, f16)
                            : str_cat("Gather<", T, ", ", fname, "> lb{", fname, "{B + (long long)b * ", xs[1] * H * W, "}};");
-      P.ref(n.inputs[1]);  // p0 = weights (A)
+      P.ref(n.inputs[1], w_pack);  // p0 = weights (A)
       P.ref(n.inputs[0]);  // p1 = input (B)
       if (n.input(2)) bias_code = str_cat("    v += ", load(P, n.inputs[2], "m"), ";  // bias\n");
     } else {
@@ -1229,7 +1256,8 @@ class Emitter {
       // B is read [N][K]: packed weights ("nk"), Gemm transB or a value stored swapped
       // (KernelPlan::swapped_last2); else [K][N] (DenseN).
       bool b_nk = b_pack.rfind("nk", 0) == 0 || trans_b || plan_.swapped_last2.count(plan_.root(bv)) > 0;
-      b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16, gs.bk);
+      b_loader = tiled_loader("lb", "B + b_off", b_pack, K);
+      if (b_loader.empty()) b_loader = dense_loader("lb", "B + b_off", !b_nk, bv, N, K, f16, gs.bk);
       if (n.op == OpKind::kGemm) {
         float alpha = attr_f(n, "alpha", 1.0f), beta = attr_f(n, "beta", 1.0f);
         if (alpha != 1.0f) bias_code += str_cat("    v *= ", lit(alpha), ";\n");
@@ -1286,16 +1314,33 @@ class Emitter {
     std::string epi_text = str_cat("  ", field_decls, "  long long base;\n");
     if (epi_m_fastest_)
       epi_text += "  static constexpr bool m_fastest = true;  // stores contiguous along m (gemm.cuh)\n";
+    // 8-wide stores (gemm.cuh vec8_stores): fp16 tiles, an arena output (16-byte aligned) whose
+    // rows are whole chunks of 8 and whose store runs along n.
+    const bool vec8 = plan_.vec_epilogue && f16 && epi_n_vec8_ && !epi_m_fastest_ && N % 8 == 0 &&
+                      (out_dtype == DType::kF16 || out_dtype == DType::kF32) &&
+                      plan_.placement.at(plan_.root(out)).space == Placement::kArena && grp.computes_stats < 0;
+    const std::string vec8_store = str_cat("    const long long i = base + (long long)m * ", N, "LL + n0;\n", epi_index_code_,
+                                           "    store8(", out_ptr, " + (", store, "), r);\n  }\n");
+    const std::string vec8_head = "  static constexpr bool vec8_stores = true;  // 8 consecutive n: one 16-byte store\n"
+                                  "  __device__ __forceinline__ void vec8(int m, int n0, const float (&acc)[8]) const {\n";
     if (slots == 0) {
       epi_text += str_cat("  __device__ void operator()(int m, int n, float v) const {\n", epi_body, "    ", store_stmt, "\n  }\n");
+      if (vec8)
+        epi_text += str_cat("  __device__ __forceinline__ float value(int m, int n, float v) const {\n", epi_body, "    return v;\n  }\n",
+                            vec8_head, "    float r[8];\n#pragma unroll\n    for (int j = 0; j < 8; ++j) r[j] = value(m, n0 + j, acc[j]);\n",
+                            vec8_store);
     } else {
       // Two phases (gemm.cuh): all reads of all the thread's elements before its first store.
       epi_text += str_cat("  struct In { float x[", slots, "]; };\n",
-                          "  template <bool L>\n  __device__ __forceinline__ void run(int m, int n, float v, In& in) const {\n",
-                          epi_body, "    if (!L) ", store_stmt, "\n  }\n",
+                          "  template <bool L, bool S = true>\n  __device__ __forceinline__ float run(int m, int n, float v, In& in) const {\n",
+                          epi_body, "    if (!L && S) ", store_stmt, "\n    return v;\n  }\n",
                           "  __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }\n",
                           "  __device__ __forceinline__ void operator()(int m, int n, float v, const In& in) const {\n",
                           "    run<false>(m, n, v, const_cast<In&>(in));\n  }\n");
+      if (vec8)
+        epi_text += str_cat(vec8_head, "    In in[8];\n#pragma unroll\n    for (int j = 0; j < 8; ++j) run<true>(m, n0 + j, 0.0f, in[j]);\n",
+                            "    float r[8];\n#pragma unroll\n    for (int j = 0; j < 8; ++j) r[j] = run<false, false>(m, n0 + j, acc[j], in[j]);\n",
+                            vec8_store);
     }
     // Name the epilogue by its text so identical layers share it.
     std::string epi_name;
@@ -1376,6 +1421,8 @@ class Emitter {
   std::map<std::string, std::string> epi_names_;
   size_t* epi_slots_ = nullptr;  // while emitting a GEMM epilogue: float reads counted into slots
   bool epi_m_fastest_ = false;   // set by epilogue_code: the store is contiguous along m
+  bool epi_n_vec8_ = false;      // set by epilogue_code: 8 consecutive n are 8 consecutive stores
+  std::string epi_index_code_;   // set by epilogue_code: its index decompositions alone
   std::set<std::string> row_prelude_done_, structs_done_;
   std::set<int> preloadable_;  // GEMM groups whose calls take PRE (emit_gemm)
   std::vector<std::string> functions_;

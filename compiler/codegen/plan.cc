@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "compiler/codegen/support.h"
+#include "compiler/codegen/tile_pack.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -87,8 +88,21 @@ std::string KernelPlan::packing(const Node& n, int i) const {
   if (i == 1) {
     auto it = ln_fold_of_gemm.find(&n);
     if (it != ln_fold_of_gemm.end()) p += "|ln" + std::to_string(it->second);
+    auto t = weight_tiles.find(&n);
+    if (t != weight_tiles.end()) p += t->second;
   }
   return p;
+}
+
+bool parse_tile_packing(const std::string& packing, TilePacking* t) {
+  const size_t at = packing.find("@t");
+  if (at == std::string::npos) return false;
+  const size_t x = packing.find('x', at);
+  MONO_CHECK(x != std::string::npos, "malformed tile packing '", packing, "'");
+  t->nk = packing.rfind("nk", 0) == 0;
+  t->rows = std::stoi(packing.substr(at + 2, x - at - 2));
+  t->bk = std::stoi(packing.substr(x + 1));
+  return true;
 }
 
 size_t KernelPlan::constant_offset(const Value* v, const std::string& packing) const {
@@ -323,6 +337,15 @@ bool is_view(const Node& n) {
   }
 }
 
+// The [rows][K] matrix a tile-packed constant is read as: a MatMul weight ("nk") is [K][rows]
+// in the model; a Gemm transB weight [rows][K]; a convolution's [Cout][Cin x KH x KW].
+void tile_matrix(const Value& v, const TilePacking& t, int64_t* rows, int64_t* k) {
+  const Shape& s = v.type.shape;
+  MONO_CHECK(!s.empty() && s[0] > 0, "tile-packed constant ", v.name, " has no rows");
+  *rows = t.nk ? s[1] : s[0];
+  *k = t.nk ? s[0] : v.type.numel() / s[0];
+}
+
 class Planner {
  public:
   Planner(const Graph& g, const PlanOptions& o) : g_(g), opt_(o) {}
@@ -335,6 +358,7 @@ class Planner {
     plan_.staged_epilogue = opt_.staged_epilogue;
     plan_.bulk_weights = opt_.bulk_weights;
     plan_.early_weights = opt_.early_weights;
+    plan_.vec_epilogue = opt_.vec_epilogue;
     plan_.epi_chunk = opt_.epi_chunk;
 
     if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)
@@ -357,6 +381,7 @@ class Planner {
     if (opt_.swap_b_operands) swap_b_operands();
     assign_stages();
     choose_schedules();
+    if (opt_.tile_weights) tile_weights();
     place_tensors();
     plan_.inline_groups = opt_.inline_groups < 0 ? static_cast<int>(plan_.groups.size()) <= kInlineGroupLimit
                                                   : opt_.inline_groups > 0;
@@ -836,10 +861,9 @@ class Planner {
                  " threads, ", plan_.ctx.smem_limit, " B shared memory)");
     double best = 1e30;
     for (GemmSchedule t : tiles) {
-      if (opt_.gemm_stages > 0 && grp.f16) {
-        t.stages = opt_.gemm_stages;
-        if (!gemm_schedule_problem(true, t, plan_.ctx, nullptr).empty()) continue;
-      }
+      if (opt_.gemm_stages > 0 && grp.f16) t.stages = opt_.gemm_stages;
+      if (opt_.gemm_bk > 0 && grp.f16 && !s.conv) t.bk = opt_.gemm_bk;
+      if ((opt_.gemm_stages > 0 || opt_.gemm_bk > 0) && !gemm_schedule_problem(grp.f16, t, plan_.ctx, nullptr).empty()) continue;
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
@@ -991,6 +1015,22 @@ class Planner {
     }
   }
 
+  // fp16 GEMMs with constant 2-D weights read them packed tile by tile for their (final)
+  // schedule, one bulk copy per stage (KernelPlan::weight_tiles). Not the GEMMs that read a
+  // folded LayerNorm (their weights are packed gamma-scaled) nor attention's (no weights).
+  void tile_weights() {
+    for (const Group& grp : plan_.groups) {
+      if (!grp.f16 || grp.in_attention() || (grp.kind != GroupKind::kGemm && grp.kind != GroupKind::kConvGemm)) continue;
+      const Node& n = *grp.anchor;
+      const Value* w = n.input(1) ? plan_.root(n.inputs[1]) : nullptr;
+      if (!w || !w->is_constant() || plan_.ln_fold_of_gemm.count(&n)) continue;
+      const bool conv = grp.kind == GroupKind::kConvGemm;
+      if (!conv && n.op == OpKind::kMatMul && n.inputs[1]->type.rank() != 2) continue;
+      const GemmSchedule& s = grp.gemm;
+      plan_.weight_tiles[&n] = str_cat("@t", conv ? s.bm : s.bn, "x", s.bk);
+    }
+  }
+
   // Arena placement with reuse: a buffer is live from the stage that writes it to the last
   // stage that reads it; stages are separated by barriers, so a later stage may reuse it.
   void place_tensors() {
@@ -1129,6 +1169,12 @@ class Planner {
     size_t bytes = align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan_.dtype_of(v)), 256);
     if (packing.rfind("cd", 0) == 0)  // float2 (c, d) per GEMM column (LnFold)
       bytes = align_up(static_cast<size_t>(v->type.numel() / plan_.ln_folds[ln_fold_index(packing)].len) * 8, 256);
+    TilePacking t;
+    if (parse_tile_packing(packing, &t)) {
+      int64_t rows, k;
+      tile_matrix(*v, t, &rows, &k);
+      bytes = align_up(static_cast<size_t>(tile_packed_elems(rows, k, t.rows, t.bk)) * dtype_size(plan_.dtype_of(v)), 256);
+    }
     plan_.constants.push_back({v, packing, plan_.weights_bytes, bytes});
     plan_.weights_bytes += bytes;
     plan_.placement[v] = {Placement::kWeights, 0, 0};
@@ -1203,6 +1249,18 @@ std::vector<unsigned char> pack_weights(const KernelPlan& plan) {
       continue;
     }
     Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
+    TilePacking tp;
+    if (parse_tile_packing(c.packing, &tp)) {  // tile by tile (tile_pack.h); padding stays zero
+      int64_t rows, k;
+      tile_matrix(*c.value, tp, &rows, &k);
+      const size_t es = dtype_size(t.dtype());
+      const unsigned char* src = static_cast<const unsigned char*>(t.raw());
+      unsigned char* dst = blob.data() + c.offset;
+      for_each_tile_packed(rows, k, tp.rows, tp.bk, [&](size_t i, int64_t r, int64_t kk) {
+        std::memcpy(dst + i * es, src + static_cast<size_t>(tp.nk ? kk * rows + r : r * k + kk) * es, es);
+      });
+      continue;
+    }
     if (c.packing == "nk") {
       // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous).
       const Shape& s = t.shape();

@@ -148,6 +148,7 @@ struct KernelPlan {
   bool staged_epilogue = false;
   bool bulk_weights = false;
   bool early_weights = false;
+  bool vec_epilogue = true;
   int epi_chunk = 8;
   bool inline_groups = true;
   KernelContext ctx;
@@ -178,10 +179,15 @@ struct KernelPlan {
   std::vector<LnFold> ln_folds;
   std::map<const Value*, int> ln_fold_of_y;     // y root -> fold
   std::map<const Node*, int> ln_fold_of_gemm;   // a GEMM anchor reading y as A -> fold
+  // fp16 GEMMs whose constant weights are packed tile by tile for their schedule and read with
+  // one bulk copy per pipeline stage (gemm.cuh BulkTileK, tile_pack.h): anchor -> the packing
+  // suffix "@t<rows>x<bk>" (rows = BN for MatMul/Gemm B, BM for a convolution's A).
+  std::map<const Node*, std::string> weight_tiles;
 
   const Value* root(const Value* v) const;  // follows aliases
   // The packing of constant input i of node n (support.h constant_packing, plus "|ln<fold>"
-  // for the weights of a GEMM that reads a folded LayerNorm's output).
+  // for the weights of a GEMM that reads a folded LayerNorm's output, or the weight_tiles
+  // suffix).
   std::string packing(const Node& n, int i) const;
   DType dtype_of(const Value* v) const;
   size_t constant_offset(const Value* v, const std::string& packing) const;
@@ -246,6 +252,14 @@ struct PlanOptions {
   bool swap_b_operands = true;
   // fp16 GEMM pipeline depth (cp.async stages) for every default tile; 0: the menu's (A/B).
   int gemm_stages = 0;
+  // fp16 GEMM weights packed tile by tile for the chosen schedule and read with one bulk copy
+  // (TMA unit) per pipeline stage instead of per-thread cp.async (KernelPlan::weight_tiles).
+  bool tile_weights = false;
+  // fp16 GEMM epilogues whose stores run along n store 8 elements with one 16-byte store
+  // (gemm.cuh vec8_stores: the accumulators staged through shared memory in chunks of 8).
+  bool vec_epilogue = true;
+  // fp16 GEMM k tile for every default tile (not convolutions); 0: the menu's (A/B).
+  int gemm_bk = 0;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
   // may use (0: 227 KB / blocks_per_sm). The register cap follows (65536 / threads / blocks).
   int threads = 256;
@@ -303,6 +317,14 @@ std::string ilp_problem(int ilp);
 
 // The fold a "...|ln<F>" packing names (LnFold).
 int ln_fold_index(const std::string& packing);
+
+// A packing with the weight_tiles suffix "@t<rows>x<bk>": the tile shape, and whether the
+// constant is stored [K][rows] in the model ("nk" base: a MatMul weight) rather than [rows][K].
+struct TilePacking {
+  bool nk = false;
+  int rows = 0, bk = 0;
+};
+bool parse_tile_packing(const std::string& packing, TilePacking* t);
 
 // Packs the constants into the weights blob (converted to the device dtype, B operands of
 // GEMMs transposed to [N][K]).

@@ -135,6 +135,16 @@ struct StoreEpiMF : StoreEpi {
   static constexpr bool m_fastest = true;
 };
 
+// Same stores, declared 8-wide (gemm.cuh vec8_stores): GemmF16 then hands each thread chunks of 8
+// consecutive n and calls vec8 for whole chunks, the per-element form for chunks cut by N (the
+// last run of every run_gemm_case uses it).
+struct StoreEpiV8 : StoreEpi {
+  static constexpr bool vec8_stores = true;
+  __device__ void vec8(int m, int n, const float (&acc)[8]) const {
+    for (int j = 0; j < 8; ++j) (*this)(m, n + j, acc[j]);
+  }
+};
+
 // The two-phase epilogue form (gemm.cuh): reads r[m][n] in load(), stores acc + r in the second
 // phase. r is a fixed pattern, so the reference is ref + r.
 struct ResidualEpi {
@@ -149,6 +159,14 @@ struct ResidualEpi {
   __device__ void operator()(int m, int n, float acc, const In& in) const {
     c[(long long)m * N + n] = acc + in.x;
     atomicAdd(hits + (long long)m * N + n, 1u);
+  }
+};
+struct ResidualEpiV8 : ResidualEpi {
+  static constexpr bool vec8_stores = true;
+  __device__ void vec8(int m, int n, const float (&acc)[8]) const {
+    In in[8];
+    for (int j = 0; j < 8; ++j) load(m, n + j, in[j]);
+    for (int j = 0; j < 8; ++j) (*this)(m, n + j, acc[j], in[j]);
   }
 };
 static float residual_pattern(size_t i) { return 0.25f * (float)(int)(i % 7) - 0.75f; }
@@ -206,14 +224,25 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   auto kern = gemm_kernel<G, AL, BL, StoreEpi, PRE>;
   auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi, PRE>;
   auto kern_mf = gemm_kernel<G, AL, BL, StoreEpiMF, PRE>;
+  auto kern_v8 = gemm_kernel<G, AL, BL, StoreEpiV8, PRE>;
+  auto kern_res_v8 = gemm_kernel<G, AL, BL, ResidualEpiV8, PRE>;
+  CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_mf, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   std::vector<float> first;  // split-K: the first run's result
-  for (int r = 0; r < runs; ++r) {
+  for (int r = 0; r <= runs; ++r) {  // the extra last run: 8-wide stores (StoreEpiV8 / ResidualEpiV8)
+    const bool v8 = r == runs;
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
-    if (residual)
+    if (v8 && residual)
+      kern_res_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
+          M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits);
+    else if (v8)
+      kern_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
+                                                                    ws, counters, splits);
+    else if (residual)
       kern_res<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
           M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits);
     else if (r % 2 == 1)
@@ -247,7 +276,7 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d splits=%d run %d%s", M, N, K, splits, r + 1,
-                  !residual && r % 2 == 1 ? " m-fastest" : "");
+                  v8 ? " vec8" : !residual && r % 2 == 1 ? " m-fastest" : "");
     const double err = rel_err(got, ref);
     report(name + buf, extra.empty() ? err : INFINITY, tol, extra);
   }
@@ -471,7 +500,7 @@ static void gemm_checks() {
   gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 128, 768, 768, 3, 2, th, false, false);
   gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 100, 72, 192, 2, 1, th, true, false);
   gemm_bulk_tile<H4>("GemmF16<32,64,64,2,4,2>", 33, 96, 640, 5, 2, th, false, false);
-  gemm_bulk_tile<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 260, 1, 2, th, false, false);
+  gemm_bulk_tile<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 264, 1, 2, th, false, false);  // last k tile partial
   gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 77, 130, 200, 3, 2, th, false, true);
   gemm_bulk_tile<H4>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th, true, true);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
@@ -742,9 +771,21 @@ struct HalfStoreEpi {
     c[(long long)m * N + n] = mono_dev::from_float<half_t>(acc);
   }
 };
-template <class G, class AL, class BL>
+// The same with one 16-byte store per 8 elements (the chunked epilogue, gemm.cuh vec8_stores).
+struct HalfStoreEpi8 : HalfStoreEpi {
+  static constexpr bool vec8_stores = true;
+  __device__ void vec8(int m, int n, const float (&acc)[8]) const {
+    uint4 u;
+    u.x = mono_dev::detail::pack2<half_t>(mono_dev::from_float<half_t>(acc[0]), mono_dev::from_float<half_t>(acc[1]));
+    u.y = mono_dev::detail::pack2<half_t>(mono_dev::from_float<half_t>(acc[2]), mono_dev::from_float<half_t>(acc[3]));
+    u.z = mono_dev::detail::pack2<half_t>(mono_dev::from_float<half_t>(acc[4]), mono_dev::from_float<half_t>(acc[5]));
+    u.w = mono_dev::detail::pack2<half_t>(mono_dev::from_float<half_t>(acc[6]), mono_dev::from_float<half_t>(acc[7]));
+    *reinterpret_cast<uint4*>(c + (long long)m * N + n) = u;
+  }
+};
+template <class G, class AL, class BL, class Epi>
 __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K, AL a, BL b,
-                                                            HalfStoreEpi epi,
+                                                            Epi epi,
                                                             float* ws, unsigned int* counters, int splits) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
@@ -821,7 +862,7 @@ static BL bench_b(half_t* p, int N, int K, int bk) {
 // BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout);
 // BL = Gather<BenchIm2col>: a convolution's im2col.
 // A_TILED: A packed tile by tile too (BulkTileK), as if its producer wrote that layout.
-template <class G, class BL, bool A_TILED = false>
+template <class G, class BL, bool A_TILED = false, class Epi = HalfStoreEpi>
 static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
   constexpr bool tiled = std::is_same<BL, mono_dev::BulkTileK<half_t>>::value;
@@ -836,7 +877,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
   using AL = typename std::conditional<A_TILED, mono_dev::BulkTileK<half_t>, mono_dev::DenseK<half_t>>::type;
-  auto kern = bench_kernel<G, AL, BL>;
+  auto kern = bench_kernel<G, AL, BL, Epi>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
   constexpr bool bulk = std::is_same<BL, mono_dev::BulkK<half_t>>::value;
@@ -844,8 +885,11 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   if constexpr (A_TILED) a = AL{dA, (K + G::kBK - 1) / G::kBK};
   else a = AL{dA, M, K, K};
   const BL b = bench_b<BL>(dB, N, K, G::kBK);
+  Epi epi_v;
+  epi_v.c = dC;
+  epi_v.N = N;
   auto launch = [&] {
-    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, HalfStoreEpi{dC, N}, ws,
+    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, epi_v, ws,
                                                                cnt, splits);
   };
   for (int i = 0; i < 10; ++i) launch();
@@ -859,7 +903,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   cudaGraphExec_t exec;
   CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < per_graph; ++i)
-    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes, st>>>(M, N, K, a, b, HalfStoreEpi{dC, N},
+    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes, st>>>(M, N, K, a, b, epi_v,
                                                                    ws, cnt, splits);
   CK(cudaStreamEndCapture(st, &graph));
   CK(cudaGraphInstantiate(&exec, graph, 0));
@@ -880,7 +924,8 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
-              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : tiled ? (A_TILED ? "tiles+A" : "tiles") : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
+              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : tiled ? (A_TILED ? "tiles+A" : std::is_same<Epi, HalfStoreEpi>::value ? "tiles" : "tiles,v8") :
+              !std::is_same<Epi, HalfStoreEpi>::value ? "[N][K],v8" : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
               M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
 #ifdef MONO_PROBE_BUILD
@@ -906,7 +951,11 @@ static void bench_one(const char* gname, int M, int N, int K, int splits, int b_
     std::printf("bench: no im2col shape N=%d K=%d (3136x576, 196x2304, 3136x64)\n", N, K);
     return;
   }
-  if (b_kind == 5)
+  if (b_kind == 7)
+    bench_one_t<G, mono_dev::BulkTileK<half_t>, false, HalfStoreEpi8>(gname, M, N, K, splits);
+  else if (b_kind == 6)
+    bench_one_t<G, mono_dev::DenseK<half_t>, false, HalfStoreEpi8>(gname, M, N, K, splits);
+  else if (b_kind == 5)
     bench_one_t<G, mono_dev::BulkTileK<half_t>, true>(gname, M, N, K, splits);
   else if (b_kind == 4)
     bench_one_t<G, mono_dev::BulkTileK<half_t>>(gname, M, N, K, splits);
@@ -936,8 +985,9 @@ using BenchH14 = mono_dev::GemmF16<64, 64, 128, 2, 4, 4>;  // BK 128, 4 stages
 static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN, 2 BulkK
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] through bulk copies;
   // CFG + 300: B = im2col of a convolution (see bench_one); CFG + 400: B packed tile by tile,
-  // one bulk copy per stage (BulkTileK); CFG + 500: A and B both packed so
-  const int kn = cfg > 500 ? 5 : cfg > 400 ? 4 : cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
+  // one bulk copy per stage (BulkTileK); CFG + 500: A and B both packed so; CFG + 600: the
+  // epilogue with 16-byte stores (HalfStoreEpi8); CFG + 700: B packed and 16-byte stores
+  const int kn = cfg > 700 ? 7 : cfg > 600 ? 6 : cfg > 500 ? 5 : cfg > 400 ? 4 : cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
   cfg -= 100 * kn;
   switch (cfg) {
     case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits, kn); break;

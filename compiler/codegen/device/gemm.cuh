@@ -210,9 +210,32 @@ struct ApplyEpi {  // phase 2 (or the only phase)
 
 // Applies the epilogue to every element the thread owns (acc.visit(f) calls f(e, m, n, value),
 // e = the element's slot < Acc::kElems, for every owned element with m < M, n < N).
+// Vectorised stores. An epilogue whose output elements (m, n .. n + 7) are 8 consecutive,
+// 16-byte aligned addresses whenever n % 8 == 0 and n + 8 <= N may declare
+//   static constexpr bool vec8_stores = true;
+//   __device__ void vec8(int m, int n, const float (&acc)[8]) const;   // all 8, one wide store
+// next to its per-element form (still used for chunks cut by N). Accumulator views that hand
+// each thread chunks of 8 consecutive n (GemmF16::ChunkFrags, kChunked) then call vec8 per chunk.
+MONO_FLAG_TRAIT(Vec8, vec8_stores)
+MONO_FLAG_TRAIT(Chunked, kChunked)
+
+// The per-element epilogue of one element (both forms), for chunks vec8 cannot take.
+template <class Epilogue>
+__device__ __forceinline__ void epilogue_one(const Epilogue& epi, int m, int n, float v) {
+  if constexpr (HasLoad<Epilogue>::value) {
+    typename Epilogue::In in;
+    epi.load(m, n, in);
+    epi(m, n, v, in);
+  } else {
+    epi(m, n, v);
+  }
+}
+
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void apply_epilogue(const Acc& acc, const Epilogue& epi) {
-  if constexpr (HasLoad<Epilogue>::value) {
+  if constexpr (Chunked<Acc>::value && Vec8<Epilogue>::value) {
+    acc.visit_chunks(epi);
+  } else if constexpr (HasLoad<Epilogue>::value) {
 #pragma unroll
     for (int e0 = 0; e0 < Acc::kElems; e0 += kEpiChunk) {
       typename Epilogue::In in[kEpiChunk];
@@ -630,6 +653,21 @@ struct Gather {
 // and Gather's register-staged prefetch (GatherIter) keeps a stage's element loads in flight
 // together, where DenseK/DenseN's scalar fallback would issue them one by one.
 // StridedK: element (r, k) = p[r * stride + k]; StridedN: element (r, k) = p[k * stride + r].
+// Eight consecutive outputs at p (16-byte aligned) from fp32 values: one 16-byte store (fp16) or
+// two (fp32); the epilogues' vec8 (vec8_stores above).
+__device__ __forceinline__ void store8(half_t* p, const float (&r)[8]) {
+  uint4 u;
+  u.x = detail::pack2<half_t>(from_float<half_t>(r[0]), from_float<half_t>(r[1]));
+  u.y = detail::pack2<half_t>(from_float<half_t>(r[2]), from_float<half_t>(r[3]));
+  u.z = detail::pack2<half_t>(from_float<half_t>(r[4]), from_float<half_t>(r[5]));
+  u.w = detail::pack2<half_t>(from_float<half_t>(r[6]), from_float<half_t>(r[7]));
+  *reinterpret_cast<uint4*>(p) = u;
+}
+__device__ __forceinline__ void store8(float* p, const float (&r)[8]) {
+  reinterpret_cast<float4*>(p)[0] = make_float4(r[0], r[1], r[2], r[3]);
+  reinterpret_cast<float4*>(p)[1] = make_float4(r[4], r[5], r[6], r[7]);
+}
+
 template <class T>
 struct StridedK {
   const T* p;
@@ -1014,6 +1052,57 @@ struct GemmF16 {
   static constexpr bool kStagedFits = BM * (BN + 8) * 4 <= kPipeBytes && BM * BN / kThreads <= 16;
 #endif
 
+  // The chunked epilogue, for epilogues with vec8 stores (detail::Vec8): the accumulators go
+  // through shared memory (row-major, LDC = BN + 8 floats) and each thread then owns kChunks
+  // chunks of 8 consecutive n, chunk c = q * kThreads + thread at row c / (BN / 8), so a warp's
+  // 16-byte stores cover whole rows of the tile. 16 fp16 stores of 2 bytes per thread (64x64)
+  // become 2 of 16 bytes, and the index arithmetic runs once per chunk.
+  static constexpr bool kChunkFits = BN % 8 == 0 && (BM * BN / 8) % kThreads == 0 &&
+                                     BM * (BN + 8) * 4 <= kPipeBytes && BM * BN / kThreads <= 16;
+  struct ChunkFrags {
+    static constexpr bool kChunked = true;
+    static constexpr int kChunks = kChunkFits ? BM * BN / 8 / kThreads : 1, kElems = 8 * kChunks, kNT = kThreads;
+    static constexpr int LDC = BN + 8;
+    mutable float v[kElems];  // split-K: the reducer adds the partials to them
+    int m0, n0, M, N;
+    bool computes;
+    __device__ __forceinline__ void pos(int q, int& m, int& n) const {
+      const int c = q * kThreads + (int)threadIdx.x;
+      m = c / (BN / 8);
+      n = (c % (BN / 8)) * 8;
+    }
+    __device__ __forceinline__ float& el(int e) const { return v[e]; }
+    template <class F>
+    __device__ __forceinline__ void visit(const F& f) const {
+      if (!computes) return;
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        int m, n;
+        pos(e / 8, m, n);
+        if (m0 + m < M && n0 + n + e % 8 < N) f(e, m0 + m, n0 + n + e % 8, v[e]);
+      }
+    }
+    template <class Epilogue>
+    __device__ __forceinline__ void visit_chunks(const Epilogue& epi) const {
+      if (!computes) return;
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        int m, n;
+        pos(q, m, n);
+        m += m0;
+        n += n0;
+        if (m >= M) continue;
+        if (n + 8 <= N) {
+          epi.vec8(m, n, *reinterpret_cast<const float(*)[8]>(v + 8 * q));
+        } else {
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            if (n + j < N) detail::epilogue_one(epi, m, n + j, v[8 * q + j]);
+        }
+      }
+    }
+  };
+
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
   // kk from the per-lane stage addresses a_rd / b_rd.
   __device__ __forceinline__ static void load_frags(unsigned int (&af)[MI][4],
@@ -1089,9 +1178,10 @@ struct GemmF16 {
     constexpr bool kBulk = detail::IsBulk<decltype(ait)>::value || detail::IsBulk<decltype(bit)>::value;
     const unsigned int bar0 = smem_u32(smem + kPipeBytes);  // stage s: bar0 + 8 s
     unsigned int phases = 0;                                 // bit s: parity stage s waits for
-    if constexpr (kBulk) {
+    if constexpr (kBulk) {  // one arrival (arrive.expect_tx) per bulk operand and stage
+      constexpr unsigned int kArrivals = detail::IsBulk<decltype(ait)>::value + detail::IsBulk<decltype(bit)>::value;
       if (threadIdx.x == 0)
-        for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 1);
+        for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, kArrivals);
       mbar_fence_init();
     }
     __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
@@ -1181,7 +1271,38 @@ struct GemmF16 {
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
-    if constexpr (kStagedFits) {
+    if constexpr (kChunkFits && detail::Vec8<Epilogue>::value) {
+      float* st = reinterpret_cast<float*>(smem);
+      if (computes) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              *reinterpret_cast<float2*>(st + (wm * WM + i * 16 + h * 8 + g) * ChunkFrags::LDC + wn * WN + j * 8 + 2 * t4) =
+                  make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+      }
+      __syncthreads();
+      ChunkFrags cf;
+      cf.m0 = m0;
+      cf.n0 = n0;
+      cf.M = M;
+      cf.N = N;
+      cf.computes = (int)threadIdx.x < kThreads;
+#pragma unroll
+      for (int q = 0; q < ChunkFrags::kChunks; ++q) {
+        int m, n;
+        cf.pos(q, m, n);
+        const float4* src = reinterpret_cast<const float4*>(st + m * ChunkFrags::LDC + n);
+        const float4 lo = cf.computes ? src[0] : make_float4(0.f, 0.f, 0.f, 0.f);
+        const float4 hi = cf.computes ? src[1] : make_float4(0.f, 0.f, 0.f, 0.f);
+        cf.v[8 * q] = lo.x, cf.v[8 * q + 1] = lo.y, cf.v[8 * q + 2] = lo.z, cf.v[8 * q + 3] = lo.w;
+        cf.v[8 * q + 4] = hi.x, cf.v[8 * q + 5] = hi.y, cf.v[8 * q + 6] = hi.z, cf.v[8 * q + 7] = hi.w;
+      }
+      __syncthreads();  // smem free for the caller
+      detail::finish_tile(cf, epi, workspace, tile_counter, splits, split);
+    } else if constexpr (kStagedFits) {
       constexpr bool kMF = detail::MFastest<Epilogue>::value;
       using SF = StagedFrags<kMF>;
       float* st = reinterpret_cast<float*>(smem);
