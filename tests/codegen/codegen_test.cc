@@ -209,6 +209,97 @@ TEST(Codegen, FoldedLayerNormRemovesStagesAndPacksScaledWeights) {
   }
 }
 
+// --tile-weights (KernelPlan::weight_tiles): every fp16 GEMM with constant weights (MatMul/Gemm B,
+// a convolution's A) reads them packed tile by tile for its schedule; the packed blob holds
+// element (r, k) of the [rows][K] operand at block (r / rows_tile, k / bk), row r % rows_tile,
+// column k % bk of a (bk + 8)-element row, padding zero; the kernel compiles without spills.
+TEST(Codegen, TileWeightsArePackedTileByTile) {
+  for (const char* model : {"tiny-bert-opset17", "tiny-resnet-opset20"}) {
+    SCOPED_TRACE(model);
+    LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx");
+    simplify(*loaded.graph);
+    PlanOptions po;
+    po.precision = Precision::kF16;
+    po.tile_weights = true;
+    BuiltKernel b = build_kernel(*loaded.graph, po, model, NvrtcOptions{}, /*compile=*/true);
+    const KernelPlan& p = b.plan;
+    EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
+    EXPECT_NE(b.source.find("BulkTileK<half_t> "), std::string::npos);
+    int gemms = 0;
+    for (const Group& g : p.groups)
+      if (g.f16 && !g.in_attention() && (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm) &&
+          p.root(g.anchor->inputs[1])->is_constant()) {
+        ++gemms;
+        const bool conv = g.kind == GroupKind::kConvGemm;
+        ASSERT_EQ(p.weight_tiles.count(g.anchor), 1u) << g.anchor->name;
+        EXPECT_EQ(p.weight_tiles.at(g.anchor), "@t" + std::to_string(conv ? g.gemm.bm : g.gemm.bn) + "x" + std::to_string(g.gemm.bk));
+      }
+    ASSERT_GT(gemms, 0);
+    EXPECT_EQ(static_cast<int>(p.weight_tiles.size()), gemms);
+    const std::vector<unsigned char> blob = pack_weights(p);
+    for (const auto& [node, suffix] : p.weight_tiles) {
+      const Value* w = p.root(node->inputs[1]);
+      const std::string packing = p.packing(*node, 1);
+      TilePacking t;
+      ASSERT_TRUE(parse_tile_packing(packing, &t)) << packing;
+      const bool nk = packing.rfind("nk", 0) == 0;  // MatMul weights are [K][N] in the model
+      const Shape& s = w->type.shape;
+      const int64_t rows = nk ? s[1] : s[0], K = nk ? s[0] : w->type.numel() / s[0];
+      const Tensor h = w->constant->cast(DType::kF16);
+      const uint16_t* src = static_cast<const uint16_t*>(h.raw());
+      const uint16_t* dst = reinterpret_cast<const uint16_t*>(blob.data() + p.constant_offset(w, packing));
+      const int64_t ld = t.bk + 8, kts = (K + t.bk - 1) / t.bk, row_tiles = (rows + t.rows - 1) / t.rows;
+      std::vector<bool> seen(static_cast<size_t>(row_tiles * kts * t.rows * ld), false);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t at = ((r / t.rows * kts + k / t.bk) * t.rows + r % t.rows) * ld + k % t.bk;
+          ASSERT_EQ(dst[at], src[nk ? k * rows + r : r * K + k]) << node->name << " (" << r << ", " << k << ")";
+          seen[at] = true;
+        }
+      for (size_t i = 0; i < seen.size(); ++i)
+        if (!seen[i]) ASSERT_EQ(dst[i], 0) << node->name << ": padding element " << i << " is not zero";
+    }
+  }
+}
+
+// fp16 GEMM epilogues whose stores run along n in whole chunks of 8 store 8 elements at once
+// (gemm.cuh vec8_stores); never one whose stores run along m (K^T stored as computed, with
+// --no-swap-b), none with --no-vec-epilogue, none in fp32 (GemmF32 has no chunked epilogue).
+TEST(Codegen, VecEpilogueOnlyWhereStoresRunAlongN) {
+  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset17/model.onnx");
+  simplify(*loaded.graph);
+  auto source = [&](bool f16, bool vec, bool swap) {
+    PlanOptions po;
+    po.precision = f16 ? Precision::kF16 : Precision::kF32;
+    po.vec_epilogue = vec;
+    po.swap_b_operands = swap;
+    return emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), "tiny-bert");
+  };
+  // Epilogue structs (named by their text, so identical layers share one) with each property.
+  auto count = [](const std::string& src, bool* mixed) {
+    int vec = 0, mf = 0;
+    for (size_t at = src.find("struct Epi_"); at != std::string::npos;) {
+      const size_t next = src.find("struct Epi_", at + 1);
+      const std::string e = src.substr(at, next == std::string::npos ? std::string::npos : next - at);
+      const bool v = e.find("vec8_stores = true") != std::string::npos, m = e.find("m_fastest = true") != std::string::npos;
+      vec += v, mf += m;
+      if (v && m) *mixed = true;
+      at = next;
+    }
+    return std::make_pair(vec, mf);
+  };
+  bool mixed = false;
+  const auto on = count(source(true, true, true), &mixed);
+  EXPECT_GE(on.first, 3) << "Q, K and V at least";
+  const auto along_m = count(source(true, true, false), &mixed);
+  EXPECT_GT(along_m.second, 0) << "K^T stored as computed runs along m";
+  EXPECT_EQ(along_m.first, on.first - along_m.second);
+  EXPECT_FALSE(mixed) << "an epilogue storing along m declares vec8 stores";
+  EXPECT_EQ(count(source(true, false, true), &mixed).first, 0);
+  EXPECT_EQ(count(source(false, true, true), &mixed).first, 0);
+  EXPECT_NE(source(true, true, true).find("store8("), std::string::npos);
+}
+
 // Attention's K^T (the key GEMM's epilogue transposes so that its stores run along m) is
 // stored [.., S, D] and read by QK^T as [N][K]; Q and V are not (their stores run along n).
 TEST(Codegen, KeyTransposeIsStoredSwapped) {
