@@ -101,6 +101,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     options->vec_epilogue = flag == "--vec-epilogue";
   } else if (flag == "--tile-weights" || flag == "--no-tile-weights") {
     options->tile_weights = flag == "--tile-weights";
+  } else if (flag == "--tile-conv-weights" || flag == "--no-tile-conv-weights") {
+    options->tile_conv_weights = flag == "--tile-conv-weights";
   } else if (flag == "--early-weights" || flag == "--no-early-weights") {
     options->early_weights = flag == "--early-weights";
   } else if (flag == "--direct-epilogue" || flag == "--staged-epilogue") {

@@ -381,7 +381,7 @@ class Planner {
     if (opt_.swap_b_operands) swap_b_operands();
     assign_stages();
     choose_schedules();
-    if (opt_.tile_weights) tile_weights();
+    if (opt_.tile_weights || opt_.tile_conv_weights) tile_weights();
     place_tensors();
     plan_.inline_groups = opt_.inline_groups < 0 ? static_cast<int>(plan_.groups.size()) <= kInlineGroupLimit
                                                   : opt_.inline_groups > 0;
@@ -1025,6 +1025,7 @@ class Planner {
       const Value* w = n.input(1) ? plan_.root(n.inputs[1]) : nullptr;
       if (!w || !w->is_constant() || plan_.ln_fold_of_gemm.count(&n)) continue;
       const bool conv = grp.kind == GroupKind::kConvGemm;
+      if (!(conv ? opt_.tile_conv_weights : opt_.tile_weights)) continue;
       if (!conv && n.op == OpKind::kMatMul && n.inputs[1]->type.rank() != 2) continue;
       const GemmSchedule& s = grp.gemm;
       plan_.weight_tiles[&n] = str_cat("@t", conv ? s.bm : s.bn, "x", s.bk);

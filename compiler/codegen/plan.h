@@ -254,9 +254,15 @@ struct PlanOptions {
   int gemm_stages = 0;
   // fp16 GEMM weights packed tile by tile for the chosen schedule and read with one bulk copy
   // (TMA unit) per pipeline stage instead of per-thread cp.async (KernelPlan::weight_tiles).
-  bool tile_weights = false;
+  // H100, same call (bench/RESULTS.md session 9): bert-base 735.5 -> 718.7 us, gpt2 754.7 ->
+  // 733.5, vit-base 1095.1 -> 1068.1. A convolution's weights (its A operand) only with
+  // tile_conv_weights: resnet50 went 921.6 -> 933.0 us with them.
+  bool tile_weights = true;
+  bool tile_conv_weights = false;
   // fp16 GEMM epilogues whose stores run along n store 8 elements with one 16-byte store
   // (gemm.cuh vec8_stores: the accumulators staged through shared memory in chunks of 8).
+  // H100, same call: bert-base 765.0 -> 735.5 us, gpt2 775.4 -> 754.7, vit-base 1115.6 ->
+  // 1095.1, resnet50 938.0 -> 921.6.
   bool vec_epilogue = true;
   // fp16 GEMM k tile for every default tile (not convolutions); 0: the menu's (A/B).
   int gemm_bk = 0;

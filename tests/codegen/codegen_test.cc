@@ -214,6 +214,17 @@ TEST(Codegen, FoldedLayerNormRemovesStagesAndPacksScaledWeights) {
 // element (r, k) of the [rows][K] operand at block (r / rows_tile, k / bk), row r % rows_tile,
 // column k % bk of a (bk + 8)-element row, padding zero; the kernel compiles without spills.
 TEST(Codegen, TileWeightsArePackedTileByTile) {
+  {  // defaults: MatMul/Gemm weights tiled, convolutions' not
+    LoadResult r = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset20/model.onnx");
+    simplify(*r.graph);
+    PlanOptions po;
+    po.precision = Precision::kF16;
+    const KernelPlan p = plan_kernel(*r.graph, po);
+    for (const auto& [node, suffix] : p.weight_tiles) EXPECT_NE(node->op, OpKind::kConv) << node->name;
+    int convs = 0;
+    for (const Group& g : p.groups) convs += g.kind == GroupKind::kConvGemm;
+    EXPECT_GT(convs, 0);
+  }
   for (const char* model : {"tiny-bert-opset17", "tiny-resnet-opset20"}) {
     SCOPED_TRACE(model);
     LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx");
@@ -221,6 +232,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
     PlanOptions po;
     po.precision = Precision::kF16;
     po.tile_weights = true;
+    po.tile_conv_weights = true;
     BuiltKernel b = build_kernel(*loaded.graph, po, model, NvrtcOptions{}, /*compile=*/true);
     const KernelPlan& p = b.plan;
     EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
