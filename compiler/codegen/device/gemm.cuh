@@ -1103,6 +1103,36 @@ struct GemmF16 {
     }
   };
 
+  // The staged epilogues' first step: the warp's accumulators into shared memory as a row-major
+  // fp32 tile of row stride LDC, column pairs as float2 (SCALAR: one float at a time, for the
+  // odd LDC of the column-major walk).
+  template <int LDC, bool SCALAR>
+  __device__ __forceinline__ static void stage_acc(const float (&acc)[MI][NI][4], float* st, int wm, int wn, int g, int t4) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float* d = st + (wm * WM + i * 16 + h * 8 + g) * LDC + wn * WN + j * 8 + 2 * t4;
+          if constexpr (SCALAR) {
+            d[0] = acc[i][j][2 * h];
+            d[1] = acc[i][j][2 * h + 1];
+          } else {
+            *reinterpret_cast<float2*>(d) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          }
+        }
+  }
+  // The tile's frame of a staged accumulator view (StagedFrags, ChunkFrags).
+  template <class V>
+  __device__ __forceinline__ static void frame(V& v, int m0, int n0, int M, int N) {
+    v.m0 = m0;
+    v.n0 = n0;
+    v.M = M;
+    v.N = N;
+    v.computes = (int)threadIdx.x < kThreads;
+  }
+
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
   // kk from the per-lane stage addresses a_rd / b_rd.
   __device__ __forceinline__ static void load_frags(unsigned int (&af)[MI][4],
@@ -1273,23 +1303,10 @@ struct GemmF16 {
     const int g = lane >> 2, t4 = lane & 3;
     if constexpr (kChunkFits && detail::Vec8<Epilogue>::value) {
       float* st = reinterpret_cast<float*>(smem);
-      if (computes) {
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-              *reinterpret_cast<float2*>(st + (wm * WM + i * 16 + h * 8 + g) * ChunkFrags::LDC + wn * WN + j * 8 + 2 * t4) =
-                  make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-      }
+      if (computes) stage_acc<ChunkFrags::LDC, false>(acc, st, wm, wn, g, t4);
       __syncthreads();
       ChunkFrags cf;
-      cf.m0 = m0;
-      cf.n0 = n0;
-      cf.M = M;
-      cf.N = N;
-      cf.computes = (int)threadIdx.x < kThreads;
+      frame(cf, m0, n0, M, N);
 #pragma unroll
       for (int q = 0; q < ChunkFrags::kChunks; ++q) {
         int m, n;
@@ -1306,29 +1323,10 @@ struct GemmF16 {
       constexpr bool kMF = detail::MFastest<Epilogue>::value;
       using SF = StagedFrags<kMF>;
       float* st = reinterpret_cast<float*>(smem);
-      if (computes) {
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NI; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              float* d = st + (wm * WM + i * 16 + h * 8 + g) * SF::LDC + wn * WN + j * 8 + 2 * t4;
-              if constexpr (kMF) {
-                d[0] = acc[i][j][2 * h];
-                d[1] = acc[i][j][2 * h + 1];
-              } else {
-                *reinterpret_cast<float2*>(d) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-              }
-            }
-      }
+      if (computes) stage_acc<SF::LDC, kMF>(acc, st, wm, wn, g, t4);
       __syncthreads();
       SF sf;
-      sf.m0 = m0;
-      sf.n0 = n0;
-      sf.M = M;
-      sf.N = N;
-      sf.computes = (int)threadIdx.x < kThreads;
+      frame(sf, m0, n0, M, N);
 #pragma unroll
       for (int e = 0; e < SF::kElems; ++e) {
         int m, n;
