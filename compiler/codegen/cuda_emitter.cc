@@ -1323,12 +1323,14 @@ class Emitter {
                                            "    store8(", out_ptr, " + (", store, "), r);\n  }\n");
     const std::string vec8_head = "  static constexpr bool vec8_stores = true;  // 8 consecutive n: one 16-byte store\n"
                                   "  __device__ __forceinline__ void vec8(int m, int n0, const float (&acc)[8]) const {\n";
-    if (slots == 0) {
+    if (slots == 0 && !vec8) {
       epi_text += str_cat("  __device__ void operator()(int m, int n, float v) const {\n", epi_body, "    ", store_stmt, "\n  }\n");
-      if (vec8)
-        epi_text += str_cat("  __device__ __forceinline__ float value(int m, int n, float v) const {\n", epi_body, "    return v;\n  }\n",
-                            vec8_head, "    float r[8];\n#pragma unroll\n    for (int j = 0; j < 8; ++j) r[j] = value(m, n0 + j, acc[j]);\n",
-                            vec8_store);
+    } else if (slots == 0) {  // run<false>: the value without its store, for vec8
+      epi_text += str_cat("  template <bool S = true>\n  __device__ __forceinline__ float run(int m, int n, float v) const {\n",
+                          epi_body, "    if (S) ", store_stmt, "\n    return v;\n  }\n",
+                          "  __device__ void operator()(int m, int n, float v) const { run(m, n, v); }\n", vec8_head,
+                          "    float r[8];\n#pragma unroll\n    for (int j = 0; j < 8; ++j) r[j] = run<false>(m, n0 + j, acc[j]);\n",
+                          vec8_store);
     } else {
       // Two phases (gemm.cuh): all reads of all the thread's elements before its first store.
       epi_text += str_cat("  struct In { float x[", slots, "]; };\n",

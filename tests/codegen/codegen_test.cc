@@ -14,6 +14,13 @@
 namespace mono {
 namespace {
 
+// A tiny model of tests/data/models, loaded and simplified (every test's starting point).
+LoadResult load_tiny(const std::string& model) {
+  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx");
+  simplify(*loaded.graph);
+  return loaded;
+}
+
 const char* kModels[] = {"tiny-bert-opset17", "tiny-bert-opset20", "tiny-gpt2-opset20",
                          "tiny-mobilenet-opset17", "tiny-mobilenet-opset20", "tiny-resnet-opset17",
                          "tiny-resnet-opset20", "tiny-vit-opset17", "tiny-vit-opset20"};
@@ -34,8 +41,7 @@ class CodegenTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CodegenTest, CompilesForSm90AsOneKernelWithoutSpills) {
   const Case& c = GetParam();
-  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + c.model + "/model.onnx");
-  simplify(*loaded.graph);
+  LoadResult loaded = load_tiny(c.model);
   PlanOptions po;
   po.precision = c.precision;
   NvrtcOptions nvrtc;  // no cache: compile for real
@@ -81,8 +87,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, CodegenTest, ::testing::ValuesIn(cases()), [](con
 // Generated source names the ONNX nodes each stage implements, and no model text can end a
 // comment early.
 TEST(Codegen, SourceIsReadableAndModelTextIsEscaped) {
-  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset20/model.onnx");
-  simplify(*loaded.graph);
+  LoadResult loaded = load_tiny("tiny-resnet-opset20");
   // A hostile node name.
   const_cast<Node*>(loaded.graph->nodes()[0].get())->name = "evil */ } int x; /*";
   BuiltKernel b = build_kernel(*loaded.graph, PlanOptions{}, "tiny-resnet */ oops", NvrtcOptions{}, false);
@@ -100,8 +105,7 @@ namespace {
 
 // The profiling build stamps every stage twice (work done, barrier left) and still compiles.
 TEST(Codegen, ProfilingBuildCompiles) {
-  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset20/model.onnx");
-  simplify(*loaded.graph);
+  LoadResult loaded = load_tiny("tiny-resnet-opset20");
   PlanOptions po;
   po.profile = true;
   BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-resnet", NvrtcOptions{}, true);
@@ -124,9 +128,8 @@ namespace {
 // GEMM reading one runs on the fp32 path; models whose ranges fit keep everything in fp16.
 TEST(Codegen, Fp16KeepsOutOfRangeTensorsInFp32) {
   for (const char* m : {"tiny-mobilenet-opset20", "tiny-bert-opset20"}) {
-    LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + m + "/model.onnx");
+    LoadResult loaded = load_tiny(m);
     Graph& g = *loaded.graph;
-    simplify(g);
     PlanOptions po;
     po.precision = Precision::kF16;
     std::vector<Tensor> inputs;
@@ -164,8 +167,7 @@ namespace {
 // barrier each; the kernel still compiles without spills; the readers' weights are packed
 // gamma-scaled, with the column sums and beta terms of the epilogue correction.
 TEST(Codegen, FoldedLayerNormRemovesStagesAndPacksScaledWeights) {
-  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset17/model.onnx");
-  simplify(*loaded.graph);
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
   PlanOptions plain;
   PlanOptions folded;
   folded.fold_layernorm = true;
@@ -215,8 +217,7 @@ TEST(Codegen, FoldedLayerNormRemovesStagesAndPacksScaledWeights) {
 // column k % bk of a (bk + 8)-element row, padding zero; the kernel compiles without spills.
 TEST(Codegen, TileWeightsArePackedTileByTile) {
   {  // defaults: MatMul/Gemm weights tiled, convolutions' not
-    LoadResult r = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset20/model.onnx");
-    simplify(*r.graph);
+    LoadResult r = load_tiny("tiny-resnet-opset20");
     PlanOptions po;
     po.precision = Precision::kF16;
     const KernelPlan p = plan_kernel(*r.graph, po);
@@ -227,8 +228,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
   }
   for (const char* model : {"tiny-bert-opset17", "tiny-resnet-opset20"}) {
     SCOPED_TRACE(model);
-    LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx");
-    simplify(*loaded.graph);
+    LoadResult loaded = load_tiny(model);
     PlanOptions po;
     po.precision = Precision::kF16;
     po.tile_weights = true;
@@ -278,8 +278,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
 // (gemm.cuh vec8_stores); never one whose stores run along m (K^T stored as computed, with
 // --no-swap-b), none with --no-vec-epilogue, none in fp32 (GemmF32 has no chunked epilogue).
 TEST(Codegen, VecEpilogueOnlyWhereStoresRunAlongN) {
-  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset17/model.onnx");
-  simplify(*loaded.graph);
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
   auto source = [&](bool f16, bool vec, bool swap) {
     PlanOptions po;
     po.precision = f16 ? Precision::kF16 : Precision::kF32;
@@ -315,8 +314,7 @@ TEST(Codegen, VecEpilogueOnlyWhereStoresRunAlongN) {
 // Attention's K^T (the key GEMM's epilogue transposes so that its stores run along m) is
 // stored [.., S, D] and read by QK^T as [N][K]; Q and V are not (their stores run along n).
 TEST(Codegen, KeyTransposeIsStoredSwapped) {
-  LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset17/model.onnx");
-  simplify(*loaded.graph);
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
   const KernelPlan p = plan_kernel(*loaded.graph, PlanOptions{});
   ASSERT_EQ(p.swapped_last2.size(), 2u);  // one per layer
   for (const Value* v : p.swapped_last2) EXPECT_NE(v->producer->name.find("Mul_1"), std::string::npos) << v->name;

@@ -1035,6 +1035,14 @@ struct GemmF16 {
       n = M_FASTEST ? i / BM : i % BN;
     }
     __device__ __forceinline__ float& el(int e) const { return v[e]; }
+    __device__ __forceinline__ void gather(const float* st) {  // from the staged tile (finish_staged)
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        int m, n;
+        pos(e, m, n);
+        v[e] = computes ? st[m * LDC + n] : 0.0f;
+      }
+    }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -1072,6 +1080,18 @@ struct GemmF16 {
       n = (c % (BN / 8)) * 8;
     }
     __device__ __forceinline__ float& el(int e) const { return v[e]; }
+    __device__ __forceinline__ void gather(const float* st) {  // from the staged tile (finish_staged)
+#pragma unroll
+      for (int q = 0; q < kChunks; ++q) {
+        int m, n;
+        pos(q, m, n);
+        const float4* src = reinterpret_cast<const float4*>(st + m * LDC + n);
+        const float4 lo = computes ? src[0] : make_float4(0.f, 0.f, 0.f, 0.f);
+        const float4 hi = computes ? src[1] : make_float4(0.f, 0.f, 0.f, 0.f);
+        v[8 * q] = lo.x, v[8 * q + 1] = lo.y, v[8 * q + 2] = lo.z, v[8 * q + 3] = lo.w;
+        v[8 * q + 4] = hi.x, v[8 * q + 5] = hi.y, v[8 * q + 6] = hi.z, v[8 * q + 7] = hi.w;
+      }
+    }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;
@@ -1123,14 +1143,26 @@ struct GemmF16 {
           }
         }
   }
-  // The tile's frame of a staged accumulator view (StagedFrags, ChunkFrags).
-  template <class V>
-  __device__ __forceinline__ static void frame(V& v, int m0, int n0, int M, int N) {
+  // A staged epilogue (view V = StagedFrags or ChunkFrags): the accumulators into shared memory
+  // (stage_acc), each thread's elements of the view read back (V::gather), shared memory freed,
+  // then the epilogue or the split-K protocol on the view.
+  template <class V, bool SCALAR, class Epilogue>
+  __device__ __forceinline__ static void finish_staged(const float (&acc)[MI][NI][4], unsigned char* smem, bool computes,
+                                                       int wm, int wn, int g, int t4, int m0, int n0, int M, int N,
+                                                       const Epilogue& epi, float* workspace, unsigned int* tile_counter,
+                                                       int splits, int split) {
+    float* st = reinterpret_cast<float*>(smem);
+    if (computes) stage_acc<V::LDC, SCALAR>(acc, st, wm, wn, g, t4);
+    __syncthreads();
+    V v;
     v.m0 = m0;
     v.n0 = n0;
     v.M = M;
     v.N = N;
     v.computes = (int)threadIdx.x < kThreads;
+    v.gather(st);
+    __syncthreads();  // smem free for the caller
+    detail::finish_tile(v, epi, workspace, tile_counter, splits, split);
   }
 
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
@@ -1302,39 +1334,12 @@ struct GemmF16 {
 
     const int g = lane >> 2, t4 = lane & 3;
     if constexpr (kChunkFits && detail::Vec8<Epilogue>::value) {
-      float* st = reinterpret_cast<float*>(smem);
-      if (computes) stage_acc<ChunkFrags::LDC, false>(acc, st, wm, wn, g, t4);
-      __syncthreads();
-      ChunkFrags cf;
-      frame(cf, m0, n0, M, N);
-#pragma unroll
-      for (int q = 0; q < ChunkFrags::kChunks; ++q) {
-        int m, n;
-        cf.pos(q, m, n);
-        const float4* src = reinterpret_cast<const float4*>(st + m * ChunkFrags::LDC + n);
-        const float4 lo = cf.computes ? src[0] : make_float4(0.f, 0.f, 0.f, 0.f);
-        const float4 hi = cf.computes ? src[1] : make_float4(0.f, 0.f, 0.f, 0.f);
-        cf.v[8 * q] = lo.x, cf.v[8 * q + 1] = lo.y, cf.v[8 * q + 2] = lo.z, cf.v[8 * q + 3] = lo.w;
-        cf.v[8 * q + 4] = hi.x, cf.v[8 * q + 5] = hi.y, cf.v[8 * q + 6] = hi.z, cf.v[8 * q + 7] = hi.w;
-      }
-      __syncthreads();  // smem free for the caller
-      detail::finish_tile(cf, epi, workspace, tile_counter, splits, split);
+      finish_staged<ChunkFrags, false>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi, workspace, tile_counter,
+                                       splits, split);
     } else if constexpr (kStagedFits) {
       constexpr bool kMF = detail::MFastest<Epilogue>::value;
-      using SF = StagedFrags<kMF>;
-      float* st = reinterpret_cast<float*>(smem);
-      if (computes) stage_acc<SF::LDC, kMF>(acc, st, wm, wn, g, t4);
-      __syncthreads();
-      SF sf;
-      frame(sf, m0, n0, M, N);
-#pragma unroll
-      for (int e = 0; e < SF::kElems; ++e) {
-        int m, n;
-        sf.pos(e, m, n);
-        sf.v[e] = sf.computes ? st[m * SF::LDC + n] : 0.0f;
-      }
-      __syncthreads();  // smem free for the caller
-      detail::finish_tile(sf, epi, workspace, tile_counter, splits, split);
+      finish_staged<StagedFrags<kMF>, kMF>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi, workspace,
+                                          tile_counter, splits, split);
     } else {
       const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
       detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
