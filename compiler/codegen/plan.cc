@@ -381,7 +381,7 @@ class Planner {
     if (opt_.swap_b_operands) swap_b_operands();
     assign_stages();
     choose_schedules();
-    if (opt_.tile_weights || opt_.tile_conv_weights) tile_weights();
+    tile_weights();
     place_tensors();
     plan_.inline_groups = opt_.inline_groups < 0 ? static_cast<int>(plan_.groups.size()) <= kInlineGroupLimit
                                                   : opt_.inline_groups > 0;
@@ -1015,8 +1015,8 @@ class Planner {
     }
   }
 
-  // fp16 GEMMs with constant 2-D weights read them packed tile by tile for their (final)
-  // schedule, one bulk copy per stage (KernelPlan::weight_tiles). Not the GEMMs that read a
+  // fp16 GEMMs with constant 2-D weights (opt_.tile_weights; convolutions: tile_conv_weights)
+  // read them packed tile by tile for their (final) schedule, one bulk copy per stage (KernelPlan::weight_tiles). Not the GEMMs that read a
   // folded LayerNorm (their weights are packed gamma-scaled) nor attention's (no weights).
   void tile_weights() {
     for (const Group& grp : plan_.groups) {
