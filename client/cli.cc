@@ -99,6 +99,8 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
     if (options->gemm_bk % 16) user_error("--gemm-bk ", options->gemm_bk, " is not a multiple of 16");
   } else if (flag == "--vec-epilogue" || flag == "--no-vec-epilogue") {
     options->vec_epilogue = flag == "--vec-epilogue";
+  } else if (flag == "--tensor-a" || flag == "--no-tensor-a") {
+    options->tensor_a = flag == "--tensor-a";
   } else if (flag == "--tile-weights" || flag == "--no-tile-weights") {
     options->tile_weights = flag == "--tile-weights";
   } else if (flag == "--tile-conv-weights" || flag == "--no-tile-conv-weights") {

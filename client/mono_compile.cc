@@ -92,6 +92,8 @@ static const char kUsage[] =
     "                     by tile, one bulk copy per pipeline stage)\n"
     "  --tile-conv-weights  convolution weights packed tile by tile too (default: off; A/B)\n"
     "  --no-vec-epilogue  fp16 GEMM epilogues store element by element, not 8 per 16-byte store\n"
+    "  --no-tensor-a      fp16 GEMM activations read with per-thread cp.async (default: through\n"
+    "                     tensor maps, one TMA copy per 64 k of a pipeline stage)\n"
     "  --gemm-bk N        k tile of every default fp16 GEMM tile (not convolutions; A/B)\n"
     "  --early-weights    preload the next stage's first weight k tiles while each grid barrier\n"
     "                     waits (default: off; A/B timings)\n"

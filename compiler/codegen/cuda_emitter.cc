@@ -209,10 +209,20 @@ class Emitter {
             "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n"
             "// Stamp k of stage s for this block (thread 0 only).\n"
             "#define MONO_STAMP(s, k) do { if (threadIdx.x == 0) p.profile[((s) * 2 + (k)) * gridDim.x + blockIdx.x] = mono_now(); } while (0)\n\n";
+    if (!tensor_maps_.empty()) {
+      os << "// Tensor maps of the GEMM operands read through the TMA unit (gemm.cuh TensorK), encoded by\n"
+            "// the runtime over the arena at load time (manifest.json \"tensor_maps\", in this order):\n";
+      for (size_t i = 0; i < tensor_maps_.size(); ++i) {
+        const TensorMapSpec& t = tensor_maps_[i];
+        os << "//   " << i << ": arena + " << t.arena_offset << ", " << t.rows << " x " << t.cols << " fp16, row stride "
+           << t.row_stride << " B, box " << t.box_rows << " x " << t.box_cols << ", 128-byte swizzle\n";
+      }
+      os << "__constant__ TensorMap mono_tmaps[" << tensor_maps_.size() << "];\n\n";
+    }
     os << "// ---- group functions (shared by groups with the same code) ----\n\n";
     for (const std::string& f : functions_) os << f << "\n";
     os << "extern \"C\" __global__ void __launch_bounds__(MONO_THREADS, " << c.blocks_per_sm << ") " << kKernelName
-       << "(const MonoParams p) {\n  extern __shared__ __align__(16) unsigned char smem[];\n"
+       << "(const MonoParams p) {\n  extern __shared__ __align__(1024) unsigned char smem[];  // 1024: TensorK's swizzled stages\n"
        << (plan_.profile ? "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)" + std::to_string(2 * plan_.stages.size()) + " * gridDim.x + blockIdx.x] = t_start;\n" : "")
        << calls.str() << "}\n";
     return os.str();
@@ -1156,6 +1166,7 @@ class Emitter {
     const Shape& ys = n.outputs[0]->type.shape;
 
     int64_t batch = 1, M = 0, N = 0, K = 0;
+    int a_map = -1;  // A's tensor map (mono_tmaps index), or -1
     std::string a_loader, b_loader, a_batch, b_batch, prelude;
     std::string bias_code, ln_prefix;
     if (conv) {
@@ -1253,6 +1264,21 @@ class Emitter {
         std::swap(bias_code, ln_prefix);
       }
       a_loader = dense_loader("la", "A + a_off", trans_a, a, M, K, f16, gs.bk);
+      // A through a tensor map (gemm.cuh TensorK): an fp16 activation in the arena, one [M][K]
+      // matrix (no batch), whose rows start 16-byte aligned, read by whole 64-k swizzle rows.
+      const Placement& apl = plan_.placement.at(plan_.root(a));
+      TensorMapSpec spec;
+      spec.arena_offset = apl.offset, spec.rows = M, spec.cols = K, spec.row_stride = K * 2, spec.box_rows = gs.bm;
+      if (plan_.tensor_a && f16 && !trans_a && batch == 1 && apl.space == Placement::kArena && gs.bk % 64 == 0 &&
+          plan_.dtype_of(a) == DType::kF16 && tensor_map_problem(spec).empty()) {
+        auto same = [&](const TensorMapSpec& t) {
+          return t.arena_offset == spec.arena_offset && t.rows == spec.rows && t.cols == spec.cols &&
+                 t.row_stride == spec.row_stride && t.box_rows == spec.box_rows && t.box_cols == spec.box_cols;
+        };
+        a_map = static_cast<int>(std::find_if(tensor_maps_.begin(), tensor_maps_.end(), same) - tensor_maps_.begin());
+        if (a_map == static_cast<int>(tensor_maps_.size())) tensor_maps_.push_back(spec);
+        a_loader = "TensorK<half_t> la{amap};  // through a tensor map (TMA unit)";
+      }
       // B is read [N][K]: packed weights ("nk"), Gemm transB or a value stored swapped
       // (KernelPlan::swapped_last2); else [K][N] (DenseN).
       bool b_nk = b_pack.rfind("nk", 0) == 0 || trans_b || plan_.swapped_last2.count(plan_.root(bv)) > 0;
@@ -1392,7 +1418,8 @@ class Emitter {
     }
     body += stats_call;
     std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T, "* __restrict__ B, ",
-                              epi_name, " epi, float* ws, unsigned int* cnt", pre ? ", int pre" : "");
+                              epi_name, " epi, float* ws, unsigned int* cnt", pre ? ", int pre" : "",
+                              a_map >= 0 ? ", const TensorMap* amap" : "");
     std::string name = define(conv ? "conv" : "gemm", sig, body);
     // Call: A and B pointers, the epilogue's fields, workspace and counters.
     std::string args = P.call_args();  // ", ptrA, ptrB, ..."
@@ -1414,7 +1441,8 @@ class Emitter {
     epi_init += "0}";
     std::string ws = gs.splits > 1 ? str_cat("(float*)(p.arena + ", grp.workspace_offset, ")") : "(float*)nullptr";
     std::string cnt = gs.splits > 1 ? str_cat("p.sync + ", grp.counters_offset) : "(unsigned int*)nullptr";
-    return str_cat(name, "(ITEM, smem, ", a_ptr, ", ", b_ptr, ", ", epi_init, ", ", ws, ", ", cnt, pre ? ", PRE)" : ")");
+    return str_cat(name, "(ITEM, smem, ", a_ptr, ", ", b_ptr, ", ", epi_init, ", ", ws, ", ", cnt, pre ? ", PRE" : "",
+                   a_map >= 0 ? str_cat(", &mono_tmaps[", a_map, "]") : "", ")");
   }
 
   const Graph& g_;
@@ -1428,12 +1456,19 @@ class Emitter {
   std::set<std::string> row_prelude_done_, structs_done_;
   std::set<int> preloadable_;  // GEMM groups whose calls take PRE (emit_gemm)
   std::vector<std::string> functions_;
+
+ public:
+  std::vector<TensorMapSpec> tensor_maps_;  // mono_tmaps, in index order (emit_gemm)
 };
 
 }  // namespace
 
-std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name) {
-  return Emitter(graph, plan).run(model_name);
+std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name,
+                      std::vector<TensorMapSpec>* tensor_maps) {
+  Emitter e(graph, plan);
+  std::string source = e.run(model_name);
+  if (tensor_maps) *tensor_maps = e.tensor_maps_;
+  return source;
 }
 
 }  // namespace mono

@@ -7,14 +7,18 @@
 #include <vector>
 
 #include "compiler/codegen/plan.h"
+#include "compiler/codegen/tensor_map_spec.h"
 
 namespace mono {
 
 constexpr const char kKernelName[] = "mono_main";
 constexpr int kMaxKernelIo = 16;  // inputs and outputs each (MonoParams arrays)
 
-// The generated source; it #includes "mono_dev/*.cuh" (device_headers()).
-std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name);
+// The generated source; it #includes "mono_dev/*.cuh" (device_headers()). `tensor_maps` (if not
+// null) receives the tensor maps the kernel's __constant__ table mono_tmaps needs, in index
+// order: the runtime must encode them over the arena before the first launch.
+std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name,
+                      std::vector<TensorMapSpec>* tensor_maps = nullptr);
 
 // The fixed device headers, embedded at build time from compiler/codegen/device/.
 struct DeviceHeader {

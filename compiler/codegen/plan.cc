@@ -359,6 +359,7 @@ class Planner {
     plan_.bulk_weights = opt_.bulk_weights;
     plan_.early_weights = opt_.early_weights;
     plan_.vec_epilogue = opt_.vec_epilogue;
+    plan_.tensor_a = opt_.tensor_a;
     plan_.epi_chunk = opt_.epi_chunk;
 
     if (opt_.threads < 32 || opt_.threads > 1024 || opt_.threads % 32)

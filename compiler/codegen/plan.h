@@ -149,6 +149,7 @@ struct KernelPlan {
   bool bulk_weights = false;
   bool early_weights = false;
   bool vec_epilogue = true;
+  bool tensor_a = true;
   int epi_chunk = 8;
   bool inline_groups = true;
   KernelContext ctx;
@@ -266,6 +267,10 @@ struct PlanOptions {
   bool vec_epilogue = true;
   // fp16 GEMM k tile for every default tile (not convolutions); 0: the menu's (A/B).
   int gemm_bk = 0;
+  // fp16 MatMul/Gemm activations (A operands in the arena) read through tensor maps by the TMA
+  // unit (gemm.cuh TensorK: one copy per 64 k of a stage, 128-byte swizzled) instead of per-thread
+  // cp.async; the runtime encodes the maps at load time.
+  bool tensor_a = true;
   // The context: block size, resident blocks per SM, and the dynamic shared memory a group
   // may use (0: 227 KB / blocks_per_sm). The register cap follows (65536 / threads / blocks).
   int threads = 256;

@@ -39,11 +39,13 @@ BuiltKernel build_kernel(const Graph& graph, const PlanOptions& plan_options, co
     user_error("the CUDA backend takes at most ", kMaxKernelIo, " inputs and outputs");
   BuiltKernel b;
   b.plan = plan_kernel(graph, plan_options);
-  b.source = emit_cuda(graph, b.plan, model_name);
+  std::vector<TensorMapSpec> tensor_maps;
+  b.source = emit_cuda(graph, b.plan, model_name, &tensor_maps);
   b.weights = pack_weights(b.plan);
   if (compile) b.compiled = compile_cuda(b.source, kKernelName, nvrtc);
   b.manifest = make_manifest(graph, b.plan, model_name);
   b.manifest.usage = b.compiled.usage;
+  b.manifest.tensor_maps = std::move(tensor_maps);
   return b;
 }
 
@@ -118,6 +120,10 @@ void write_artifact(const std::string& dir, const Graph& graph, const BuiltKerne
   for (const auto& io : m.inputs) j["inputs"].push_back(io_json(io));
   j["outputs"] = json::array();
   for (const auto& io : m.outputs) j["outputs"].push_back(io_json(io));
+  j["tensor_maps"] = json::array();  // the kernel's mono_tmaps, in order (compiler/codegen/tensor_map_spec.h)
+  for (const TensorMapSpec& t : m.tensor_maps)
+    j["tensor_maps"].push_back({{"arena_offset", t.arena_offset}, {"rows", t.rows}, {"cols", t.cols},
+                                {"row_stride", t.row_stride}, {"box_rows", t.box_rows}, {"box_cols", t.box_cols}});
   if (!b.compiled.cubin.empty())
     j["resources"] = {{"registers", m.usage.registers}, {"spill_store_bytes", m.usage.spill_store_bytes},
                       {"spill_load_bytes", m.usage.spill_load_bytes}, {"stack_frame_bytes", m.usage.stack_frame_bytes}};
@@ -165,6 +171,23 @@ Manifest read_manifest(const std::string& dir) {
     m.profile = j.value("profile", false);
     for (const json& io : j.at("inputs")) m.inputs.push_back(io_from(io));
     for (const json& io : j.at("outputs")) m.outputs.push_back(io_from(io));
+    for (const json& t : j.value("tensor_maps", json::array())) {
+      TensorMapSpec s;
+      s.arena_offset = t.at("arena_offset").get<uint64_t>();
+      s.rows = t.at("rows").get<int64_t>();
+      s.cols = t.at("cols").get<int64_t>();
+      s.row_stride = t.at("row_stride").get<int64_t>();
+      s.box_rows = t.at("box_rows").get<int>();
+      s.box_cols = t.at("box_cols").get<int>();
+      const std::string problem = tensor_map_problem(s);
+      if (!problem.empty())
+        user_error(dir, "/manifest.json: tensor map ", m.tensor_maps.size(), ": ", problem);
+      if (s.arena_offset + static_cast<uint64_t>(s.row_stride) * static_cast<uint64_t>(s.rows - 1) +
+              static_cast<uint64_t>(s.cols) * 2 > m.arena_bytes)
+        user_error(dir, "/manifest.json: tensor map ", m.tensor_maps.size(), " reaches beyond the arena (",
+                   m.arena_bytes, " B)");
+      m.tensor_maps.push_back(s);
+    }
   } catch (const json::exception& e) {
     user_error(dir, "/manifest.json: ", e.what());
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/codegen/plan.h"
+#include "compiler/codegen/tensor_map_spec.h"
 #include "compiler/runtime/nvrtc_compiler.h"
 
 namespace mono {
@@ -35,6 +36,8 @@ struct Manifest {
   int groups = 0;
   bool profile = false;  // a profiling build (per-stage timestamps)
   std::vector<ArtifactIo> inputs, outputs;
+  // The kernel's __constant__ mono_tmaps, in order: encoded over the arena at load time.
+  std::vector<TensorMapSpec> tensor_maps;
   ResourceUsage usage;
 };
 

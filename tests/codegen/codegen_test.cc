@@ -4,12 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <regex>
+#include <set>
+#include <tuple>
 
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/passes/passes.h"
 #include "compiler/runtime/artifact.h"
+#include "compiler/support/error.h"
 
 namespace mono {
 namespace {
@@ -309,6 +314,117 @@ TEST(Codegen, VecEpilogueOnlyWhereStoresRunAlongN) {
   EXPECT_EQ(count(source(true, false, true), &mixed).first, 0);
   EXPECT_EQ(count(source(false, true, true), &mixed).first, 0);
   EXPECT_NE(source(true, true, true).find("store8("), std::string::npos);
+}
+
+// fp16 MatMul/Gemm activations are read through tensor maps (gemm.cuh TensorK): one map per
+// distinct (operand, tile) pair, each describing the GEMM's A exactly as the plan places it
+// (arena offset, M x K, row stride, the tile's rows as the box), every call passing an entry of
+// a table of the listed size; none with --no-tensor-a, in fp32, or for convolutions (their A is
+// the weights).
+TEST(Codegen, ActivationsThroughTensorMaps) {
+  for (const char* model : {"tiny-bert-opset17", "tiny-gpt2-opset20", "tiny-vit-opset20", "tiny-resnet-opset20"}) {
+    SCOPED_TRACE(model);
+    LoadResult loaded = load_tiny(model);
+    PlanOptions po;
+    po.precision = Precision::kF16;
+    const KernelPlan plan = plan_kernel(*loaded.graph, po);
+    std::vector<TensorMapSpec> maps;
+    const std::string src = emit_cuda(*loaded.graph, plan, model, &maps);
+    // What the plan implies, independently of the emitter: every fp16 MatMul/Gemm group of one
+    // matrix whose A sits in the arena and whose k tile is whole swizzle rows.
+    std::set<std::tuple<uint64_t, int64_t, int64_t, int>> expected;
+    for (const Group& g : plan.groups) {
+      if (g.kind != GroupKind::kGemm || !g.f16 || g.in_attention() || g.gemm.bk % 64 != 0) continue;
+      const Node& n = *g.anchor;
+      const AttrValue* ta = n.attr("transA");
+      if (n.op == OpKind::kGemm && ta && std::get<int64_t>(*ta) != 0) continue;
+      const GemmProblem pr = gemm_problem(g);
+      if (pr.batch != 1) continue;
+      const Value* a = n.inputs[0];
+      auto fold = plan.ln_fold_of_gemm.find(&n);
+      if (fold != plan.ln_fold_of_gemm.end()) a = plan.ln_folds[fold->second].x;
+      const Placement& pl = plan.placement.at(plan.root(a));
+      if (pl.space != Placement::kArena) continue;
+      expected.insert({pl.offset, pr.m, pr.k, g.gemm.bm});
+    }
+    std::set<std::tuple<uint64_t, int64_t, int64_t, int>> got;
+    for (const TensorMapSpec& t : maps) {
+      EXPECT_EQ(tensor_map_problem(t), "");
+      EXPECT_EQ(t.row_stride, t.cols * 2);
+      EXPECT_EQ(t.box_cols, 64);
+      EXPECT_LE(t.arena_offset + t.row_stride * (t.rows - 1) + t.cols * 2, plan.arena_bytes);
+      EXPECT_TRUE(got.insert({t.arena_offset, t.rows, t.cols, t.box_rows}).second) << "a map listed twice";
+    }
+    EXPECT_EQ(got, expected);
+    if (std::string(model).find("resnet") == std::string::npos) EXPECT_FALSE(maps.empty());
+    // The table and its uses.
+    if (!maps.empty())
+      EXPECT_NE(src.find(str_cat("__constant__ TensorMap mono_tmaps[", maps.size(), "];")), std::string::npos);
+    const std::regex use("&mono_tmaps\\[([0-9]+)\\]");
+    std::set<size_t> used;
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it)
+      used.insert(std::stoul((*it)[1].str()));
+    EXPECT_EQ(used.size(), maps.size()) << "every map used, no index beyond the table";
+    if (!used.empty()) EXPECT_LT(*used.rbegin(), maps.size());
+    // Off, and fp32: the cp.async loaders, no table.
+    po.tensor_a = false;
+    std::vector<TensorMapSpec> none;
+    EXPECT_EQ(emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), model, &none).find("TensorK<"), std::string::npos);
+    EXPECT_TRUE(none.empty());
+    po = PlanOptions{};
+    EXPECT_EQ(emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), model, &none).find("mono_tmaps"), std::string::npos);
+    EXPECT_TRUE(none.empty());
+  }
+}
+
+// The manifest carries the tensor maps, and a manifest whose map would reach beyond the arena
+// or break the encoder's limits is refused with the map's number.
+TEST(Codegen, ManifestTensorMapsRoundTripAndAreChecked) {
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
+  PlanOptions po;
+  po.precision = Precision::kF16;
+  const BuiltKernel built = build_kernel(*loaded.graph, po, "tiny-bert", NvrtcOptions{}, false);
+  ASSERT_FALSE(built.manifest.tensor_maps.empty());
+  const std::string dir = ::testing::TempDir() + "/mono_tmap_artifact";
+  write_artifact(dir, *loaded.graph, built);
+  const Manifest m = read_manifest(dir);
+  ASSERT_EQ(m.tensor_maps.size(), built.manifest.tensor_maps.size());
+  for (size_t i = 0; i < m.tensor_maps.size(); ++i) {
+    EXPECT_EQ(m.tensor_maps[i].arena_offset, built.manifest.tensor_maps[i].arena_offset);
+    EXPECT_EQ(m.tensor_maps[i].rows, built.manifest.tensor_maps[i].rows);
+    EXPECT_EQ(m.tensor_maps[i].cols, built.manifest.tensor_maps[i].cols);
+    EXPECT_EQ(m.tensor_maps[i].box_rows, built.manifest.tensor_maps[i].box_rows);
+  }
+  // Corrupt the last map: past the arena, then a box of 300 rows.
+  std::string text;
+  {
+    std::ifstream in(dir + "/manifest.json");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto rewrite = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.rfind(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    std::ofstream(dir + "/manifest.json") << t;
+  };
+  const std::string off = str_cat("\"arena_offset\": ", m.tensor_maps.back().arena_offset);
+  rewrite(off, str_cat("\"arena_offset\": ", m.arena_bytes));
+  try {
+    read_manifest(dir);
+    ADD_FAILURE() << "a map beyond the arena was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(str_cat("tensor map ", m.tensor_maps.size() - 1, " reaches beyond the arena")),
+              std::string::npos)
+        << e.what();
+  }
+  rewrite(str_cat("\"box_rows\": ", m.tensor_maps.back().box_rows), "\"box_rows\": 300");
+  try {
+    read_manifest(dir);
+    ADD_FAILURE() << "a 300-row box was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("box rows"), std::string::npos) << e.what();
+  }
 }
 
 // Attention's K^T (the key GEMM's epilogue transposes so that its stores run along m) is

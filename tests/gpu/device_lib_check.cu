@@ -40,6 +40,7 @@ __device__ int g_probe_on;
 #include "compiler/codegen/device/gemm.cuh"
 #include "compiler/codegen/device/rows.cuh"
 #include "compiler/codegen/tile_pack.h"
+#include "compiler/runtime/tensor_map.h"
 
 using mono_dev::half_t;
 
@@ -176,7 +177,7 @@ template <class G, class AL, class BL, class Epi, int PRE = mono_dev::kPreNone>
 __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
                                                            Epi epi, float* ws,
                                                            unsigned int* counters, int splits) {
-  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  extern __shared__ __align__(1024) unsigned char dyn_smem[];  // TensorK: 1024-byte aligned stages
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
   const int tile = blockIdx.x;
   const int m0 = (tile / tiles_n) * G::kBM, n0 = (tile % tiles_n) * G::kBN;
@@ -414,6 +415,50 @@ static void gemm_bulk_tile(const char* gname, int M, int N, int K, int splits, i
   CK(cudaFree(dB));
 }
 
+// A [M][lda] read through a tensor map (TensorK: 128-byte swizzled stages, zero fill by the copy
+// engine for rows beyond M and k beyond K), B packed tile by tile (BulkTileK, as generated code
+// pairs them) or [N][K] through cp.async (DenseK): partial tiles, a padded row stride, split-K,
+// BK = 128 (two copies a stage), the residual epilogue. The map lives in global memory here;
+// generated kernels keep theirs in a __constant__ table.
+template <class G>
+static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int splits, int runs, double tol,
+                          bool residual, bool b_tiled) {
+  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
+  round_to_half(A), round_to_half(B);
+  auto ref = ref_gemm(A, B, M, N, K);
+  std::vector<float> Ap(size_t(M) * lda, 0.f);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) Ap[size_t(m) * lda + k] = A[size_t(m) * K + k];
+  half_t* dA = to_dev<half_t>(Ap);
+  mono::TensorMapSpec spec;
+  spec.rows = M, spec.cols = K, spec.row_stride = int64_t(lda) * 2, spec.box_rows = G::kBM;
+  CUtensorMap map;
+  const std::string err = mono::encode_tensor_map(spec, dA, &map);
+  const std::string name = std::string(gname) + (b_tiled ? " TensorK/BulkTileK" : " TensorK/DenseK") +
+                           (residual ? " + residual" : "") + " lda=" + std::to_string(lda);
+  if (!err.empty()) {
+    report(name, INFINITY, tol, "tensor map: " + err);
+    CK(cudaFree(dA));
+    return;
+  }
+  mono_dev::TensorMap* dmap;
+  CK(cudaMalloc(&dmap, sizeof(mono_dev::TensorMap)));
+  CK(cudaMemcpy(dmap, &map, sizeof map, cudaMemcpyHostToDevice));
+  const mono_dev::TensorK<half_t> a{dmap};
+  half_t* dB;
+  if (b_tiled) {
+    dB = to_dev<half_t>(tile_pack(B, N, K, G::kBN, G::kBK));
+    run_gemm_case<G>(name, M, N, K, a, mono_dev::BulkTileK<half_t>{dB, (K + G::kBK - 1) / G::kBK}, ref, tol, splits, runs,
+                     residual);
+  } else {
+    dB = to_dev<half_t>(B);
+    run_gemm_case<G>(name, M, N, K, a, mono_dev::DenseK<half_t, true>{dB, N, K, K}, ref, tol, splits, runs, residual);
+  }
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+  CK(cudaFree(dmap));
+}
+
 // A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
 template <class G, class T>
 static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
@@ -503,6 +548,17 @@ static void gemm_checks() {
   gemm_bulk_tile<H1>("GemmF16<64,128,32,2,4,3>", 64, 300, 264, 1, 2, th, false, false);  // last k tile partial
   gemm_bulk_tile<H5>("GemmF16<64,64,64,2,4,4>", 77, 130, 200, 3, 2, th, false, true);
   gemm_bulk_tile<H4>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th, true, true);
+  {  // TensorK (A through a tensor map)
+    using H5 = mono_dev::GemmF16<64, 64, 64, 2, 4, 4>;
+    using H14 = mono_dev::GemmF16<64, 64, 128, 2, 4, 4>;
+    gemm_tensor_a<H5>("GemmF16<64,64,64,2,4,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
+    gemm_tensor_a<H5>("GemmF16<64,64,64,2,4,4>", 128, 768, 768, 776, 3, 2, th, false, true);  // padded rows, split 3
+    gemm_tensor_a<H5>("GemmF16<64,64,64,2,4,4>", 100, 72, 192, 192, 2, 1, th, true, true);
+    gemm_tensor_a<H4>("GemmF16<32,64,64,2,4,2>", 33, 96, 640, 640, 5, 2, th, false, true);
+    gemm_tensor_a<H4>("GemmF16<32,64,64,2,4,2>", 77, 130, 200, 208, 1, 2, th, true, false);
+    gemm_tensor_a<H14>("GemmF16<64,64,128,2,4,4>", 197, 200, 840, 840, 3, 2, th, false, true);  // two copies a stage
+    gemm_tensor_a<H14>("GemmF16<64,64,128,2,4,4>", 64, 256, 3072, 3072, 4, 1, th, true, false);
+  }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail
   gemm_preload<H5, mono_dev::kPreB>("GemmF16<64,64,64,2,4,4>", 128, 768, 768, 1, th);
@@ -787,7 +843,7 @@ template <class G, class AL, class BL, class Epi>
 __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K, AL a, BL b,
                                                             Epi epi,
                                                             float* ws, unsigned int* counters, int splits) {
-  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  extern __shared__ __align__(1024) unsigned char dyn_smem[];
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
   const int tile = blockIdx.x;
   int kb, ke;
@@ -861,11 +917,13 @@ static BL bench_b(half_t* p, int N, int K, int bk) {
 
 // BL = DenseK: B stored [N][K]; BL = DenseN: B stored [K][N] (the ONNX MatMul weight layout);
 // BL = Gather<BenchIm2col>: a convolution's im2col.
-// A_TILED: A packed tile by tile too (BulkTileK), as if its producer wrote that layout.
-template <class G, class BL, bool A_TILED = false, class Epi = HalfStoreEpi>
+// A_MODE 1: A packed tile by tile too (BulkTileK), as if its producer wrote that layout;
+// A_MODE 2: A through a tensor map (TensorK), as generated code reads activations.
+template <class G, class BL, int A_MODE = 0, class Epi = HalfStoreEpi>
 static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
   constexpr bool tiled = std::is_same<BL, mono_dev::BulkTileK<half_t>>::value;
+  constexpr bool A_TILED = A_MODE == 1;
   half_t* dA = to_dev<half_t>(A_TILED ? tile_pack(A, M, K, G::kBM, G::kBK) : A);
   half_t* dB = to_dev<half_t>(tiled ? tile_pack(B, N, K, G::kBN, G::kBK) : B);
   half_t* dC;
@@ -876,14 +934,32 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaMalloc(&ws, sizeof(float) * std::max(1, tiles * (splits - 1) * G::kBM * G::kBN)));
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
-  using AL = typename std::conditional<A_TILED, mono_dev::BulkTileK<half_t>, mono_dev::DenseK<half_t>>::type;
+  using AL = typename std::conditional<
+      A_MODE == 2, mono_dev::TensorK<half_t>,
+      typename std::conditional<A_TILED, mono_dev::BulkTileK<half_t>, mono_dev::DenseK<half_t>>::type>::type;
+  mono_dev::TensorMap* dmap = nullptr;
   auto kern = bench_kernel<G, AL, BL, Epi>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
   constexpr bool bulk = std::is_same<BL, mono_dev::BulkK<half_t>>::value;
   AL a;
-  if constexpr (A_TILED) a = AL{dA, (K + G::kBK - 1) / G::kBK};
-  else a = AL{dA, M, K, K};
+  if constexpr (A_MODE == 2) {
+    mono::TensorMapSpec spec;
+    spec.rows = M, spec.cols = K, spec.row_stride = int64_t(K) * 2, spec.box_rows = G::kBM;
+    CUtensorMap map;
+    const std::string err = mono::encode_tensor_map(spec, dA, &map);
+    if (!err.empty()) {
+      std::printf("bench: tensor map: %s\n", err.c_str());
+      return;
+    }
+    CK(cudaMalloc(&dmap, sizeof(mono_dev::TensorMap)));
+    CK(cudaMemcpy(dmap, &map, sizeof map, cudaMemcpyHostToDevice));
+    a = AL{dmap};
+  } else if constexpr (A_TILED) {
+    a = AL{dA, (K + G::kBK - 1) / G::kBK};
+  } else {
+    a = AL{dA, M, K, K};
+  }
   const BL b = bench_b<BL>(dB, N, K, G::kBK);
   Epi epi_v;
   epi_v.c = dC;
@@ -924,7 +1000,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
-              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : tiled ? (A_TILED ? "tiles+A" : std::is_same<Epi, HalfStoreEpi>::value ? "tiles" : "tiles,v8") :
+              gname, kn ? "[K][N]" : bulk ? "[N][K]b" : tiled ? (A_MODE == 2 ? "tiles+tmapA" : A_TILED ? "tiles+A" : std::is_same<Epi, HalfStoreEpi>::value ? "tiles" : "tiles,v8") :
               !std::is_same<Epi, HalfStoreEpi>::value ? "[N][K],v8" : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
               M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
@@ -936,6 +1012,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaFree(dC));
   CK(cudaFree(ws));
   CK(cudaFree(cnt));
+  if (dmap) CK(cudaFree(dmap));
 }
 
 template <class G>
@@ -951,12 +1028,14 @@ static void bench_one(const char* gname, int M, int N, int K, int splits, int b_
     std::printf("bench: no im2col shape N=%d K=%d (3136x576, 196x2304, 3136x64)\n", N, K);
     return;
   }
-  if (b_kind == 7)
-    bench_one_t<G, mono_dev::BulkTileK<half_t>, false, HalfStoreEpi8>(gname, M, N, K, splits);
+  if (b_kind == 8) {
+    if constexpr (G::kBK % 64 == 0) bench_one_t<G, mono_dev::BulkTileK<half_t>, 2, HalfStoreEpi8>(gname, M, N, K, splits);
+  } else if (b_kind == 7)
+    bench_one_t<G, mono_dev::BulkTileK<half_t>, 0, HalfStoreEpi8>(gname, M, N, K, splits);
   else if (b_kind == 6)
-    bench_one_t<G, mono_dev::DenseK<half_t>, false, HalfStoreEpi8>(gname, M, N, K, splits);
+    bench_one_t<G, mono_dev::DenseK<half_t>, 0, HalfStoreEpi8>(gname, M, N, K, splits);
   else if (b_kind == 5)
-    bench_one_t<G, mono_dev::BulkTileK<half_t>, true>(gname, M, N, K, splits);
+    bench_one_t<G, mono_dev::BulkTileK<half_t>, 1>(gname, M, N, K, splits);
   else if (b_kind == 4)
     bench_one_t<G, mono_dev::BulkTileK<half_t>>(gname, M, N, K, splits);
   else if (b_kind == 2)
@@ -986,8 +1065,9 @@ static void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] through bulk copies;
   // CFG + 300: B = im2col of a convolution (see bench_one); CFG + 400: B packed tile by tile,
   // one bulk copy per stage (BulkTileK); CFG + 500: A and B both packed so; CFG + 600: the
-  // epilogue with 16-byte stores (HalfStoreEpi8); CFG + 700: B packed and 16-byte stores
-  const int kn = cfg > 700 ? 7 : cfg > 600 ? 6 : cfg > 500 ? 5 : cfg > 400 ? 4 : cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
+  // epilogue with 16-byte stores (HalfStoreEpi8); CFG + 700: B packed and 16-byte stores;
+  // CFG + 800: that with A through a tensor map (TensorK), as generated code runs it
+  const int kn = cfg > 800 ? 8 : cfg > 700 ? 7 : cfg > 600 ? 6 : cfg > 500 ? 5 : cfg > 400 ? 4 : cfg > 300 ? 3 : cfg > 200 ? 2 : cfg > 100 ? 1 : 0;
   cfg -= 100 * kn;
   switch (cfg) {
     case 1: bench_one<BenchH1>("GemmF16<64,128,32,2,4,3>", M, N, K, splits, kn); break;

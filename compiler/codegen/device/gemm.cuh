@@ -126,6 +126,21 @@ __device__ __forceinline__ void bulk_copy_g2s(unsigned int dst, const void* src,
                : "memory");
 }
 
+// A tensor map (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on the host
+// (cuTensorMapEncodeTiled, compiler/runtime/cuda_model.cc) and read by the TMA unit from the
+// kernel's __constant__ table.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+// One box of a 2-D tensor map at element coordinates (c0 innermost, c1) into shared memory,
+// counted on an mbarrier like bulk_copy_g2s. Out-of-range elements arrive as zeros and count.
+__device__ __forceinline__ void tma_load_2d(unsigned int dst, const TensorMap* map, int c0, int c1, unsigned int bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
 // D = A(16x16, row) * B(16x8, col) + D, fp16 inputs, fp32 accumulate.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned int (&a)[4], unsigned int b0,
                                           unsigned int b1) {
@@ -864,7 +879,48 @@ __device__ __forceinline__ BulkTileKIter<T, ROWS, BK, NT> make_iter(const BulkTi
   return BulkTileKIter<T, ROWS, BK, NT>(l, r0, ld);
 }
 
+}  // namespace detail
+
+// fp16 operand stored [rows][K] (K contiguous) and read through a 2-D tensor map (TMA unit) whose
+// box is 64 k x ROWS rows with 128-byte swizzle: a stage is BK/64 tensor copies issued by one
+// thread, with no per-thread address arithmetic and zero fill of rows beyond the operand and k
+// beyond K done by the copy engine. The stage lands unpadded, [BK/64][ROWS][64] halves, 16-byte
+// chunk c of row r at chunk c ^ (r % 8) (kSwizzled: GemmF16 reads its fragments so). The map
+// (compiler/runtime/cuda_model.cc encodes it) is the operand's: dims {K, rows}, box {64, ROWS}.
+template <class T>
+struct TensorK {
+  const TensorMap* map;
+};
+
+namespace detail {
+
+template <class T, int ROWS, int BK, int NT>
+struct TensorKIter {
+  static constexpr bool kBulk = true, kSwizzled = true;
+  static_assert(sizeof(T) == 2 && BK % 64 == 0, "TensorK: fp16 with BK a multiple of 64 (128-byte rows)");
+  static_assert(ROWS % 8 == 0 && ROWS <= 256, "TensorK: ROWS a multiple of 8, at most 256 (a box)");
+  const TensorMap* map;
+  int r0;
+  unsigned int mbar = 0;
+  __device__ __forceinline__ TensorKIter(const TensorK<T>& l, int r0_) : map(l.map), r0(r0_) {}
+  __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
+    if (threadIdx.x == 0) {
+      mbar_expect_tx(mbar, (unsigned int)(ROWS * BK * (int)sizeof(T)));
+#pragma unroll
+      for (int b = 0; b < BK / 64; ++b) tma_load_2d(dst_smem + (unsigned int)(b * ROWS * 128), map, k0 + b * 64, r0, mbar);
+    }
+  }
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
+  __device__ __forceinline__ void store(T*) {}
+};
+
+template <int ROWS, int BK, int NT, class T>
+__device__ __forceinline__ TensorKIter<T, ROWS, BK, NT> make_iter(const TensorK<T>& l, int r0, int /*ld*/) {
+  return TensorKIter<T, ROWS, BK, NT>(l, r0);
+}
+
 MONO_FLAG_TRAIT(IsBulk, kBulk)
+MONO_FLAG_TRAIT(IsSwizzled, kSwizzled)
 // Points a bulk iterator at the mbarrier of the stage it loads next (no-op for the others).
 template <class I>
 __device__ __forceinline__ void set_stage_barrier(I& it, unsigned int bar) {
@@ -1166,12 +1222,19 @@ struct GemmF16 {
   }
 
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
-  // kk from the per-lane stage addresses a_rd / b_rd.
-  __device__ __forceinline__ static void load_frags(unsigned int (&af)[MI][4],
-                                                    unsigned int (&bf)[NI][2], unsigned int a_rd,
-                                                    unsigned int b_rd, int kk) {
+  // kk from the per-lane stage addresses a_rd / b_rd. SWA: A's stage is the swizzled unpadded
+  // layout of TensorK (a_rd = this lane's row, a_x[q] = its chunk offset at k-step q of 4).
+  template <bool SWA>
+  __device__ __forceinline__ static void load_frags(unsigned int (&af)[MI][4], unsigned int (&bf)[NI][2],
+                                                    unsigned int a_rd, const unsigned int (&a_x)[4], unsigned int b_rd,
+                                                    int kk) {
 #pragma unroll
-    for (int i = 0; i < MI; ++i) ldmatrix_x4(af[i], a_rd + (unsigned int)((i * 16 * LDS + kk * 16) * 2));
+    for (int i = 0; i < MI; ++i) {
+      if constexpr (SWA)
+        ldmatrix_x4(af[i], a_rd + (unsigned int)(i * 16 * 128 + (kk / 4) * BM * 128) + a_x[kk % 4]);
+      else
+        ldmatrix_x4(af[i], a_rd + (unsigned int)((i * 16 * LDS + kk * 16) * 2));
+    }
 #pragma unroll
     for (int j = 0; j < NI; j += 2) {
       const unsigned int addr = b_rd + (unsigned int)((j * 8 * LDS + kk * 16) * 2);
@@ -1238,6 +1301,11 @@ struct GemmF16 {
     auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
     auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
     constexpr bool kBulk = detail::IsBulk<decltype(ait)>::value || detail::IsBulk<decltype(bit)>::value;
+    // A through a tensor map (TensorK): its stages are unpadded and 128-byte swizzled, BM x BK
+    // halves each, and must start 1024-byte aligned (the swizzle pattern's period).
+    constexpr bool kSwA = detail::IsSwizzled<decltype(ait)>::value;
+    constexpr int kStrideA = kSwA ? BM * BK : kStageA;  // halves from one A stage to the next
+    static_assert(!kSwA || (kStrideA * 2) % 1024 == 0, "GemmF16: swizzled A stages must stay 1024-byte aligned");
     const unsigned int bar0 = smem_u32(smem + kPipeBytes);  // stage s: bar0 + 8 s
     unsigned int phases = 0;                                 // bit s: parity stage s waits for
     if constexpr (kBulk) {  // one arrival (arrive.expect_tx) per bulk operand and stage
@@ -1247,14 +1315,17 @@ struct GemmF16 {
       mbar_fence_init();
     }
     __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
-    constexpr unsigned int kStageBytesA = kStageA * 2, kStageBytesB = kStageB * 2;
+    constexpr unsigned int kStageBytesA = kStrideA * 2, kStageBytesB = kStageB * 2;
     const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
+    if constexpr (kSwA) {
+      if (sA_u & 1023u) __trap();  // the kernel's shared memory must start 1024-byte aligned
+    }
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < ktiles) {
         detail::set_stage_barrier(ait, bar0 + 8 * s);
         detail::set_stage_barrier(bit, bar0 + 8 * s);
-        if (pre != kPreA) ait.load(sA + s * kStageA, sA_u + s * kStageBytesA, k_begin + s * BK);
+        if (pre != kPreA) ait.load(sA + s * kStrideA, sA_u + s * kStageBytesA, k_begin + s * BK);
         if (pre != kPreB) bit.load(sB + s * kStageB, sB_u + s * kStageBytesB, k_begin + s * BK);
       }
       cp_async_commit();
@@ -1264,7 +1335,12 @@ struct GemmF16 {
     // Per-lane ldmatrix source addresses (shared window), stage 0.
     // A (x4): lanes 0-15 rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8 -> a0..a3 of m16n8k16.
     // B (x4 over two n8 blocks): lane -> n = (lane/16)*8 + lane%8, k = ((lane/8)%2)*8.
-    unsigned int a_rd = sA_u + (unsigned int)(((wm * WM + (lane & 15)) * LDS + (lane >> 4) * 8) * 2);
+    // Swizzled A (TensorK): row r's 16-byte chunk c sits at chunk c ^ (r % 8), and r % 8 = lane % 8.
+    unsigned int a_rd = kSwA ? sA_u + (unsigned int)((wm * WM + (lane & 15)) * 128)
+                             : sA_u + (unsigned int)(((wm * WM + (lane & 15)) * LDS + (lane >> 4) * 8) * 2);
+    unsigned int a_x[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) a_x[q] = (unsigned int)((((q * 2) + (lane >> 4)) ^ (lane & 7)) << 4);
     unsigned int b_rd = sB_u + (unsigned int)(((wn * WN + ((lane >> 4) << 3) + (lane & 7)) * LDS +
                                                ((lane >> 3) & 1) * 8) * 2);
     int read_stage = 0, write_stage = STAGES - 1;
@@ -1285,9 +1361,9 @@ struct GemmF16 {
       }
       __syncthreads();  // stage kt visible to all; stage kt-1 fully consumed by all warps
       MONO_GEMM_PROBE(2 + (kt < 59 ? kt : 59));
-      if (computes) load_frags(af[0], bf[0], a_rd, b_rd, 0);
+      if (computes) load_frags<kSwA>(af[0], bf[0], a_rd, a_x, b_rd, 0);
       const bool more = kt + STAGES - 1 < ktiles;
-      half_t* const wa = sA + write_stage * kStageA;
+      half_t* const wa = sA + write_stage * kStrideA;
       half_t* const wb = sB + write_stage * kStageB;
       if (more) {  // cp.async issue (DenseK) or register prefetch (DenseN) of stage kt+STAGES-1
         detail::set_stage_barrier(ait, bar0 + 8 * write_stage);
@@ -1303,12 +1379,12 @@ struct GemmF16 {
         for (int kk = 0; kk < BK / 16; ++kk) {
           constexpr int KK = BK / 16;
           const int cur = FB == 2 ? (kk & 1) : 0;
-          if (FB == 2 && kk + 1 < KK) load_frags(af[(kk + 1) % FB], bf[(kk + 1) % FB], a_rd, b_rd, kk + 1);
+          if (FB == 2 && kk + 1 < KK) load_frags<kSwA>(af[(kk + 1) % FB], bf[(kk + 1) % FB], a_rd, a_x, b_rd, kk + 1);
 #pragma unroll
           for (int i = 0; i < MI; ++i)
 #pragma unroll
             for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[cur][i], bf[cur][j][0], bf[cur][j][1]);
-          if (FB == 1 && kk + 1 < KK) load_frags(af[0], bf[0], a_rd, b_rd, kk + 1);
+          if (FB == 1 && kk + 1 < KK) load_frags<kSwA>(af[0], bf[0], a_rd, a_x, b_rd, kk + 1);
         }
       }
       if (more) {  // register-staged loaders write their stage now (no-op for cp.async ones)
