@@ -95,7 +95,7 @@ bool parse_codegen_flag(const std::string& flag, Args& args, PlanOptions* option
   } else if (flag == "--bulk-weights" || flag == "--no-bulk-weights") {
     options->bulk_weights = flag == "--bulk-weights";
   } else if (flag == "--gemm-bk") {
-    options->gemm_bk = int_flag(flag, args, 16, 256, "a k tile in 16..256");
+    options->gemm_bk = int_flag(flag, args, 0, 256, "a k tile in 16..256, or 0 for the menu's");
     if (options->gemm_bk % 16) user_error("--gemm-bk ", options->gemm_bk, " is not a multiple of 16");
   } else if (flag == "--vec-epilogue" || flag == "--no-vec-epilogue") {
     options->vec_epilogue = flag == "--vec-epilogue";

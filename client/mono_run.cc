@@ -37,7 +37,7 @@ static const char kUsage[] =
     "  --tile-conv-weights  with --gpu: convolution weights packed tile by tile too (A/B)\n"
     "  --no-vec-epilogue  with --gpu: GEMM epilogues store element by element (A/B timings)\n"
     "  --no-tensor-a      with --gpu: GEMM activations read with cp.async, not tensor maps (A/B)\n"
-    "  --gemm-bk N        with --gpu: k tile of every default fp16 GEMM tile (A/B timings)\n"
+    "  --gemm-bk N        with --gpu: k tile of every default fp16 GEMM tile (A/B; 0: the menu's)\n"
     "  --early-weights    with --gpu: weight preload across grid barriers (A/B timings)\n"
     "  --test-data DIR    compare with DIR/output_N.pb given DIR/input_N.pb; exit 1 on mismatch\n"
     "  --tolerance X      relative error allowed (default 1e-4 for f32 outputs, 1e-2 for f16)\n"

@@ -861,10 +861,11 @@ class Planner {
       user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", plan_.ctx.threads,
                  " threads, ", plan_.ctx.smem_limit, " B shared memory)");
     double best = 1e30;
+    const int bk = opt_.gemm_bk >= 0 ? opt_.gemm_bk : opt_.tensor_a && s.k >= 128 ? 128 : 0;  // PlanOptions::gemm_bk
     for (GemmSchedule t : tiles) {
       if (opt_.gemm_stages > 0 && grp.f16) t.stages = opt_.gemm_stages;
-      if (opt_.gemm_bk > 0 && grp.f16 && !s.conv) t.bk = opt_.gemm_bk;
-      if ((opt_.gemm_stages > 0 || opt_.gemm_bk > 0) && !gemm_schedule_problem(grp.f16, t, plan_.ctx, nullptr).empty()) continue;
+      if (bk > 0 && grp.f16 && !s.conv) t.bk = bk;
+      if ((opt_.gemm_stages > 0 || bk > 0) && !gemm_schedule_problem(grp.f16, t, plan_.ctx, nullptr).empty()) continue;
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;

@@ -265,8 +265,12 @@ struct PlanOptions {
   // H100, same call: bert-base 765.0 -> 735.5 us, gpt2 775.4 -> 754.7, vit-base 1115.6 ->
   // 1095.1, resnet50 938.0 -> 921.6.
   bool vec_epilogue = true;
-  // fp16 GEMM k tile for every default tile (not convolutions); 0: the menu's (A/B).
-  int gemm_bk = 0;
+  // fp16 GEMM k tile for every default tile (not convolutions); 0: the menu's (A/B); -1 (auto):
+  // 128 for MatMul/Gemm with K >= 128 when tensor_a, else the menu's. With A through tensor maps,
+  // BK = 128 measured faster on all four full models (H100, bench/RESULTS.md session 10: bert-base
+  // 659.1 -> 643.3 us, gpt2 677.0 -> 663.0, vit-base 1038.7 -> 919.0); without them it was slower
+  // on bert-base and gpt2 (session 9).
+  int gemm_bk = -1;
   // fp16 MatMul/Gemm activations (A operands in the arena) read through tensor maps by the TMA
   // unit (gemm.cuh TensorK: one copy per 64 k of a stage, 128-byte swizzled) instead of per-thread
   // cp.async; the runtime encodes the maps at load time.
