@@ -860,25 +860,37 @@ class Planner {
     if (tiles.empty())
       user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", plan_.ctx.threads,
                  " threads, ", plan_.ctx.smem_limit, " B shared memory)");
+    // PlanOptions::gemm_bk; auto (-1): 128 for the one-matrix fp16 GEMMs whose A the emitter reads
+    // through a tensor map (batched ones, attention's, are not).
+    const bool auto_bk = opt_.gemm_bk < 0 && opt_.tensor_a && grp.f16 && !s.conv && s.batch == 1 && s.k >= 128;
+    const int bk = opt_.gemm_bk >= 0 ? opt_.gemm_bk : auto_bk ? 128 : 0;
     double best = 1e30;
-    const int bk = opt_.gemm_bk >= 0 ? opt_.gemm_bk : opt_.tensor_a && s.k >= 128 ? 128 : 0;  // PlanOptions::gemm_bk
-    for (GemmSchedule t : tiles) {
-      if (opt_.gemm_stages > 0 && grp.f16) t.stages = opt_.gemm_stages;
-      if (bk > 0 && grp.f16 && !s.conv) t.bk = bk;
-      if ((opt_.gemm_stages > 0 || bk > 0) && !gemm_schedule_problem(grp.f16, t, plan_.ctx, nullptr).empty()) continue;
-      for (int splits : split_k_factors(s.k, t.bk)) {
-        GemmSchedule c = t;
-        c.splits = splits;
-        const double us = s.conv || (others_items == 0 && copies == 1)
-                              ? estimate_gemm_us(s, grp.f16, c, plan_.ctx)
-                              : round_robin_us(copies * gemm_items(s, c) + others_items,
-                                               std::max(gemm_item_us(s, grp.f16, c), others_item_us), plan_.ctx);
-        if (us < best * 0.97) {
-          best = us;
-          grp.gemm = c;
+    auto choose = [&](int k_tile) {
+      for (GemmSchedule t : tiles) {
+        if (opt_.gemm_stages > 0 && grp.f16) t.stages = opt_.gemm_stages;
+        if (k_tile > 0 && grp.f16 && !s.conv) t.bk = k_tile;
+        if ((opt_.gemm_stages > 0 || k_tile > 0) && !gemm_schedule_problem(grp.f16, t, plan_.ctx, nullptr).empty()) continue;
+        for (int splits : split_k_factors(s.k, t.bk)) {
+          GemmSchedule c = t;
+          c.splits = splits;
+          const double us = s.conv || (others_items == 0 && copies == 1)
+                                ? estimate_gemm_us(s, grp.f16, c, plan_.ctx)
+                                : round_robin_us(copies * gemm_items(s, c) + others_items,
+                                                 std::max(gemm_item_us(s, grp.f16, c), others_item_us), plan_.ctx);
+          if (us < best * 0.97) {
+            best = us;
+            grp.gemm = c;
+          }
         }
       }
-    }
+    };
+    choose(bk);
+    if (best == 1e30 && bk > 0 && opt_.gemm_bk < 0) choose(0);  // BK 128 fits no tile of this context: the menu's
+    if (best == 1e30)
+      user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context with",
+                 opt_.gemm_stages > 0 ? str_cat(" --gemm-stages ", opt_.gemm_stages) : std::string(),
+                 bk > 0 ? str_cat(" a k tile of ", bk) : std::string(), " (", plan_.ctx.threads, " threads, ",
+                 plan_.ctx.smem_limit, " B shared memory)");
   }
 
   // Re-chooses the default schedules of GEMM groups that share a stage with other GEMM groups,

@@ -24,7 +24,8 @@ struct TensorMapSpec {
 inline std::string tensor_map_problem(const TensorMapSpec& s) {
   if (s.rows < 1 || s.cols < 1 || s.rows > (int64_t(1) << 31) || s.cols > (int64_t(1) << 31))
     return "matrix dimensions out of range";
-  if (s.row_stride % 16 != 0 || s.row_stride < s.cols * 2) return "row stride not a multiple of 16 bytes covering a row";
+  if (s.row_stride % 16 != 0 || s.row_stride < s.cols * 2 || s.row_stride >= (int64_t(1) << 40))
+    return "row stride not a multiple of 16 bytes covering a row, below 2^40";
   if (s.arena_offset % 16 != 0) return "start not 16-byte aligned";
   if (s.box_cols != 64) return "box width is not 64 fp16 (128 bytes, the swizzle span)";
   if (s.box_rows < 8 || s.box_rows > 256 || s.box_rows % 8 != 0) return "box rows not a multiple of 8 in 8..256";

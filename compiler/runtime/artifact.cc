@@ -152,8 +152,9 @@ Manifest read_manifest(const std::string& dir) {
   Manifest m;
   try {
     json j = json::parse(in);
-    if (j.at("format").get<int>() != kArtifactFormat)
-      user_error(dir, "/manifest.json: format ", j.at("format").get<int>(), " is not ", kArtifactFormat);
+    const int format = j.at("format").get<int>();
+    if (format != kArtifactFormat && format != 1)
+      user_error(dir, "/manifest.json: format ", format, " is not one this runtime reads (1, ", kArtifactFormat, ")");
     m.model = j.at("model").get<std::string>();
     m.precision = j.at("precision").get<std::string>();
     m.sm_arch = j.at("sm_arch").get<int>();
@@ -173,6 +174,7 @@ Manifest read_manifest(const std::string& dir) {
     for (const json& io : j.at("outputs")) m.outputs.push_back(io_from(io));
     for (const json& t : j.value("tensor_maps", json::array())) {
       TensorMapSpec s;
+      if (t.at("arena_offset").get<int64_t>() < 0) user_error(dir, "/manifest.json: tensor map ", m.tensor_maps.size(), ": negative arena offset");
       s.arena_offset = t.at("arena_offset").get<uint64_t>();
       s.rows = t.at("rows").get<int64_t>();
       s.cols = t.at("cols").get<int64_t>();
@@ -182,8 +184,11 @@ Manifest read_manifest(const std::string& dir) {
       const std::string problem = tensor_map_problem(s);
       if (!problem.empty())
         user_error(dir, "/manifest.json: tensor map ", m.tensor_maps.size(), ": ", problem);
-      if (s.arena_offset + static_cast<uint64_t>(s.row_stride) * static_cast<uint64_t>(s.rows - 1) +
-              static_cast<uint64_t>(s.cols) * 2 > m.arena_bytes)
+      // (no overflow: rows < 2^31 and row_stride < 2^40 by tensor_map_problem)
+      const unsigned __int128 end = static_cast<unsigned __int128>(s.arena_offset) +
+                                    static_cast<unsigned __int128>(s.row_stride) * static_cast<uint64_t>(s.rows - 1) +
+                                    static_cast<uint64_t>(s.cols) * 2;
+      if (end > m.arena_bytes)
         user_error(dir, "/manifest.json: tensor map ", m.tensor_maps.size(), " reaches beyond the arena (",
                    m.arena_bytes, " B)");
       m.tensor_maps.push_back(s);

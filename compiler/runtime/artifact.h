@@ -12,7 +12,9 @@
 
 namespace mono {
 
-constexpr int kArtifactFormat = 1;
+// 2: manifest.json may list tensor maps (a runtime that ignored them would launch with an empty
+// table); format 1 artifacts have none and still load.
+constexpr int kArtifactFormat = 2;
 
 struct ArtifactIo {
   std::string name;

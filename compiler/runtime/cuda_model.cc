@@ -80,7 +80,13 @@ std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<
   if (!weights.empty()) CUDA_TRY(cudaMemcpy(g->weights_, weights.data(), weights.size(), cudaMemcpyHostToDevice));
   CUDA_TRY(cudaMalloc(&g->arena_, std::max<size_t>(m.arena_bytes, 256)));
   CUDA_TRY(cudaMemset(g->arena_, 0, std::max<size_t>(m.arena_bytes, 256)));  // split-K workspaces start at zero
-  if (!m.tensor_maps.empty()) {  // the kernel's __constant__ mono_tmaps, over this arena
+  if (m.tensor_maps.empty()) {  // a kernel with a table needs its maps
+    void* table = nullptr;
+    size_t bytes = 0;
+    if (cudaLibraryGetGlobal(&table, &bytes, lib, "mono_tmaps") == cudaSuccess)
+      user_error("the kernel reads ", bytes / sizeof(CUtensorMap), " tensor maps but the manifest lists none");
+    cudaGetLastError();  // the expected "not found"
+  } else {  // the kernel's __constant__ mono_tmaps, over this arena
     std::vector<CUtensorMap> maps(m.tensor_maps.size());
     for (size_t i = 0; i < maps.size(); ++i) {
       const std::string err = encode_tensor_map(m.tensor_maps[i], g->arena_, &maps[i]);

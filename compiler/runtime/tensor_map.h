@@ -19,15 +19,15 @@ namespace mono {
 inline std::string encode_tensor_map(const TensorMapSpec& s, const void* arena, CUtensorMap* out) {
   const std::string problem = tensor_map_problem(s);
   if (!problem.empty()) return problem;
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (!encode) {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {  // once, thread-safe
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess || !fn)
-      return "the CUDA driver has no cuTensorMapEncodeTiled (a driver for CUDA 12 or newer is needed)";
-    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
+        q != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode) return "the CUDA driver has no cuTensorMapEncodeTiled (a driver for CUDA 12 or newer is needed)";
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(s.cols), static_cast<cuuint64_t>(s.rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(s.row_stride)};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(s.box_cols), static_cast<cuuint32_t>(s.box_rows)};

@@ -377,6 +377,34 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
   }
 }
 
+// The default k tile of 128 (PlanOptions::gemm_bk auto) is taken only where a tile fits the
+// context; with too little shared memory for it the menu's k tile is used, and every GEMM's
+// schedule is valid. An explicit k tile that fits no tile is an error naming the node.
+TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
+  PlanOptions po;
+  po.precision = Precision::kF16;
+  auto check = [&](const KernelPlan& p, bool expect_128) {
+    bool any_128 = false;
+    for (const Group& g : p.groups) {
+      if (g.kind != GroupKind::kGemm || g.in_attention()) continue;
+      EXPECT_EQ(gemm_schedule_problem(g.f16, g.gemm, p.ctx, nullptr), "") << g.anchor->name;
+      any_128 = any_128 || g.gemm.bk == 128;
+    }
+    EXPECT_EQ(any_128, expect_128);
+  };
+  check(plan_kernel(*loaded.graph, po), true);  // FFN2's K = 128
+  po.smem_limit = 80 * 1024;                    // BK 128 needs >= 104 KB at 4 stages
+  check(plan_kernel(*loaded.graph, po), false);
+  po.gemm_bk = 128;
+  try {
+    plan_kernel(*loaded.graph, po);
+    ADD_FAILURE() << "a k tile that fits no tile was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("a k tile of 128"), std::string::npos) << e.what();
+  }
+}
+
 // The manifest carries the tensor maps, and a manifest whose map would reach beyond the arena
 // or break the encoder's limits is refused with the map's number.
 TEST(Codegen, ManifestTensorMapsRoundTripAndAreChecked) {
@@ -417,6 +445,13 @@ TEST(Codegen, ManifestTensorMapsRoundTripAndAreChecked) {
     EXPECT_NE(std::string(e.what()).find(str_cat("tensor map ", m.tensor_maps.size() - 1, " reaches beyond the arena")),
               std::string::npos)
         << e.what();
+  }
+  rewrite(off, "\"arena_offset\": -16");
+  try {
+    read_manifest(dir);
+    ADD_FAILURE() << "a negative arena offset was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("negative arena offset"), std::string::npos) << e.what();
   }
   rewrite(str_cat("\"box_rows\": ", m.tensor_maps.back().box_rows), "\"box_rows\": 300");
   try {

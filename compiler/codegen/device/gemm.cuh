@@ -1319,6 +1319,9 @@ struct GemmF16 {
     const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
     if constexpr (kSwA) {
       if (sA_u & 1023u) __trap();  // the kernel's shared memory must start 1024-byte aligned
+      // A was written by ordinary stores of earlier stages (made visible to this thread by the
+      // grid barrier); the TMA unit reads it through the async proxy, which needs this fence.
+      if (threadIdx.x == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
     }
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
