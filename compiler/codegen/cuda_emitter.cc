@@ -166,6 +166,7 @@ std::string broadcast_offset(const Shape& in, int64_t out_rank, const std::strin
 class Emitter {
  public:
   Emitter(const Graph& g, const KernelPlan& plan) : g_(g), plan_(plan) {}
+  const std::vector<TensorMapSpec>& tensor_maps() const { return tensor_maps_; }  // after run()
 
   std::string run(const std::string& model_name) {
     std::ostringstream calls;
@@ -1271,11 +1272,7 @@ class Emitter {
       spec.arena_offset = apl.offset, spec.rows = M, spec.cols = K, spec.row_stride = K * 2, spec.box_rows = gs.bm;
       if (plan_.tensor_a && f16 && !trans_a && batch == 1 && apl.space == Placement::kArena && gs.bk % 64 == 0 &&
           plan_.dtype_of(a) == DType::kF16 && tensor_map_problem(spec).empty()) {
-        auto same = [&](const TensorMapSpec& t) {
-          return t.arena_offset == spec.arena_offset && t.rows == spec.rows && t.cols == spec.cols &&
-                 t.row_stride == spec.row_stride && t.box_rows == spec.box_rows && t.box_cols == spec.box_cols;
-        };
-        a_map = static_cast<int>(std::find_if(tensor_maps_.begin(), tensor_maps_.end(), same) - tensor_maps_.begin());
+        a_map = static_cast<int>(std::find(tensor_maps_.begin(), tensor_maps_.end(), spec) - tensor_maps_.begin());
         if (a_map == static_cast<int>(tensor_maps_.size())) tensor_maps_.push_back(spec);
         a_loader = "TensorK<half_t> la{amap};  // through a tensor map (TMA unit)";
       }
@@ -1456,8 +1453,6 @@ class Emitter {
   std::set<std::string> row_prelude_done_, structs_done_;
   std::set<int> preloadable_;  // GEMM groups whose calls take PRE (emit_gemm)
   std::vector<std::string> functions_;
-
- public:
   std::vector<TensorMapSpec> tensor_maps_;  // mono_tmaps, in index order (emit_gemm)
 };
 
@@ -1467,7 +1462,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
                       std::vector<TensorMapSpec>* tensor_maps) {
   Emitter e(graph, plan);
   std::string source = e.run(model_name);
-  if (tensor_maps) *tensor_maps = e.tensor_maps_;
+  if (tensor_maps) *tensor_maps = e.tensor_maps();
   return source;
 }
 

@@ -18,6 +18,11 @@ struct TensorMapSpec {
   int64_t row_stride = 0;     // bytes between rows
   int box_rows = 0;           // the tile's rows (BM)
   int box_cols = 64;          // k per copy: 64 fp16 = one 128-byte swizzle row
+
+  bool operator==(const TensorMapSpec& o) const {
+    return arena_offset == o.arena_offset && rows == o.rows && cols == o.cols && row_stride == o.row_stride &&
+           box_rows == o.box_rows && box_cols == o.box_cols;
+  }
 };
 
 // Why `s` cannot be encoded (the limits of cuTensorMapEncodeTiled for this layout), or "".

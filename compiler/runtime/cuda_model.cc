@@ -80,24 +80,20 @@ std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<
   if (!weights.empty()) CUDA_TRY(cudaMemcpy(g->weights_, weights.data(), weights.size(), cudaMemcpyHostToDevice));
   CUDA_TRY(cudaMalloc(&g->arena_, std::max<size_t>(m.arena_bytes, 256)));
   CUDA_TRY(cudaMemset(g->arena_, 0, std::max<size_t>(m.arena_bytes, 256)));  // split-K workspaces start at zero
-  if (m.tensor_maps.empty()) {  // a kernel with a table needs its maps
+  {  // the kernel's __constant__ mono_tmaps (if it has one), encoded over this arena
     void* table = nullptr;
     size_t bytes = 0;
-    if (cudaLibraryGetGlobal(&table, &bytes, lib, "mono_tmaps") == cudaSuccess)
-      user_error("the kernel reads ", bytes / sizeof(CUtensorMap), " tensor maps but the manifest lists none");
-    cudaGetLastError();  // the expected "not found"
-  } else {  // the kernel's __constant__ mono_tmaps, over this arena
+    if (cudaLibraryGetGlobal(&table, &bytes, lib, "mono_tmaps") != cudaSuccess) bytes = 0;
+    cudaGetLastError();  // "not found" is expected for kernels without tensor maps
+    if (bytes != m.tensor_maps.size() * sizeof(CUtensorMap))
+      user_error("the kernel's tensor map table holds ", bytes / sizeof(CUtensorMap), " maps; the manifest lists ",
+                 m.tensor_maps.size());
     std::vector<CUtensorMap> maps(m.tensor_maps.size());
     for (size_t i = 0; i < maps.size(); ++i) {
       const std::string err = encode_tensor_map(m.tensor_maps[i], g->arena_, &maps[i]);
       if (!err.empty()) user_error("tensor map ", i, " of the kernel: ", err);
     }
-    void* table = nullptr;
-    size_t bytes = 0;
-    CUDA_TRY(cudaLibraryGetGlobal(&table, &bytes, lib, "mono_tmaps"));
-    if (bytes != maps.size() * sizeof(CUtensorMap))
-      user_error("the kernel's tensor map table has ", bytes, " B; the manifest lists ", maps.size(), " maps");
-    CUDA_TRY(cudaMemcpy(table, maps.data(), bytes, cudaMemcpyHostToDevice));
+    if (bytes) CUDA_TRY(cudaMemcpy(table, maps.data(), bytes, cudaMemcpyHostToDevice));
   }
   CUDA_TRY(cudaMalloc(&g->sync_, std::max<size_t>(m.sync_words, 64) * 4));
   CUDA_TRY(cudaMemset(g->sync_, 0, std::max<size_t>(m.sync_words, 64) * 4));

@@ -415,6 +415,20 @@ static void gemm_bulk_tile(const char* gname, int M, int N, int K, int splits, i
   CK(cudaFree(dB));
 }
 
+// The tensor map of an fp16 [rows][ld] matrix at `a` with a box of box_rows rows (gemm.cuh
+// TensorK), in device global memory (cudaFree it); null with `err` set if it cannot be encoded.
+static mono_dev::TensorMap* dev_tensor_map(const half_t* a, int rows, int cols, int ld, int box_rows, std::string* err) {
+  mono::TensorMapSpec spec;
+  spec.rows = rows, spec.cols = cols, spec.row_stride = int64_t(ld) * 2, spec.box_rows = box_rows;
+  CUtensorMap map;
+  *err = mono::encode_tensor_map(spec, a, &map);
+  if (!err->empty()) return nullptr;
+  mono_dev::TensorMap* d;
+  CK(cudaMalloc(&d, sizeof(mono_dev::TensorMap)));
+  CK(cudaMemcpy(d, &map, sizeof map, cudaMemcpyHostToDevice));
+  return d;
+}
+
 // A [M][lda] read through a tensor map (TensorK: 128-byte swizzled stages, zero fill by the copy
 // engine for rows beyond M and k beyond K), B packed tile by tile (BulkTileK, as generated code
 // pairs them) or [N][K] through cp.async (DenseK): partial tiles, a padded row stride, split-K,
@@ -430,20 +444,15 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
   for (int m = 0; m < M; ++m)
     for (int k = 0; k < K; ++k) Ap[size_t(m) * lda + k] = A[size_t(m) * K + k];
   half_t* dA = to_dev<half_t>(Ap);
-  mono::TensorMapSpec spec;
-  spec.rows = M, spec.cols = K, spec.row_stride = int64_t(lda) * 2, spec.box_rows = G::kBM;
-  CUtensorMap map;
-  const std::string err = mono::encode_tensor_map(spec, dA, &map);
+  std::string err;
+  mono_dev::TensorMap* dmap = dev_tensor_map(dA, M, K, lda, G::kBM, &err);
   const std::string name = std::string(gname) + (b_tiled ? " TensorK/BulkTileK" : " TensorK/DenseK") +
                            (residual ? " + residual" : "") + " lda=" + std::to_string(lda);
-  if (!err.empty()) {
+  if (!dmap) {
     report(name, INFINITY, tol, "tensor map: " + err);
     CK(cudaFree(dA));
     return;
   }
-  mono_dev::TensorMap* dmap;
-  CK(cudaMalloc(&dmap, sizeof(mono_dev::TensorMap)));
-  CK(cudaMemcpy(dmap, &map, sizeof map, cudaMemcpyHostToDevice));
   const mono_dev::TensorK<half_t> a{dmap};
   half_t* dB;
   if (b_tiled) {
@@ -944,16 +953,12 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   constexpr bool bulk = std::is_same<BL, mono_dev::BulkK<half_t>>::value;
   AL a;
   if constexpr (A_MODE == 2) {
-    mono::TensorMapSpec spec;
-    spec.rows = M, spec.cols = K, spec.row_stride = int64_t(K) * 2, spec.box_rows = G::kBM;
-    CUtensorMap map;
-    const std::string err = mono::encode_tensor_map(spec, dA, &map);
-    if (!err.empty()) {
+    std::string err;
+    dmap = dev_tensor_map(dA, M, K, K, G::kBM, &err);
+    if (!dmap) {
       std::printf("bench: tensor map: %s\n", err.c_str());
       return;
     }
-    CK(cudaMalloc(&dmap, sizeof(mono_dev::TensorMap)));
-    CK(cudaMemcpy(dmap, &map, sizeof map, cudaMemcpyHostToDevice));
     a = AL{dmap};
   } else if constexpr (A_TILED) {
     a = AL{dA, (K + G::kBK - 1) / G::kBK};

@@ -807,30 +807,41 @@ struct BulkK {
 
 namespace detail {
 
-template <class T, int ROWS, int BK, int NT>
-struct BulkKIter {
+// What every bulk-copy iterator (D: BulkKIter, BulkTileKIter, TensorKIter) shares: the stage's
+// mbarrier (set_stage_barrier points it before each load), issue at fetch time (the copy engine
+// writes the stage itself), nothing to store afterwards.
+template <class D>
+struct BulkIter {
   static constexpr bool kBulk = true;
+  unsigned int mbar = 0;
+  template <class T>
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) {
+    static_cast<D*>(this)->load(dst, dst_smem, k0);
+  }
+  template <class T>
+  __device__ __forceinline__ void store(T*) {}
+};
+
+template <class T, int ROWS, int BK, int NT>
+struct BulkKIter : BulkIter<BulkKIter<T, ROWS, BK, NT>> {
   static constexpr int IT = (ROWS + NT - 1) / NT;
   BulkK<T> l;
   int r0, ld;
   unsigned int bytes;  // per stage: the valid rows' copies
-  unsigned int mbar = 0;
   __device__ __forceinline__ BulkKIter(const BulkK<T>& l_, int r0_, int ld_) : l(l_), r0(r0_), ld(ld_) {
     const int valid = min(ROWS, max(l.rows - r0, 0));
     bytes = (unsigned int)(valid * BK * (int)sizeof(T));
   }
   __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
-    if (threadIdx.x == 0) mbar_expect_tx(mbar, bytes);
+    if (threadIdx.x == 0) mbar_expect_tx(this->mbar, bytes);
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
       const int r = (int)threadIdx.x + it * NT;
       if ((int)threadIdx.x < NT && r < ROWS && r0 + r < l.rows)
         bulk_copy_g2s(dst_smem + (unsigned int)(r * ld * (int)sizeof(T)),
-                      l.ptr + (long long)(r0 + r) * l.row_stride + k0, BK * (unsigned int)sizeof(T), mbar);
+                      l.ptr + (long long)(r0 + r) * l.row_stride + k0, BK * (unsigned int)sizeof(T), this->mbar);
     }
   }
-  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
-  __device__ __forceinline__ void store(T*) {}
 };
 
 template <int ROWS, int BK, int NT, class T>
@@ -856,22 +867,18 @@ struct BulkTileK {
 namespace detail {
 
 template <class T, int ROWS, int BK, int NT>
-struct BulkTileKIter {
-  static constexpr bool kBulk = true;
+struct BulkTileKIter : BulkIter<BulkTileKIter<T, ROWS, BK, NT>> {
   const T* panel;  // this row tile's first block
   int block;       // elements per block
-  unsigned int mbar = 0;
   __device__ __forceinline__ BulkTileKIter(const BulkTileK<T>& l, int r0, int ld)
       : panel(l.ptr + (long long)(r0 / ROWS) * l.ktiles * ROWS * ld), block(ROWS * ld) {}
   __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
     if (threadIdx.x == 0) {
       const unsigned int bytes = (unsigned int)(block * (int)sizeof(T));
-      mbar_expect_tx(mbar, bytes);
-      bulk_copy_g2s(dst_smem, panel + (long long)(k0 / BK) * block, bytes, mbar);
+      mbar_expect_tx(this->mbar, bytes);
+      bulk_copy_g2s(dst_smem, panel + (long long)(k0 / BK) * block, bytes, this->mbar);
     }
   }
-  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
-  __device__ __forceinline__ void store(T*) {}
 };
 
 template <int ROWS, int BK, int NT, class T>
@@ -895,23 +902,21 @@ struct TensorK {
 namespace detail {
 
 template <class T, int ROWS, int BK, int NT>
-struct TensorKIter {
-  static constexpr bool kBulk = true, kSwizzled = true;
+struct TensorKIter : BulkIter<TensorKIter<T, ROWS, BK, NT>> {
+  static constexpr bool kSwizzled = true;
   static_assert(sizeof(T) == 2 && BK % 64 == 0, "TensorK: fp16 with BK a multiple of 64 (128-byte rows)");
   static_assert(ROWS % 8 == 0 && ROWS <= 256, "TensorK: ROWS a multiple of 8, at most 256 (a box)");
   const TensorMap* map;
   int r0;
-  unsigned int mbar = 0;
   __device__ __forceinline__ TensorKIter(const TensorK<T>& l, int r0_) : map(l.map), r0(r0_) {}
   __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
     if (threadIdx.x == 0) {
-      mbar_expect_tx(mbar, (unsigned int)(ROWS * BK * (int)sizeof(T)));
+      mbar_expect_tx(this->mbar, (unsigned int)(ROWS * BK * (int)sizeof(T)));
 #pragma unroll
-      for (int b = 0; b < BK / 64; ++b) tma_load_2d(dst_smem + (unsigned int)(b * ROWS * 128), map, k0 + b * 64, r0, mbar);
+      for (int b = 0; b < BK / 64; ++b)
+        tma_load_2d(dst_smem + (unsigned int)(b * ROWS * 128), map, k0 + b * 64, r0, this->mbar);
     }
   }
-  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
-  __device__ __forceinline__ void store(T*) {}
 };
 
 template <int ROWS, int BK, int NT, class T>
