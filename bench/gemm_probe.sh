@@ -4,7 +4,7 @@
 # tile's phases (prologue, fill, per-k-tile cadence, drain, epilogue); PyTorch's cuBLAS GEMMs of the
 # same shapes are timed the same way for comparison. Writes probe.txt and cublas.txt to $OUT.
 #   bench/gemm_probe.sh            (CFGS="5 205 ..." and SHAPES="M N K SPLITS,..." override the lists;
-#                                   CFG + 200: B through bulk copies, see device_lib_check.cu)
+#                                   CFG + 200: removed, see tests/gpu/gemm_bench.cu)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/probe-out}; mkdir -p "$out"

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
 #   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
-#                      [--skip-devlib] [--profile] [--extra] [--ab NAME "FLAGS"]...
+#                      [--skip-devlib] [--profile] [--zoo] [--correctness N] [--ab NAME "FLAGS"]...
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
 # torch.compile timings of the same models in the same call, 5. one table.
-# --profile adds a per-stage profile of each full model; --extra also a run with the L2
-# prefetch. --ab NAME "FLAGS" also checks and times every full model
+# --profile adds a per-stage profile of each full model. --ab NAME "FLAGS" (e.g.
+# --ab bpsm2 "--set blocks-per-sm=2") also checks and times every full model
 # built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL).
-# The kernel plan of every full model goes to plan_MODEL.txt.
+# The kernel plan of every full model goes to plan_MODEL.txt. --zoo also exports the models of
+# bench/export_zoo.py, checks each on the GPU in fp32 and fp16 against PyTorch's outputs, and
+# brings the tiny ones back in $OUT/zoo.tgz (they become test data) with the ops of all
+# (zoo_census.json in the logs). --correctness N adds,
+# after the tiny models (each also run with --verify against the CPU reference): the GPU
+# conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
+# differential tester in both dtypes (failures shrunk into difftest_failures/), its saved
+# regressions, and mono-compile --out's verification record.
 #
 # NVRTC compiles are single-threaded, so every compile runs first, in parallel on all cores
 # (correctness checks included: the GPU time-slices between processes, which is fine for
@@ -21,7 +28,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
 logs=/tmp/mono-bench-logs
 rm -rf "$logs"; mkdir -p "$out" "$logs"
-tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 extra=0 profile=0 ab=()
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 profile=0 zoo=0 correctness=0 ab=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
@@ -29,8 +36,9 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --skip-tiny) skip_tiny=1 ;;
     --skip-devlib) skip_devlib=1 ;;
-    --extra) extra=1 profile=1 ;;
     --profile) profile=1 ;;
+    --zoo) zoo=1 ;;
+    --correctness) correctness=$2; shift ;;
     --ab) ab+=("$2|$3"); shift 2 ;;
     *) echo "gpu_bench.sh: unknown flag $1" >&2; exit 2 ;;
   esac
@@ -72,16 +80,52 @@ if [ $tiny_only = 0 ]; then
   export_pid=$!
 fi
 
+if [ $zoo = 1 ]; then
+  stamp "zoo: export, then every model in fp32 and fp16 against PyTorch"
+  python3 bench/export_zoo.py /tmp/zoo --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
+  cat "$logs/zoo_export.txt"
+  for m in /tmp/zoo/*/; do
+    m=${m%/}; for d in fp32 fp16; do
+      echo "zoo_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0"
+    done
+  done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
+  for f in "$logs"/zoo_*_fp*.log; do
+    printf "%-40s %s\n" "$(basename "$f" .log)" "$(grep -E "worst relative error|error:" "$f" | tail -1)"
+  done | tee "$logs/zoo.txt"
+  (cd /tmp && tar -czf "$out/zoo.tgz" zoo/tiny-*)
+fi
+
 if [ $skip_tiny = 0 ]; then
   stamp "tiny models, fp32 and fp16, $jobs in parallel"
   for m in tests/data/models/*/; do
     m=${m%/}; for d in fp32 fp16; do
-      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0"
+      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0 --verify"
     done
   done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
   for f in "$logs"/tiny_*.log; do
     printf "%-36s %s\n" "$(basename "$f" .log)" "$(grep -E "worst relative error|error:" "$f" | tail -1)"
   done | tee "$logs/tiny.txt"
+fi
+
+if [ "$correctness" -gt 0 ]; then
+  stamp "GPU conformance: the selected ONNX node tests in fp32 and fp16"
+  mkdir -p /tmp/node_tests && tar -C /tmp/node_tests -xJf .gpu/node_tests.tar.xz
+  MONO_ONNX_NODE_TESTS=/tmp/node_tests timeout 900 .gpu/bin/gpu_conformance --dtype both > "$logs/gpu_conformance.txt" 2>&1
+  echo "exit $?" >> "$logs/gpu_conformance.txt"
+  grep -vE "^PASS" "$logs/gpu_conformance.txt" | tail -30
+  stamp "differential tester: $correctness random graphs in fp32 and fp16, then the regressions"
+  mkdir -p "$logs/difftest_failures"
+  timeout 900 .gpu/bin/difftest --count "$correctness" --seed 100000 --dtype both --save "$logs/difftest_failures" \
+    > "$logs/difftest.txt" 2>&1; echo "exit $?" >> "$logs/difftest.txt"
+  grep -E "^(MISMATCH|REFUSED|COMPILE|INVALID)|^difftest|^exit" "$logs/difftest.txt" | tail -40
+  .gpu/bin/difftest --dtype both --regressions tests/data/difftest > "$logs/difftest_regressions.txt" 2>&1
+  echo "exit $?" >> "$logs/difftest_regressions.txt"; tail -2 "$logs/difftest_regressions.txt"
+  stamp "mono-compile --out verifies on the GPU and records it"
+  m=tests/data/models/tiny-bert-opset17/model.onnx
+  mono-compile $m --dtype fp16 --out /tmp/verified > "$logs/compile_verify.txt" 2>&1; echo "exit $?" >> "$logs/compile_verify.txt"
+  python3 -c "import json; print(json.load(open('/tmp/verified/manifest.json'))['verification'])" >> "$logs/compile_verify.txt" 2>&1
+  mono-run /tmp/verified >> "$logs/compile_verify.txt" 2>&1
+  cat "$logs/compile_verify.txt" | tail -8
 fi
 [ $tiny_only = 1 ] && exit 0
 
@@ -91,9 +135,6 @@ for n in ${models//,/ }; do
   d=/tmp/models/$n-opset20
   echo "check_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0"
   [ $profile = 1 ] && echo "profile_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile"
-  if [ $extra = 1 ]; then
-    echo "check_prefetch_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --prefetch"
-  fi
   for v in "${ab[@]}"; do
     echo "check_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 ${v#*|}"
   done
@@ -106,10 +147,6 @@ for n in ${models//,/ }; do
   d=/tmp/models/$n-opset20
   one_run "mono_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
   grep -hE "bench:|worst relative" "$logs/mono_$n.log"
-  if [ $extra = 1 ]; then
-    one_run "prefetch_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench --prefetch
-    grep -h "bench:" "$logs/prefetch_$n.log"
-  fi
   for v in "${ab[@]}"; do
     one_run "${v%%|*}_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench ${v#*|}
     grep -h "bench:" "$logs/${v%%|*}_$n.log"

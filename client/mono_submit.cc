@@ -240,7 +240,7 @@ void fetch(const Options& o, v1::Tuning::Stub& stub, const std::string& id) {
 
 int submit_main(int argc, char** argv) {
   Options o;
-  cli::Args args(argc, argv);
+  Flags args(argc, argv);
   std::string flag, token_file;
   while (args.next(&flag)) {
     if (flag == "--server") o.server = args.value(flag);
@@ -267,14 +267,14 @@ int submit_main(int argc, char** argv) {
     else if (flag == "--name") o.name = args.value(flag);
     else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
-      return cli::kExitOk;
+      return kExitOk;
     } else cli::take_model_argument(flag, &o.model);
   }
   cli::require_model(o.model);
   if (o.server.empty()) user_error("--server ADDR is required (the tuner server, e.g. 127.0.0.1:50051)");
   if (fs::is_directory(o.model)) o.model += "/model.onnx";
   if (!fs::exists(o.model)) user_error(o.model, ": no such file");
-  if (o.name.empty()) o.name = cli::model_label(o.model);
+  if (o.name.empty()) o.name = model_label(o.model);
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in || !std::getline(in, o.token) || o.token.empty()) user_error("cannot read a token from '", token_file, "'");
@@ -287,16 +287,16 @@ int submit_main(int argc, char** argv) {
   auto stub = v1::Tuning::NewStub(channel);
   const std::string id = submit(o, *stub);
   std::printf("%s\n", id.c_str());
-  if (!o.wait && o.out.empty()) return cli::kExitOk;
+  if (!o.wait && o.out.empty()) return kExitOk;
   const v1::Progress last = watch(o, *stub, id);
   if (last.state() == v1::FAILED) user_error("submission ", id, " failed: ", last.message());
   if (!o.out.empty()) fetch(o, *stub, id);
-  return cli::kExitOk;
+  return kExitOk;
 }
 
 }  // namespace
 }  // namespace mono
 
 int main(int argc, char** argv) {
-  return mono::cli::run_main("mono-submit", [&] { return mono::submit_main(argc, argv); });
+  return mono::run_main("mono-submit", [&] { return mono::submit_main(argc, argv); });
 }

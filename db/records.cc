@@ -21,21 +21,16 @@ bool parse_name(std::string_view s, const char* const (&names)[N], E* out) {
 constexpr const char* kSubmissionStates[] = {"queued", "tuning", "merging", "done", "failed"};
 constexpr const char* kJobKinds[] = {"compile", "measure", "whole_kernel"};
 constexpr const char* kJobStates[] = {"queued", "leased", "done", "failed"};
-constexpr const char* kFailureClasses[] = {"",        "compile_error", "resource_error",
-                                           "launch_error", "timeout", "wrong_answer",
-                                           "worker_lost"};
 
 }  // namespace
 
 const char* to_string(SubmissionState s) { return kSubmissionStates[static_cast<int>(s)]; }
 const char* to_string(JobKind k) { return kJobKinds[static_cast<int>(k)]; }
 const char* to_string(JobState s) { return kJobStates[static_cast<int>(s)]; }
-const char* to_string(FailureClass f) { return kFailureClasses[static_cast<int>(f)]; }
 
 bool parse(std::string_view s, SubmissionState* out) { return parse_name(s, kSubmissionStates, out); }
 bool parse(std::string_view s, JobKind* out) { return parse_name(s, kJobKinds, out); }
 bool parse(std::string_view s, JobState* out) { return parse_name(s, kJobStates, out); }
-bool parse(std::string_view s, FailureClass* out) { return parse_name(s, kFailureClasses, out); }
 
 std::string to_json(const Environment& env) {
   nlohmann::json j = {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "db/failure_class.h"
+
 namespace mono::db {
 
 // ---- enums and their stored names -------------------------------------------------------
@@ -16,28 +18,16 @@ namespace mono::db {
 enum class SubmissionState { kQueued, kTuning, kMerging, kDone, kFailed };
 enum class JobKind { kCompile, kMeasure, kWholeKernel };
 enum class JobState { kQueued, kLeased, kDone, kFailed };
-// Why a candidate or a job failed. kNone for success. Only kWorkerLost is the worker's
-// fault (retried elsewhere); the others are properties of the candidate and are final.
-enum class FailureClass {
-  kNone,
-  kCompileError,
-  kResourceError,
-  kLaunchError,
-  kTimeout,
-  kWrongAnswer,
-  kWorkerLost,
-};
+// FailureClass, with to_string and parse: db/failure_class.h.
 
 const char* to_string(SubmissionState s);  // "queued" | "tuning" | "merging" | "done" | "failed"
 const char* to_string(JobKind k);          // "compile" | "measure" | "whole_kernel"
 const char* to_string(JobState s);         // "queued" | "leased" | "done" | "failed"
-const char* to_string(FailureClass f);     // "" | "compile_error" | ... | "worker_lost"
 
 // Parsers: false when the name is unknown (the output is left alone).
 bool parse(std::string_view s, SubmissionState* out);
 bool parse(std::string_view s, JobKind* out);
 bool parse(std::string_view s, JobState* out);
-bool parse(std::string_view s, FailureClass* out);
 
 // ---- workers --------------------------------------------------------------------------------
 

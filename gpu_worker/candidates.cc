@@ -16,16 +16,18 @@
 #include <sstream>
 #include <thread>
 
-#include "client/cli.h"
-#include "client/compare.h"
+#include "compiler/backend/artifact_writer.h"
+#include "compiler/backend/verify.h"
+#include "compiler/reference/compare.h"
+#include "compiler/reference/inputs.h"
 #include "compiler/reference/interpreter.h"
-#include "compiler/runtime/artifact.h"
 #include "compiler/runtime/cuda_model.h"
 #include "compiler/runtime/nvrtc_compiler.h"
 #include "compiler/support/error.h"
 #include "compiler/tuning/fragment.h"
 #include "compiler/tuning/schedule.h"
 #include "compiler/tuning/signature.h"
+#include "proto/failure_class.h"
 
 namespace mono::worker {
 
@@ -75,11 +77,11 @@ std::vector<BuildSpec> build_specs(const json& payload) {
   return out;
 }
 
-v1::CandidateResult failed(int index, v1::FailureClass f, const std::string& reason) {
+v1::CandidateResult failed(int index, db::FailureClass f, const std::string& reason) {
   v1::CandidateResult r;
   r.set_candidate(index);
   r.set_ok(false);
-  r.set_failure(f);
+  r.set_failure(failure_to_proto(f));
   r.set_reason(reason.substr(0, 2000));
   return r;
 }
@@ -97,24 +99,24 @@ CompiledCandidate build_one(const tuning::LoadedFragment& f, const BuildSpec& sp
   try {
     built = build_kernel(*f.graph, o, "candidate", nvrtc, /*compile=*/false);
   } catch (const std::exception& e) {
-    out.result = failed(spec.index, v1::RESOURCE_ERROR, std::string("does not fit the context: ") + e.what());
+    out.result = failed(spec.index, db::FailureClass::kResourceError, std::string("does not fit the context: ") + e.what());
     return out;
   }
   if (!spec.signature.empty()) {
     const Group* g = tuning::find_group(built.plan, spec.signature);
     if (!g) {
-      out.result = failed(spec.index, v1::COMPILE_ERROR, "the fragment does not reproduce group " + spec.signature);
+      out.result = failed(spec.index, db::FailureClass::kCompileError, "the fragment does not reproduce group " + spec.signature);
       return out;
     }
     if (!g->tuned) {
-      out.result = failed(spec.index, v1::RESOURCE_ERROR, "schedule refused: " + g->override_rejected);
+      out.result = failed(spec.index, db::FailureClass::kResourceError, "schedule refused: " + g->override_rejected);
       return out;
     }
   }
   try {
     built.compiled = compile_cuda(built.source, built.manifest.kernel, nvrtc);
   } catch (const std::exception& e) {
-    out.result = failed(spec.index, v1::COMPILE_ERROR, e.what());
+    out.result = failed(spec.index, db::FailureClass::kCompileError, e.what());
     return out;
   }
   built.manifest.usage = built.compiled.usage;
@@ -126,7 +128,9 @@ CompiledCandidate build_one(const tuning::LoadedFragment& f, const BuildSpec& sp
   out.result.set_smem_bytes(built.manifest.smem_bytes);
   if (write) {
     out.dir = work_dir + "/c" + std::to_string(spec.index);
-    write_artifact(out.dir, *f.graph, built);
+    write_artifact(out.dir, *f.graph, built,
+                   unverified_record("a tuning candidate: the runner compares its outputs with the CPU reference "
+                                     "before timing it"));
   }
   return out;
 }
@@ -151,7 +155,7 @@ std::vector<CompiledCandidate> compile_job(const json& payload, const std::strin
         try {
           out[i] = build_one(fragment, specs[i], work_dir, write);
         } catch (const std::exception& e) {
-          out[i].result = failed(specs[i].index, v1::COMPILE_ERROR, e.what());
+          out[i].result = failed(specs[i].index, db::FailureClass::kCompileError, e.what());
         }
       }
     });
@@ -171,7 +175,7 @@ int runner_main(const std::string& dir) {
   };
   // The reference: the fragment's CPU reference on deterministic inputs, computed once.
   tuning::LoadedFragment f = tuning::load_fragment(run.at("fragment"), kWeightSeed);
-  const std::vector<Tensor> inputs = cli::synthetic_inputs(*f.graph);
+  const std::vector<Tensor> inputs = synthetic_inputs(*f.graph);
   const std::vector<Tensor> want = run_reference(*f.graph, inputs);
   const double tol = run.at("tolerance").get<double>();
   const int warmup = run.at("warmup").get<int>(), samples = run.at("samples").get<int>();
@@ -193,7 +197,7 @@ int runner_main(const std::string& dir) {
       }
       r["rel_err"] = worst;
       if (!bad.empty() || got.size() != want.size()) {
-        r["failure"] = "wrong_answer";
+        r["failure"] = db::to_string(db::FailureClass::kWrongAnswer);
         r["reason"] = "output '" + bad + "' differs from the reference: relative error " + std::to_string(worst) +
                       " (tolerance " + std::to_string(tol) + ")";
       } else {
@@ -213,7 +217,7 @@ int runner_main(const std::string& dir) {
         r["spread"] = spread;
       }
     } catch (const std::exception& e) {
-      r["failure"] = "launch_error";
+      r["failure"] = db::to_string(db::FailureClass::kLaunchError);
       r["reason"] = e.what();
     }
     emit(r);
@@ -297,12 +301,11 @@ ChildOutcome run_child(const MeasureOptions& opt, const std::string& dir, const 
   return out;
 }
 
-v1::FailureClass failure_named(const std::string& s) {
-  if (s == "wrong_answer") return v1::WRONG_ANSWER;
-  if (s == "timeout") return v1::TIMEOUT;
-  if (s == "compile_error") return v1::COMPILE_ERROR;
-  if (s == "resource_error") return v1::RESOURCE_ERROR;
-  return v1::LAUNCH_ERROR;
+// The class a runner's result line names; a launch error if it names none this build knows.
+db::FailureClass failure_named(const std::string& s) {
+  db::FailureClass f = db::FailureClass::kLaunchError;
+  db::parse(s, &f);
+  return f;
 }
 
 }  // namespace
@@ -346,7 +349,7 @@ void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates
       // Twice hung or crashed: recorded as failed. Once: it runs again in a fresh child.
       if (++strikes[o.crashed] >= 2) {
         CompiledCandidate* c = todo[o.crashed];
-        c->result = failed(o.crashed, o.hung ? v1::TIMEOUT : v1::LAUNCH_ERROR, o.why + " (twice)");
+        c->result = failed(o.crashed, o.hung ? db::FailureClass::kTimeout : db::FailureClass::kLaunchError, o.why + " (twice)");
         todo.erase(o.crashed);
       }
     } else if (!o.why.empty() || (!todo.empty() && o.results.empty())) {

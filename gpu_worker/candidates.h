@@ -1,4 +1,4 @@
-// A worker's work on one job (payloads: tuner_server/tuning_jobs.h): build every candidate
+// A worker's work on one job (payloads: compiler/tuning/jobs.h): build every candidate
 // kernel of the job (in parallel; NVRTC on all cores), then — for measure and whole-kernel
 // jobs — run, verify and time each one in a child process on the GPU (runner), watched by
 // the daemon: a candidate that hangs or crashes the child is retried once in a fresh child,

@@ -24,9 +24,12 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "compiler/support/error.h"
+#include "compiler/support/flags.h"
 #include "gpu_worker/candidates.h"
 #include "gpu_worker/gpu_health.h"
 #include "mono/v1/tuning.grpc.pb.h"
+#include "proto/failure_class.h"
 
 namespace mono::worker {
 namespace {
@@ -46,11 +49,6 @@ const char kUsage[] =
     "  --metrics ADDR       serve Prometheus metrics at http://ADDR/metrics\n"
     "  --work-dir DIR       candidate kernels are built here (default /tmp/mono-worker-<pid>)\n"
     "  --compile-threads N  NVRTC compiles in parallel (default: all cores)\n";
-
-int fail(const std::string& msg) {
-  std::fprintf(stderr, "mono-worker: error: %s\n", msg.c_str());
-  return 2;
-}
 
 void log(const std::string& msg) { std::fprintf(stderr, "mono-worker: %s\n", msg.c_str()); }
 
@@ -78,18 +76,6 @@ struct Metrics {
   prometheus::Family<prometheus::Gauge>& busy =
       prometheus::BuildGauge().Name("mono_worker_busy").Help("1 while a lane works on a job").Register(*registry);
 };
-
-const char* failure_name(v1::FailureClass f) {
-  switch (f) {
-    case v1::COMPILE_ERROR: return "compile_error";
-    case v1::RESOURCE_ERROR: return "resource_error";
-    case v1::LAUNCH_ERROR: return "launch_error";
-    case v1::TIMEOUT: return "timeout";
-    case v1::WRONG_ANSWER: return "wrong_answer";
-    case v1::WORKER_LOST: return "worker_lost";
-    default: return "unknown";
-  }
-}
 
 class Worker {
  public:
@@ -288,7 +274,8 @@ class Worker {
       }
       for (const CompiledCandidate& c : cands) {
         *report.add_results() = c.result;
-        if (!c.result.ok()) metrics_->failures.Add({{"class", failure_name(c.result.failure())}}).Increment();
+        if (!c.result.ok())
+          metrics_->failures.Add({{"class", db::to_string(failure_from_proto(c.result.failure()))}}).Increment();
         if (c.result.samples_us_size() > 0) {
           metrics_->candidates.Add({{"stage", "measured"}}).Increment();
           metrics_->spread.Observe(c.result.spread());
@@ -370,51 +357,36 @@ std::string self_exe(const char* argv0) {
 }
 
 int worker_main(int argc, char** argv) {
-  if (argc >= 3 && std::string(argv[1]) == "--runner") {
-    try {
-      return runner_main(argv[2]);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "mono-worker runner: %s\n", e.what());
-      return 3;
-    }
-  }
   Worker::Options o;
   std::string token_file, metrics_addr, gpus;
   o.compile_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < argc; ++i) {
-    const std::string f = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(f + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (f == "--server") o.server = value();
-      else if (f == "--gpus") gpus = value();
-      else if (f == "--compile-only") o.compile_only = true;
-      else if (f == "--token-file") token_file = value();
-      else if (f == "--name") o.name = value();
-      else if (f == "--metrics") metrics_addr = value();
-      else if (f == "--work-dir") o.work_dir = value();
-      else if (f == "--compile-threads") o.compile_threads = std::stoi(value());
-      else if (f == "-h" || f == "--help") {
-        std::fputs(kUsage, stdout);
-        return 0;
-      } else return fail("unknown flag '" + f + "' (see --help)");
-    } catch (const std::exception& e) {
-      return fail(std::string("bad flag: ") + e.what());
-    }
+  Flags flags(argc, argv);
+  std::string flag;
+  while (flags.next(&flag)) {
+    if (flag == "--server") o.server = flags.value(flag);
+    else if (flag == "--gpus") gpus = flags.value(flag);
+    else if (flag == "--compile-only") o.compile_only = true;
+    else if (flag == "--token-file") token_file = flags.value(flag);
+    else if (flag == "--name") o.name = flags.value(flag);
+    else if (flag == "--metrics") metrics_addr = flags.value(flag);
+    else if (flag == "--work-dir") o.work_dir = flags.value(flag);
+    else if (flag == "--compile-threads") o.compile_threads = flags.int_value(flag);
+    else if (flag == "-h" || flag == "--help") {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    } else Flags::unknown(flag);
   }
-  if (o.server.empty()) return fail("--server ADDR is required (see --help)");
-  if (o.compile_threads < 1) return fail("--compile-threads must be at least 1");
+  if (o.server.empty()) user_error("--server ADDR is required (see --help)");
+  if (o.compile_threads < 1) user_error("--compile-threads must be at least 1");
   if (!token_file.empty()) {
     std::ifstream in(token_file);
-    if (!in || !std::getline(in, o.token) || o.token.empty()) return fail("cannot read a token from '" + token_file + "'");
+    if (!in || !std::getline(in, o.token) || o.token.empty()) user_error("cannot read a token from '", token_file, "'");
   }
   Nvml nvml;
   if (!o.compile_only) {
-    if (!nvml.ok()) return fail(nvml.why() + " (use --compile-only on a machine without a GPU)");
+    if (!nvml.ok()) user_error(nvml.why(), " (use --compile-only on a machine without a GPU)");
     std::vector<GpuStatic> all = nvml.gpus();
-    if (all.empty()) return fail("no GPU found (use --compile-only on a machine without a GPU)");
+    if (all.empty()) user_error("no GPU found (use --compile-only on a machine without a GPU)");
     if (gpus.empty()) {
       for (const GpuStatic& g : all) o.gpus.push_back(g.index);
     } else {
@@ -426,15 +398,15 @@ int worker_main(int argc, char** argv) {
         } catch (const std::exception&) {
         }
         if (g < 0 || g >= static_cast<int>(all.size()))
-          return fail("--gpus: '" + item + "' is not a GPU of this machine (it has " + std::to_string(all.size()) + ")");
+          user_error("--gpus: '", item, "' is not a GPU of this machine (it has ", all.size(), ")");
         o.gpus.push_back(g);
       }
     }
     for (int g : o.gpus)
       if (all[g].name != all[o.gpus.front()].name)
-        return fail("--gpus: mixed GPU kinds on one worker; run one worker per kind");
+        user_error("--gpus: mixed GPU kinds on one worker; run one worker per kind");
   } else if (!gpus.empty()) {
-    return fail("--gpus and --compile-only exclude each other");
+    user_error("--gpus and --compile-only exclude each other");
   }
   if (o.name.empty()) {
     char host[256] = {};
@@ -445,7 +417,7 @@ int worker_main(int argc, char** argv) {
   if (own_work_dir) o.work_dir = "/tmp/mono-worker-" + std::to_string(getpid());
   std::error_code ec;
   fs::create_directories(o.work_dir, ec);
-  if (ec) return fail("cannot create --work-dir " + o.work_dir + ": " + ec.message());
+  if (ec) user_error("cannot create --work-dir ", o.work_dir, ": ", ec.message());
   o.exe = self_exe(argv[0]);
 
   Metrics metrics;
@@ -454,7 +426,7 @@ int worker_main(int argc, char** argv) {
     try {
       exposer = std::make_unique<prometheus::Exposer>(metrics_addr);
     } catch (const std::exception& e) {
-      return fail("cannot serve metrics on " + metrics_addr + ": " + e.what());
+      user_error("cannot serve metrics on ", metrics_addr, ": ", e.what());
     }
     exposer->RegisterCollectable(metrics.registry);
   }
@@ -470,4 +442,15 @@ int worker_main(int argc, char** argv) {
 }  // namespace
 }  // namespace mono::worker
 
-int main(int argc, char** argv) { return mono::worker::worker_main(argc, argv); }
+int main(int argc, char** argv) {
+  // The runner: a child of the daemon (candidates.h), not a command for users.
+  if (argc >= 3 && std::string(argv[1]) == "--runner") {
+    try {
+      return mono::worker::runner_main(argv[2]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mono-worker runner: %s\n", e.what());
+      return 3;
+    }
+  }
+  return mono::run_main("mono-worker", [&] { return mono::worker::worker_main(argc, argv); });
+}

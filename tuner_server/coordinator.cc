@@ -20,16 +20,20 @@ static std::map<std::string, Shape> shapes_of(const std::string& shapes_json) {
 }
 
 // The GPU kind the submission's tasks are keyed by.
-static std::string task_kind_of(const db::SubmissionRecord& s) { return s.dry_run ? dry_run_kind() : s.gpu_kind; }
+static std::string task_kind_of(const db::SubmissionRecord& s) {
+  return s.dry_run ? tuning::dry_run_kind() : s.gpu_kind;
+}
 
 // The submission's model, loaded as its record describes (files, shapes, precision).
-static PreparedModel load_model_of(const db::SubmissionRecord& s) {
-  return prepare_model(s.model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
-                       s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
+static tuning::PreparedModel load_model_of(const db::SubmissionRecord& s) {
+  tuning::PreparedModel m = tuning::prepare_model(s.model_dir + "/model.onnx", s.model_name, shapes_of(s.shapes_json),
+                                                  s.precision == "fp32" ? Precision::kF32 : Precision::kF16);
+  for (const std::string& note : m.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  return m;
 }
 
 std::string Coordinator::pick_gpu_kind(const std::string& asked, bool dry_run, absl::Status* error) {
-  if (dry_run) return dry_run_kind();
+  if (dry_run) return tuning::dry_run_kind();
   if (!asked.empty()) return asked;
   // Not named: the kind of the GPU workers registered, most recently seen first.
   auto workers = store_->list_workers();
@@ -91,12 +95,12 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
 }
 
 absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply) {
-  TuningPlanOptions o;
+  tuning::TuningPlanOptions o;
   o.dry_run = s.dry_run;
   o.task_gpu_kind = task_kind_of(s);
-  TuningPlan tp;
+  tuning::TuningPlan tp;
   try {
-    tp = plan_tuning(l.model, o);
+    tp = tuning::plan_tuning(l.model, o);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(std::string("model rejected: ") + e.what());
   }
@@ -159,9 +163,9 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
   auto prog = store_->submission_progress(s.id);
   if (!prog.ok()) return prog.status();
   if (s.state == db::SubmissionState::kTuning && prog->jobs_pending > 0) return absl::OkStatus();
-  if (!s.dry_run && L.fragment.is_null()) L.fragment = whole_model_fragment(*L.model.graph, L.model.options);
-  FinalChoice f = final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run, options_.whole_kernel_contexts,
-                               s.id);
+  if (!s.dry_run && L.fragment.is_null()) L.fragment = tuning::whole_model_fragment(*L.model.graph, L.model.options);
+  tuning::FinalChoice f = tuning::final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run,
+                                               options_.whole_kernel_contexts, s.id);
   if (f.pending) {
     if (f.job_missing) {
       // Groups tuned: time the best contexts as whole kernels (a resubmission finds the job done).
@@ -172,10 +176,12 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
     return s.state == db::SubmissionState::kMerging ? absl::OkStatus()
                                                     : store_->set_submission_state(s.id, db::SubmissionState::kMerging);
   }
-  return finish(s, L, f.choice, f.info);
+  if (!f.refused.empty()) return absl::FailedPreconditionError(f.refused);
+  return finish(s, L, f.choice, f.info, f.verification);
 }
 
-absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const ContextChoice& choice, json info) {
+absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice,
+                                 json info, const json& verification) {
   info["submission"] = s.id;
   info["model_sha256"] = s.model_sha256;
   const std::string dir = options_.data_dir + "/artifacts/" + s.id;
@@ -185,7 +191,7 @@ absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const
   fs::remove_all(tmp, ec);
   std::string manifest;
   try {
-    manifest = write_tuned_artifact(l.model, choice, info, tmp);
+    manifest = tuning::write_tuned_artifact(l.model, choice, info, verification, tmp);
   } catch (const std::exception& e) {
     return absl::InternalError(std::string("building the artifact failed: ") + e.what());
   }
@@ -238,7 +244,7 @@ absl::StatusOr<v1::Progress> Coordinator::progress(const std::string& submission
       Loaded& l = *it->second;
       if (l.speedup_at != p->candidates_measured) {
         l.speedup = 0;
-        for (const ContextChoice& c : choose_schedules(*store_, l.space, task_kind_of(*s), false))
+        for (const tuning::ContextChoice& c : tuning::choose_schedules(*store_, l.space, task_kind_of(*s), false))
           if (c.total_us > 0) l.speedup = std::max(l.speedup, c.default_total_us / c.total_us);
         l.speedup_at = p->candidates_measured;
       }

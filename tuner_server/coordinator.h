@@ -15,9 +15,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "compiler/tuning/jobs.h"
+#include "compiler/tuning/merge.h"
 #include "db/store.h"
 #include "mono/v1/tuning.pb.h"
-#include "tuner_server/tuning_jobs.h"
 
 namespace mono::server {
 
@@ -42,7 +43,7 @@ class Coordinator {
 
  private:
   struct Loaded {
-    PreparedModel model;
+    tuning::PreparedModel model;
     tuning::TuningSpace space;
     nlohmann::json fragment;  // the whole model, for whole-kernel jobs (made once, when needed)
     double speedup = 0;     // best-so-far speed-up estimate for progress reports,
@@ -52,7 +53,8 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);
   absl::Status advance(const db::SubmissionRecord& s);
   absl::Status plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply);
-  absl::Status finish(const db::SubmissionRecord& s, Loaded& l, const ContextChoice& choice, nlohmann::json info);
+  absl::Status finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice, nlohmann::json info,
+                      const nlohmann::json& verification);
   std::string pick_gpu_kind(const std::string& asked, bool dry_run, absl::Status* error);
 
   db::Store* store_;

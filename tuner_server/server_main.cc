@@ -11,6 +11,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "compiler/support/error.h"
+#include "compiler/support/flags.h"
 #include "db/clock.h"
 #include "db/store.h"
 #include "tuner_server/dashboard.h"
@@ -34,58 +36,47 @@ const char kUsage[] =
     "  --lease-seconds N  lease length (default 30); workers renew every third of it\n"
     "  --data-dir DIR     uploaded models and artifacts (default: DB file name + '.data')\n";
 
-int fail(const std::string& msg) {
-  std::fprintf(stderr, "mono-tuner-server: error: %s\n", msg.c_str());
-  return 2;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+int server_main(int argc, char** argv) {
   std::string db_path = "mono.db", listen = "127.0.0.1:50051", http = "127.0.0.1:8080", token_file, data_dir;
   int lease_seconds = 30;
-  for (int i = 1; i < argc; ++i) {
-    std::string f = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) return "";
-      return argv[++i];
-    };
-    if (f == "--db") db_path = value();
-    else if (f == "--listen") listen = value();
-    else if (f == "--http") http = value();
-    else if (f == "--token-file") token_file = value();
-    else if (f == "--data-dir") data_dir = value();
-    else if (f == "--lease-seconds") lease_seconds = std::atoi(value().c_str());
-    else if (f == "-h" || f == "--help") {
+  mono::Flags flags(argc, argv);
+  std::string flag;
+  while (flags.next(&flag)) {
+    if (flag == "--db") db_path = flags.value(flag);
+    else if (flag == "--listen") listen = flags.value(flag);
+    else if (flag == "--http") http = flags.value(flag);
+    else if (flag == "--token-file") token_file = flags.value(flag);
+    else if (flag == "--data-dir") data_dir = flags.value(flag);
+    else if (flag == "--lease-seconds") lease_seconds = flags.int_value(flag);
+    else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      return fail("unknown flag '" + f + "' (see --help)");
-    }
+      return mono::kExitOk;
+    } else mono::Flags::unknown(flag);
   }
-  if (db_path.empty() || listen.empty() || http.empty()) return fail("a flag is missing its value (see --help)");
-  if (lease_seconds < 3 || lease_seconds > 3600) return fail("--lease-seconds must be 3 to 3600");
+  if (db_path.empty() || listen.empty() || http.empty())
+    mono::user_error("--db, --listen and --http need a value (see --help)");
+  if (lease_seconds < 3 || lease_seconds > 3600) mono::user_error("--lease-seconds must be 3 to 3600");
   std::string token;
   if (!token_file.empty()) {
     std::ifstream in(token_file);
-    if (!in || !std::getline(in, token) || token.empty()) return fail("cannot read a token from '" + token_file + "'");
+    if (!in || !std::getline(in, token) || token.empty()) mono::user_error("cannot read a token from '", token_file, "'");
   }
 
   if (data_dir.empty()) data_dir = db_path + ".data";
   {
     std::error_code ec;
     std::filesystem::create_directories(data_dir, ec);
-    if (ec) return fail("cannot create --data-dir " + data_dir + ": " + ec.message());
+    if (ec) mono::user_error("cannot create --data-dir ", data_dir, ": ", ec.message());
     std::filesystem::remove_all(data_dir + "/staging", ec);  // uploads a crash interrupted
   }
   mono::db::SystemClock clock;
   auto store = mono::db::Store::Open(db_path, &clock);
-  if (!store.ok()) return fail(db_path + ": " + std::string(store.status().message()));
+  if (!store.ok()) mono::user_error(db_path, ": ", store.status().message());
 
   mono::server::ServerMetrics metrics;
   mono::server::Dashboard dashboard(store->get(), &clock, {2LL * lease_seconds * 1000 + 30'000});
   auto web = mono::server::HttpServer::Start(http, &dashboard, metrics.registry(), token);
-  if (!web.ok()) return fail(std::string(web.status().message()));
+  if (!web.ok()) mono::user_error(web.status().message());
 
   mono::server::WorkerHandler workers_handler(store->get(), {lease_seconds, std::max(1, lease_seconds / 3), 16});
   mono::server::WorkersService workers(&workers_handler, &metrics, token);
@@ -98,7 +89,7 @@ int main(int argc, char** argv) {
   builder.RegisterService(&workers);
   builder.RegisterService(&tuning);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) return fail("cannot listen on " + listen);
+  if (!server || port == 0) mono::user_error("cannot listen on ", listen);
   std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC), http://%s/ (dashboard, /api, /metrics), database %s (schema %d)\n", listen.c_str(),
                http.c_str(), db_path.c_str(), (*store)->schema_version().value_or(-1));
 
@@ -123,5 +114,11 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "mono-tuner-server: shutting down\n");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   coordinator_thread.join();
-  return 0;
+  return mono::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return mono::run_main("mono-tuner-server", [&] { return server_main(argc, argv); });
 }

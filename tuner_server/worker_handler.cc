@@ -1,32 +1,9 @@
 #include "tuner_server/worker_handler.h"
 
 #include "absl/strings/str_cat.h"
+#include "proto/failure_class.h"
 
 namespace mono::server {
-
-db::FailureClass failure_from_proto(v1::FailureClass f) {
-  switch (f) {
-    case v1::COMPILE_ERROR: return db::FailureClass::kCompileError;
-    case v1::RESOURCE_ERROR: return db::FailureClass::kResourceError;
-    case v1::LAUNCH_ERROR: return db::FailureClass::kLaunchError;
-    case v1::TIMEOUT: return db::FailureClass::kTimeout;
-    case v1::WRONG_ANSWER: return db::FailureClass::kWrongAnswer;
-    case v1::WORKER_LOST: return db::FailureClass::kWorkerLost;
-    default: return db::FailureClass::kNone;
-  }
-}
-
-v1::FailureClass failure_to_proto(db::FailureClass f) {
-  switch (f) {
-    case db::FailureClass::kCompileError: return v1::COMPILE_ERROR;
-    case db::FailureClass::kResourceError: return v1::RESOURCE_ERROR;
-    case db::FailureClass::kLaunchError: return v1::LAUNCH_ERROR;
-    case db::FailureClass::kTimeout: return v1::TIMEOUT;
-    case db::FailureClass::kWrongAnswer: return v1::WRONG_ANSWER;
-    case db::FailureClass::kWorkerLost: return v1::WORKER_LOST;
-    default: return v1::FAILURE_CLASS_UNSPECIFIED;
-  }
-}
 
 v1::JobKind job_kind_to_proto(db::JobKind k) {
   switch (k) {

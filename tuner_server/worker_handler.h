@@ -29,9 +29,7 @@ class WorkerHandler {
   WorkerHandlerOptions options_;
 };
 
-// Conversions between the contract's enums and the store's.
-db::FailureClass failure_from_proto(v1::FailureClass f);
-v1::FailureClass failure_to_proto(db::FailureClass f);
+// The contract's job kind for the store's (failure classes: proto/failure_class.h).
 v1::JobKind job_kind_to_proto(db::JobKind k);
 
 }  // namespace mono::server

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/device_headers.h"
 #include "compiler/codegen/plan.h"
 #include "compiler/codegen/tensor_map_spec.h"
 
@@ -20,11 +21,11 @@ constexpr int kMaxKernelIo = 16;  // inputs and outputs each (MonoParams arrays)
 std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name,
                       std::vector<TensorMapSpec>* tensor_maps = nullptr);
 
-// The fixed device headers, embedded at build time from compiler/codegen/device/.
-struct DeviceHeader {
-  const char* include_name;  // "mono_dev/gemm.cuh"
-  const char* text;
-};
-const std::vector<DeviceHeader>& device_headers();
+// The fixed device headers, embedded at build time from compiler/codegen/device/:
+// compiler/codegen/device_headers.h (DeviceHeader, device_headers()).
+// Their include names in the order a kernel includes them (they include nothing themselves; each
+// needs only the ones before it): every device header exactly once. The list is kept in
+// compiler/codegen/embed_device.cmake.
+const std::vector<const char*>& device_include_order();
 
 }  // namespace mono

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "compiler/codegen/plan.h"
 #include "compiler/ir/graph.h"
 
 namespace mono {
@@ -24,12 +25,14 @@ inline std::string format_us(double us) {
 bool is_epilogue_op(OpKind op);
 // Whether the CUDA emitter can compile this node.
 bool codegen_supports(const Node& n);
-// Row length of a row-wise op (LayerNormalization: product of normalized dims; Softmax: last dim).
+// Row length of a row-wise op (LayerNormalization: product of normalized dims; Softmax: the
+// normalised extent).
 int64_t row_length(const Node& n);
-// How constant input `i` of `n` is packed into the weights: "nk" (a GEMM B operand stored
-// [N][K]) or "" (as is).
-std::string constant_packing(const Node& n, int i);
-// Dynamic shared memory of a GEMM tile configuration (must match compiler/codegen/device/gemm.cuh).
+// How constant input `i` of `n` is packed into the weights before any schedule is known: a
+// GEMM's 2-D B operand transposed to [N][K], anything else as is.
+Packing constant_packing(const Node& n, int i);
+// Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
+// compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);
 
 }  // namespace mono

@@ -1,4 +1,4 @@
-// The tensor maps of a kernel (gemm.cuh TensorK): what the code generator asks for, what the
+// The tensor maps of a kernel (loaders.cuh TensorK): what the code generator asks for, what the
 // artifact records (manifest.json "tensor_maps") and what the runtime encodes over the arena
 // (compiler/runtime/tensor_map.h). A map views a 2-D row-major fp16 matrix in the arena; its box
 // is 64 k (one 128-byte swizzled row) by the GEMM tile's rows.

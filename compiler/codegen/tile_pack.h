@@ -1,5 +1,5 @@
 #pragma once
-// Tile-contiguous packing of a GEMM operand for BulkTileK (device/gemm.cuh): the operand is a
+// Tile-contiguous packing of a GEMM operand for BulkTileK (device/loaders.cuh): the operand is a
 // [rows][K] matrix (K contiguous); its (row tile rt, k tile kt) block of tile_rows x bk elements
 // is stored exactly as GemmF16 lays out a pipeline stage in shared memory (rows padded to
 // bk + 8 elements), blocks ordered [row tile][k tile]. One bulk copy then fills a stage.

@@ -223,6 +223,13 @@ void compute_conv(ComputeContext& ctx) {
 
 }  // namespace
 
+WindowGeometry conv_geometry(const Node& node) {
+  const AttrReader attrs = node_attrs(node);
+  const Shape& x = node.inputs[0]->type.shape;
+  const std::vector<int64_t> in(x.begin() + 2, x.end());
+  return window_geometry(attrs, in, conv_kernel(attrs, node.inputs[1]->type.shape), false);
+}
+
 const OpDef& op_def_Conv() {
   static const OpDef def{
       "Conv",

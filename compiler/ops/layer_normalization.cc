@@ -2,6 +2,8 @@
 // Scale + B with InvStdDev = 1 / sqrt(var + epsilon). Optional outputs Mean and InvStdDev
 // have X's shape with the normalized axes set to 1. Statistics compute in float
 // (stash_type 1); Scale and B broadcast to the normalized shape.
+#include "compiler/ops/layer_normalization.h"
+
 #include <cmath>
 
 #include "compiler/ops/elementwise.h"
@@ -113,6 +115,19 @@ void compute_layer_normalization(ComputeContext& ctx) {
 }
 
 }  // namespace
+
+int64_t layer_norm_axis(const Node& node) {
+  const AttrReader attrs = node_attrs(node);
+  int64_t axis = 0;
+  if (!normalize_axis(attrs.attr_int("axis"), node.inputs[0]->type.rank(), &axis))
+    attrs.fail(str_cat("axis ", attrs.attr_int("axis"), " is out of range"));
+  return axis;
+}
+
+int64_t layer_norm_row_length(const Node& node) {
+  const Shape& x = node.inputs[0]->type.shape;
+  return shape_numel(Shape(x.begin() + layer_norm_axis(node), x.end()));
+}
 
 const OpDef& op_def_LayerNormalization() {
   static const OpDef def{

@@ -86,6 +86,9 @@ class AttrReader {
   const OpDef& def_;
 };
 
+// A node's attributes read through its op's definition (the ONNX defaults live there only).
+inline AttrReader node_attrs(const Node& node) { return AttrReader(node, op_def(node.op)); }
+
 class InferContext : public AttrReader {
  public:
   // `known[i]`: the value of input i when it is known at compile time (constant or folded).

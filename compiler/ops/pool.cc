@@ -101,6 +101,8 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape) {
   return window_geometry(ctx, in, ctx.attr_ints("kernel_shape"), ctx.attr_int("ceil_mode") != 0);
 }
 
+WindowGeometry pool_geometry(const Node& node) { return pool_geometry(node_attrs(node), node.inputs[0]->type.shape); }
+
 WindowTable window_table(const WindowGeometry& g) {
   const size_t r = g.rank();
   MONO_CHECK(r > 0, "window_table without spatial axes");

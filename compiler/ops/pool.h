@@ -36,6 +36,9 @@ WindowGeometry window_geometry(const AttrReader& ctx, const std::vector<int64_t>
 // The pooling ops' geometry: kernel_shape from the attribute, spatial extents from X's shape
 // (N x C x spatial...), ceil_mode from its attribute.
 WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape);
+// A MaxPool / AveragePool node's geometry, and a Conv node's (kernel from W, conv.cc).
+WindowGeometry pool_geometry(const Node& node);
+WindowGeometry conv_geometry(const Node& node);
 
 // For the window of each output position (row-major over the output), the valid input
 // positions (row-major flat spatial offsets into one input plane), in CSR form:

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "compiler/ops/softmax.h"
+
 #include "compiler/ops/linalg.h"
 #include "compiler/ops/reduce.h"
 
@@ -94,6 +96,22 @@ void compute_softmax(ComputeContext& ctx) {
 }
 
 }  // namespace
+
+SoftmaxLayout softmax_layout(const Node& node) {
+  const AttrReader attrs = node_attrs(node);
+  SoftmaxLayout l;
+  std::string err;
+  if (!softmax_layout(attrs, node.inputs[0]->type.shape, &l.outer, &l.n, &l.inner, &err)) attrs.fail(err);
+  return l;
+}
+
+int64_t softmax_axis(const Node& node) {
+  const AttrReader attrs = node_attrs(node);
+  const int64_t rank = node.inputs[0]->type.rank();
+  int64_t axis = attrs.has_attr("axis") ? attrs.attr_int("axis") : node.opset < 13 ? 1 : -1;
+  if (!normalize_axis(axis, rank, &axis)) attrs.fail(str_cat("axis ", axis, " is out of range for rank ", rank));
+  return axis;
+}
 
 const OpDef& op_def_Softmax() {
   static const OpDef def{

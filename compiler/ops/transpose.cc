@@ -1,4 +1,6 @@
 // Transpose: permutes axes; `perm` defaults to reversing them.
+#include "compiler/ops/transpose.h"
+
 #include <cstring>
 
 #include "compiler/ops/op.h"
@@ -55,6 +57,10 @@ static void compute_transpose(ComputeContext& ctx) {
       idx[ax] = 0;
     }
   }
+}
+
+std::vector<int64_t> transpose_perm(const Node& node) {
+  return permutation(node_attrs(node), node.inputs[0]->type.rank());
 }
 
 const OpDef& op_def_Transpose() {

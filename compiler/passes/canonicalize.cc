@@ -3,6 +3,8 @@
 //   Flatten(x)                                   -> Reshape(x, static shape)
 //   ReduceMean(x, axes = all spatial axes of NCHW..) -> GlobalAveragePool(x) (+ Reshape if
 //                                                   keepdims = 0)
+//   MatMul(a, b) with a 1-D operand                -> Reshape to [1,K] / [K,1], MatMul, Reshape
+//                                                   (ONNX's rule: the added dim is removed)
 #include <algorithm>
 
 #include "compiler/passes/pass_util.h"
@@ -56,6 +58,44 @@ bool mean_to_global_pool(Graph& g, Node* n) {
   return true;
 }
 
+bool matmul_vector_to_matrix(Graph& g, Node* n) {
+  Value* a = n->inputs[0];
+  Value* b = n->inputs[1];
+  if (a->type.rank() != 1 && b->type.rank() != 1) return false;
+  if (a->type.rank() == 0 || b->type.rank() == 0) return false;
+  auto as_matrix = [&](Value* v, Shape s, const char* suffix) {
+    Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + suffix, {v, shape_constant(g, v->name + suffix, s)},
+                                   {v->name + suffix}, n->opset);
+    r->outputs[0]->type = TensorType{v->type.dtype, s};
+    return r->outputs[0];
+  };
+  Value* a2 = a->type.rank() == 1 ? as_matrix(a, {1, a->type.shape[0]}, ".row") : a;
+  Value* b2 = b->type.rank() == 1 ? as_matrix(b, {b->type.shape[0], 1}, ".col") : b;
+  Value* out = n->outputs[0];
+  Shape product = a2->type.shape;  // the 2-D (or batched) product's shape, broadcast batch dims
+  {
+    const Shape& as = a2->type.shape;
+    const Shape& bs = b2->type.shape;
+    const size_t rank = std::max(as.size(), bs.size());
+    product.assign(rank, 1);
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      const int64_t da = i + as.size() >= rank ? as[i + as.size() - rank] : 1;
+      const int64_t db = i + bs.size() >= rank ? bs[i + bs.size() - rank] : 1;
+      product[i] = std::max(da, db);
+    }
+    product[rank - 2] = as[as.size() - 2];
+    product[rank - 1] = bs[bs.size() - 1];
+  }
+  Node* mm = g.insert_node_before(n, OpKind::kMatMul, n->name, {a2, b2}, {out->name + ".mm"}, n->opset);
+  mm->outputs[0]->type = TensorType{out->type.dtype, product};
+  Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + ".squeeze",
+                                 {mm->outputs[0], shape_constant(g, out->name, out->type.shape)}, {out->name + ".r"},
+                                 n->opset);
+  r->outputs[0]->type = out->type;
+  g.replace_all_uses(out, r->outputs[0]);
+  return true;
+}
+
 }  // namespace
 
 bool canonicalize(Graph& g) {
@@ -65,6 +105,7 @@ bool canonicalize(Graph& g) {
   for (Node* n : nodes) {
     if (n->op == OpKind::kFlatten) changed |= flatten_to_reshape(g, n);
     else if (n->op == OpKind::kReduceMean) changed |= mean_to_global_pool(g, n);
+    else if (n->op == OpKind::kMatMul) changed |= matmul_vector_to_matrix(g, n);
   }
   if (changed) g.remove_dead_code();
   return changed;

@@ -3,6 +3,7 @@
 // no-ops: adding an all-zero mask, multiplying by ones, Where on a uniform condition, Expand
 // or Reshape to the shape the tensor already has. Each is replaced by its data input, when
 // that input already has exactly the node's output type.
+#include "compiler/ops/transpose.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -41,9 +42,7 @@ static Value* passthrough(const Node& n) {
     case OpKind::kFlatten:
       return same(a);
     case OpKind::kTranspose: {
-      const AttrValue* perm = n.attr("perm");
-      if (!perm) return a && a->type.rank() <= 1 ? same(a) : nullptr;
-      const auto& p = std::get<std::vector<int64_t>>(*perm);
+      const std::vector<int64_t> p = transpose_perm(n);  // an identity permutation is a view
       for (size_t i = 0; i < p.size(); ++i)
         if (p[i] != static_cast<int64_t>(i)) return nullptr;
       return same(a);

@@ -2,6 +2,7 @@
 //   W'[o] = W[o] * s[o],  b'[o] = (b[o] - mean[o]) * s[o] + beta[o],  s = gamma / sqrt(var + eps)
 #include <cmath>
 
+#include "compiler/ops/op.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -30,8 +31,7 @@ bool fold_batch_norm(Graph& g) {
     const Tensor& mean = *bn->inputs[3]->constant;
     const Tensor& var = *bn->inputs[4]->constant;
     if (gamma.numel() != out_ch || beta.numel() != out_ch || mean.numel() != out_ch || var.numel() != out_ch) continue;
-    float eps = 1e-5f;
-    if (const AttrValue* a = bn->attr("epsilon")) eps = std::get<float>(*a);
+    const float eps = node_attrs(*bn).attr_float("epsilon");
     std::vector<float> w_new(W.numel()), b_new(out_ch);
     for (int64_t o = 0; o < out_ch; ++o) {
       double s = gamma.as_double(o) / std::sqrt(var.as_double(o) + eps);

@@ -4,18 +4,14 @@
 //   Reshape(Transpose(Reshape(x)))           -> Transpose(x)  when both reshapes only add or
 //                                               remove size-1 axes (the torch.export form of a
 //                                               batched K^T: squeeze, transpose, unsqueeze)
+#include "compiler/ops/transpose.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
 namespace mono {
 namespace {
 
-std::vector<int64_t> perm_of(const Node& t) {
-  if (const AttrValue* a = t.attr("perm")) return std::get<std::vector<int64_t>>(*a);
-  std::vector<int64_t> p;
-  for (int64_t i = t.inputs[0]->type.rank() - 1; i >= 0; --i) p.push_back(i);
-  return p;
-}
+std::vector<int64_t> perm_of(const Node& t) { return transpose_perm(t); }
 
 std::vector<int64_t> non_unit_axes(const Shape& s) {
   std::vector<int64_t> axes;

@@ -55,10 +55,23 @@ struct PassStat {
   bool changed = false;
 };
 
+// One pass of the simplification pipeline: its name (as dumps, PassStat and
+// run_pass_by_name spell it) and its function.
+struct PipelinePass {
+  const char* name;
+  bool (*run)(Graph&);
+};
+
+// The simplification pipeline, in order: what simplify() runs each round, and the only
+// names run_pass_by_name() accepts. (convert_float_precision is not in it: it takes the
+// target type and runs only when fp16 is asked for.)
+const std::vector<PipelinePass>& simplification_pipeline();
+
 // Runs the simplification pipeline; returns one entry per pass run.
 std::vector<PassStat> simplify(Graph& g, const SimplifyOptions& options = {});
 
-// Runs one pass by name (for golden tests and tools); false if no pass has that name.
+// Runs one pass of the pipeline by name (for golden tests and tools); false if no pass has
+// that name.
 bool run_pass_by_name(const std::string& name, Graph& g, bool* changed);
 
 }  // namespace mono

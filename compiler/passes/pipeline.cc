@@ -7,27 +7,23 @@
 
 namespace mono {
 
-namespace {
-struct PassEntry {
-  const char* name;
-  bool (*run)(Graph&);
-};
-
-// The pipeline, in order.
-const PassEntry kPasses[] = {
-    {"remove_identity", remove_identity},
-    {"fold_shape_arithmetic", fold_shape_arithmetic},
-    {"constant_folding", constant_folding},
-    {"constant_masks", constant_masks},
-    {"canonicalize", canonicalize},
-    {"fold_reshape_transpose", fold_reshape_transpose},
-    {"fold_batch_norm", fold_batch_norm},
-    {"split_gemm", split_gemm},
-    {"recognize_gelu", recognize_gelu},
-    {"recognize_layer_norm", recognize_layer_norm},
-    {"dead_code", dead_code},
-};
-}  // namespace
+const std::vector<PipelinePass>& simplification_pipeline() {
+  // The pipeline, in order.
+  static const std::vector<PipelinePass> passes = {
+      {"remove_identity", remove_identity},
+      {"fold_shape_arithmetic", fold_shape_arithmetic},
+      {"constant_folding", constant_folding},
+      {"constant_masks", constant_masks},
+      {"canonicalize", canonicalize},
+      {"fold_reshape_transpose", fold_reshape_transpose},
+      {"fold_batch_norm", fold_batch_norm},
+      {"split_gemm", split_gemm},
+      {"recognize_gelu", recognize_gelu},
+      {"recognize_layer_norm", recognize_layer_norm},
+      {"dead_code", dead_code},
+  };
+  return passes;
+}
 
 bool dead_code(Graph& g) {
   size_t values = g.values().size();
@@ -38,7 +34,7 @@ std::vector<PassStat> simplify(Graph& g, const SimplifyOptions& options) {
   std::vector<PassStat> stats;
   for (int round = 1; round <= options.max_rounds; ++round) {
     bool any = false;
-    for (const PassEntry& pass : kPasses) {
+    for (const PipelinePass& pass : simplification_pipeline()) {
       PassStat s;
       s.pass = pass.name;
       s.round = round;
@@ -63,7 +59,7 @@ std::vector<PassStat> simplify(Graph& g, const SimplifyOptions& options) {
 }
 
 bool run_pass_by_name(const std::string& name, Graph& g, bool* changed) {
-  for (const PassEntry& pass : kPasses) {
+  for (const PipelinePass& pass : simplification_pipeline()) {
     if (name == pass.name) {
       *changed = pass.run(g);
       return true;

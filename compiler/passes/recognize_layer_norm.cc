@@ -4,6 +4,8 @@
 // with `axes` the trailing axes of x, becomes LayerNormalization(x, gamma, beta){axis, epsilon}.
 #include <algorithm>
 
+#include "compiler/ops/op.h"
+#include "compiler/ops/reduce.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -13,24 +15,15 @@ namespace {
 // ReduceMean's axes (attribute before opset 18, constant input after), normalised; keepdims
 // must be 1. Returns false if they cannot be read.
 bool mean_axes(const Node& n, std::vector<int64_t>* axes) {
-  if (const AttrValue* k = n.attr("keepdims"))
-    if (std::get<int64_t>(*k) != 1) return false;
-  std::vector<int64_t> raw;
-  if (const AttrValue* a = n.attr("axes")) {
-    raw = std::get<std::vector<int64_t>>(*a);
-  } else if (n.input(1) && n.input(1)->is_constant()) {
-    raw = n.input(1)->constant->to_int_vector();
-  } else {
-    return false;
-  }
-  const int64_t rank = n.inputs[0]->type.rank();
-  for (int64_t& a : raw) {
-    if (a < -rank || a >= rank) return false;
-    if (a < 0) a += rank;
-  }
-  std::sort(raw.begin(), raw.end());
-  *axes = raw;
-  return !raw.empty();
+  const AttrReader attrs = node_attrs(n);
+  if (attrs.attr_int("keepdims") != 1) return false;
+  const Value* in1 = n.input(1);
+  if (in1 ? !in1->is_constant() : !attrs.has_attr("axes")) return false;  // axes not given: not a LayerNorm
+  const ReduceSpec spec = reduce_spec(attrs, n.inputs[0]->type.shape, in1 ? in1->constant.get() : nullptr);
+  axes->clear();
+  for (size_t a = 0; a < spec.reduced.size(); ++a)
+    if (spec.reduced[a]) axes->push_back(static_cast<int64_t>(a));
+  return !spec.noop && !axes->empty();
 }
 
 // The first axis if `axes` are exactly the trailing axes of a rank-`rank` tensor, else -1.

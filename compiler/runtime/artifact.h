@@ -1,13 +1,14 @@
 // A compiled model on disk: model.cu (readable source) with mono_dev/*.cuh, kernel.cubin,
 // weights.bin (packed constants) and manifest.json (inputs, outputs, shapes, dtypes, the
-// context and the schedule used).
+// context and the schedule used). The runtime's side: the format and its reader; the back end
+// writes it (compiler/backend/artifact_writer.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/plan.h"
 #include "compiler/codegen/tensor_map_spec.h"
+#include "compiler/ir/tensor.h"
 #include "compiler/runtime/nvrtc_compiler.h"
 
 namespace mono {
@@ -41,22 +42,12 @@ struct Manifest {
   // The kernel's __constant__ mono_tmaps, in order: encoded over the arena at load time.
   std::vector<TensorMapSpec> tensor_maps;
   ResourceUsage usage;
+  // The "verification" record, in one line: what the kernel was compared with and the result,
+  // or why it was not verified ("" in artifacts older than the record). An artifact whose
+  // verification failed does not load.
+  std::string verification;
+  bool verification_failed = false;
 };
-
-struct BuiltKernel {
-  KernelPlan plan;
-  std::string source;
-  std::vector<unsigned char> weights;
-  CompiledKernel compiled;  // empty cubin when not compiled
-  Manifest manifest;
-};
-
-// Plans, emits and (when `compile`) compiles the kernel of a simplified graph.
-BuiltKernel build_kernel(const Graph& graph, const PlanOptions& plan_options, const std::string& model_name,
-                         const NvrtcOptions& nvrtc, bool compile);
-
-// Writes the artifact folder (created if needed). Throws UserError on I/O errors.
-void write_artifact(const std::string& dir, const Graph& graph, const BuiltKernel& built);
 
 // Reads manifest.json; weights and cubin through the paths it implies.
 Manifest read_manifest(const std::string& dir);

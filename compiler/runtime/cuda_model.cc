@@ -117,6 +117,8 @@ std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<
 
 std::unique_ptr<GpuModel> GpuModel::load(const std::string& dir, const NvrtcOptions& nvrtc, int device) {
   Manifest m = read_manifest(dir);
+  if (m.verification_failed)
+    user_error("'", dir, "' failed its verification (", m.verification, "): it would give wrong answers; not loaded");
   std::vector<char> cubin;
   struct stat;
   std::vector<unsigned char> raw;

@@ -9,7 +9,7 @@
 #include <regex>
 #include <sstream>
 
-#include "compiler/codegen/cuda_emitter.h"
+#include "compiler/codegen/device_headers.h"
 #include "compiler/support/error.h"
 
 namespace mono {

@@ -1,4 +1,4 @@
-// Encoding the tensor maps through which fp16 GEMMs read their activation operand (gemm.cuh
+// Encoding the tensor maps through which fp16 GEMMs read their activation operand (loaders.cuh
 // TensorK; what each describes: tensor_map_spec.h): 128-byte swizzle, zero fill out of range.
 // Header-only so that the runtime and the standalone device-library check share
 // it; the driver's encoder is reached through the runtime (cudaGetDriverEntryPointByVersion),

@@ -18,8 +18,8 @@ using nlohmann::json;
 namespace {
 
 // The fields of a payload; load_fragment refuses any other.
-const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",     "sms",
-                               "threads", "blocks_per_sm", "smem_limit", "inline_groups", "prefetch_weights"};
+const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",    "sms",
+                               "threads", "blocks_per_sm", "smem_limit", "inline_groups"};
 
 // `nodes` and the view nodes they read through (transitively), in graph order. The plan's
 // alias map says which values are views: exactly what the planner treats as one.
@@ -157,21 +157,20 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
     // fp16: stored in fp32 although its range fits fp16 (an operand of an fp32 GEMM, maybe
     // outside the fragment): the fragment's planner must do the same.
     auto d = plan.device_dtype.find(v);
-    if (options.precision == Precision::kF16 && v->type.dtype == DType::kF32 && d != plan.device_dtype.end() &&
+    if (options.settings.precision == Precision::kF16 && v->type.dtype == DType::kF32 && d != plan.device_dtype.end() &&
         d->second == DType::kF32 && range_fits_fp16(options, v))
       keep_fp32.push_back(v->name);
   }
   return json{{"ir", graph_to_string(sub, print)},
-              {"precision", options.precision == Precision::kF16 ? "fp16" : "fp32"},
+              {"precision", options.settings.precision == Precision::kF16 ? "fp16" : "fp32"},
               {"ranges", ranges},
               {"keep_fp32", keep_fp32},
-              {"sms", options.sms},
-              {"threads", options.threads},
-              {"blocks_per_sm", options.blocks_per_sm},
-              {"smem_limit", options.smem_limit},
+              {"sms", options.settings.sms},
+              {"threads", options.settings.threads},
+              {"blocks_per_sm", options.settings.blocks_per_sm},
+              {"smem_limit", options.settings.smem_limit},
               // As the model's kernel has them (a lone group would be inlined by default).
-              {"inline_groups", plan.inline_groups ? 1 : 0},
-              {"prefetch_weights", plan.prefetch_weights}};
+              {"inline_groups", plan.inline_groups ? 1 : 0}};
 }
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group, const PlanOptions& options) {
@@ -208,8 +207,8 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
 
   PlanOptions& o = f.options;
   const json& precision = field(j, "precision");
-  if (precision == "fp32") o.precision = Precision::kF32;
-  else if (precision == "fp16") o.precision = Precision::kF16;
+  if (precision == "fp32") o.settings.precision = Precision::kF32;
+  else if (precision == "fp16") o.settings.precision = Precision::kF16;
   else user_error("fragment: \"precision\" must be \"fp32\" or \"fp16\", got ", precision.dump());
 
   std::map<std::string, const Value*> by_name;
@@ -231,16 +230,11 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
   }
 
   // The planner checks the context itself (threads a multiple of 32, blocks that fit an SM).
-  o.sms = int_field(j, "sms", 1, 1024);
-  o.threads = int_field(j, "threads", 1, 1024);
-  o.blocks_per_sm = int_field(j, "blocks_per_sm", 1, 32);
-  o.smem_limit = int_field(j, "smem_limit", 0, KernelContext::kMaxSmemPerSm);
-  if (j.contains("inline_groups")) o.inline_groups = int_field(j, "inline_groups", 0, 1);
-  if (j.contains("prefetch_weights")) {
-    const json& prefetch = j.at("prefetch_weights");
-    if (!prefetch.is_boolean()) user_error("fragment: \"prefetch_weights\" must be true or false, got ", prefetch.dump());
-    o.prefetch_weights = prefetch.get<bool>();
-  }
+  o.settings.sms = int_field(j, "sms", 1, 1024);
+  o.settings.threads = int_field(j, "threads", 1, 1024);
+  o.settings.blocks_per_sm = int_field(j, "blocks_per_sm", 1, 32);
+  o.settings.smem_limit = int_field(j, "smem_limit", 0, KernelContext::kMaxSmemPerSm);
+  if (j.contains("inline_groups")) o.settings.inline_groups = int_field(j, "inline_groups", 0, 1);
   enable_signatures(&o);
   return f;
 }

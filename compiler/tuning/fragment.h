@@ -10,8 +10,8 @@
 //    "keep_fp32": ["y", ...],            fp16: values the model keeps in fp32 besides those
 //                                        the ranges put there (optional, default none)
 //    "sms": 132, "threads": 256, "blocks_per_sm": 1, "smem_limit": 0,
-//    "inline_groups": 1,                 the model's kernel: group functions inlined (1) or
-//    "prefetch_weights": false}          not (0), weights prefetched into L2 (both optional)
+//    "inline_groups": 1}                 the model's kernel: group functions inlined (1) or
+//                                        not (0) (optional)
 //
 // The sub-graph holds the nodes given, plus the view nodes (Reshape, Squeeze, Unsqueeze,
 // Flatten, Identity, Dropout: what the planner aliases) they read through, down to the value

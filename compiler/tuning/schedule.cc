@@ -179,9 +179,9 @@ Schedule schedule_from_string(const std::string& text) { return schedule_from_js
 
 void use_context(PlanOptions* options, const Context& ctx) {
   if (std::string why = ctx.problem(); !why.empty()) user_error("context: ", why);
-  options->threads = ctx.threads;
-  options->blocks_per_sm = ctx.blocks_per_sm;
-  options->smem_limit = ctx.smem_bytes;
+  options->settings.threads = ctx.threads;
+  options->settings.blocks_per_sm = ctx.blocks_per_sm;
+  options->settings.smem_limit = ctx.smem_bytes;
 }
 
 void use_schedules(PlanOptions* options, const std::map<std::string, Schedule>& schedules) {

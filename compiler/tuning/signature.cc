@@ -9,6 +9,8 @@
 #include <set>
 
 #include "compiler/codegen/support.h"
+#include "compiler/ops/op.h"
+#include "compiler/ops/softmax.h"
 #include "compiler/support/error.h"
 
 namespace mono::tuning {
@@ -83,36 +85,18 @@ bool input_is_attribute(const KernelPlan& plan, const Node& n, int i) {
 std::map<std::string, std::string> canonical_attrs(const KernelPlan& plan, const Node& n) {
   std::map<std::string, AttrValue> a(n.attrs.begin(), n.attrs.end());
   auto fill = [&](const std::string& key, AttrValue v) { a.emplace(key, std::move(v)); };
+  // Every default the op's definition has (compiler/ops): absent means the default.
+  for (const AttrSpec& spec : op_def(n.op).attrs)
+    if (spec.has_default) fill(spec.name, spec.default_value);
   const int64_t rank0 = rank_of(n, 0);
   switch (n.op) {
-    case OpKind::kGemm:
-      fill("alpha", 1.0f), fill("beta", 1.0f), fill("transA", int64_t{0}), fill("transB", int64_t{0});
-      break;
-    case OpKind::kLayerNormalization:
-      fill("axis", int64_t{-1}), fill("epsilon", 1e-5f), fill("stash_type", int64_t{1});
-      break;
     case OpKind::kSoftmax:
-      if (n.opset < 13) {
-        fill("axis", int64_t{1});
-        a["coerce_2d"] = int64_t{1};  // opset < 13: the input is flattened to 2-D at `axis`
-      } else {
-        fill("axis", int64_t{-1});
-      }
-      break;
-    case OpKind::kGelu:
-      fill("approximate", std::string("none"));
-      break;
-    case OpKind::kGather:
-    case OpKind::kGatherElements:
-      fill("axis", int64_t{0});
+      a["axis"] = softmax_axis(n);  // its default depends on the opset (softmax.h)
+      if (n.opset < 13) a["coerce_2d"] = int64_t{1};  // the input is flattened to 2-D at `axis`
       break;
     case OpKind::kSplit:
-      fill("axis", int64_t{0});
       a.erase("split");  // the output shapes say it
       a.erase("num_outputs");
-      break;
-    case OpKind::kFlatten:
-      fill("axis", int64_t{1});
       break;
     case OpKind::kTranspose:
       if (!a.count("perm")) {
@@ -129,14 +113,9 @@ std::map<std::string, std::string> canonical_attrs(const KernelPlan& plan, const
     case OpKind::kMaxPool: {
       const int64_t spatial = std::max<int64_t>(0, rank0 - 2);
       if (n.op == OpKind::kConv) {
-        fill("group", int64_t{1});
         if (const Value* w = n.input(1); w && w->type.rank() >= 2)
           fill("kernel_shape", std::vector<int64_t>(w->type.shape.begin() + 2, w->type.shape.end()));
       }
-      if (n.op == OpKind::kAveragePool) fill("count_include_pad", int64_t{0});
-      if (n.op == OpKind::kMaxPool) fill("storage_order", int64_t{0});
-      if (n.op != OpKind::kConv) fill("ceil_mode", int64_t{0});
-      fill("auto_pad", std::string("NOTSET"));
       fill("strides", std::vector<int64_t>(spatial, 1));
       fill("dilations", std::vector<int64_t>(spatial, 1));
       fill("pads", std::vector<int64_t>(2 * spatial, 0));
@@ -146,7 +125,6 @@ std::map<std::string, std::string> canonical_attrs(const KernelPlan& plan, const
       break;
   }
   if (is_reduce(n.op)) {
-    fill("keepdims", int64_t{1});
     std::vector<int64_t> axes;
     if (const Value* c = constant_input(plan, n, 1)) axes = c->constant->to_int_vector();
     else if (auto it = a.find("axes"); it != a.end()) axes = std::get<std::vector<int64_t>>(it->second);
@@ -189,7 +167,7 @@ std::string operand_text(const KernelPlan& plan, const Node& n, int i) {
   }
   std::string s = str_cat(r->is_constant() ? "const " : "act ", dtype_name(plan.dtype_of(v)), dims(v->type.shape));
   if (r->is_constant()) {
-    const std::string packing = constant_packing(n, i);
+    const std::string packing = constant_packing(n, i).str();
     if (!packing.empty()) s += " packing=" + packing;
     if (!is_float(r->type.dtype) && r->constant->numel() <= kMaxStructuralInts)
       s += " values=" + ints(r->constant->to_int_vector());

@@ -23,7 +23,9 @@ namespace mono::tuning {
 // group generates for a given schedule changes in a way that invalidates stored results,
 // and say why here (like XLA's autotune cache version):
 //   1 (2026-11): first version.
-constexpr int kSignatureVersion = 1;
+//   2 (2026-11-24): attribute defaults filled from the op definitions (compiler/ops), every
+//     attribute that has one; the generated code is unchanged (issue 17), the text is not.
+constexpr int kSignatureVersion = 2;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -4,6 +4,7 @@
 #include <map>
 #include <ostream>
 
+#include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/support.h"
 #include "compiler/support/error.h"
 #include "compiler/tuning/signature.h"
@@ -197,6 +198,29 @@ void print_space(std::ostream& os, const TuningSpace& space) {
     }
     os << "\n";
   }
+}
+
+std::map<std::string, Schedule> menu_schedules(const Graph& graph, const PlanOptions& base, const Context& ctx,
+                                               int tile, bool split, int ilp) {
+  PlanOptions o = base;
+  use_context(&o, ctx);
+  enable_signatures(&o);
+  const KernelPlan plan = plan_kernel(graph, o);
+  std::map<std::string, Schedule> out;
+  int next = 0;
+  for (const Group& grp : plan.groups) {
+    if (out.count(grp.signature) || grp.in_attention()) continue;
+    Schedule s = grp.schedule();
+    if (grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) {
+      const std::vector<GemmSchedule> menu = tuning_gemm_tiles(grp.f16, plan.ctx);
+      s.gemm = menu[(tile >= 0 ? tile : next++) % menu.size()];
+      if (split) s.gemm.splits = split_k_factors(gemm_problem(grp).k, s.gemm.bk).back();
+    } else if (grp.kind == GroupKind::kPointwise) {
+      s.pointwise.ilp = ilp;
+    }
+    out[grp.signature] = s;
+  }
+  return out;
 }
 
 }  // namespace mono::tuning

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -73,6 +74,14 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& gro
 std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx);
 // The ILP factors tried for pointwise groups.
 std::vector<int> tuning_ilp_factors();
+
+// Schedules that walk the tuning menu, to exercise tuned code paths (tests/tuning/
+// tuned_kernels_test.cc, bench/tuned_artifacts.cc), not to tune: for the plan of `graph` in
+// `ctx`, the i-th GEMM signature gets the i-th tile of tuning_gemm_tiles (every one the tile
+// `tile` when >= 0) with its largest split-K factor when `split`; pointwise groups get ILP
+// `ilp`; attention parts keep their fixed tiles. By group signature.
+std::map<std::string, Schedule> menu_schedules(const Graph& graph, const PlanOptions& base, const Context& ctx,
+                                               int tile, bool split, int ilp);
 
 // A task as JSON (a job payload's core): signature, kind, context, groups, default and
 // candidates with their estimates (labelled "est_us").

@@ -8,13 +8,21 @@
 #include <iterator>
 #include <regex>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
+#include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/frontend/onnx_loader.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
-#include "compiler/runtime/artifact.h"
+#include "compiler/backend/artifact_writer.h"
+#include "compiler/backend/verify.h"
+#include "compiler/runtime/cuda_model.h"
 #include "compiler/support/error.h"
+#include "tests/lib/test_models.h"
 
 namespace mono {
 namespace {
@@ -26,18 +34,16 @@ LoadResult load_tiny(const std::string& model) {
   return loaded;
 }
 
-const char* kModels[] = {"tiny-bert-opset17", "tiny-bert-opset20", "tiny-gpt2-opset20",
-                         "tiny-mobilenet-opset17", "tiny-mobilenet-opset20", "tiny-resnet-opset17",
-                         "tiny-resnet-opset20", "tiny-vit-opset17", "tiny-vit-opset20"};
+const std::vector<std::string> kModels = test::tiny_models();
 
 struct Case {
-  const char* model;
+  std::string model;
   Precision precision;
 };
 
 std::vector<Case> cases() {
   std::vector<Case> c;
-  for (const char* m : kModels)
+  for (const std::string& m : kModels)
     for (Precision p : {Precision::kF32, Precision::kF16}) c.push_back({m, p});
   return c;
 }
@@ -48,7 +54,7 @@ TEST_P(CodegenTest, CompilesForSm90AsOneKernelWithoutSpills) {
   const Case& c = GetParam();
   LoadResult loaded = load_tiny(c.model);
   PlanOptions po;
-  po.precision = c.precision;
+  po.settings.precision = c.precision;
   NvrtcOptions nvrtc;  // no cache: compile for real
   nvrtc.sm_arch = 90;
   BuiltKernel b = build_kernel(*loaded.graph, po, c.model, nvrtc, /*compile=*/true);
@@ -70,15 +76,10 @@ TEST_P(CodegenTest, CompilesForSm90AsOneKernelWithoutSpills) {
 
   // Every group's schedule fits the context; barriers only between stages.
   for (const Group& g : b.plan.groups) EXPECT_LE(g.smem_bytes, b.plan.ctx.smem_bytes);
-  // (A barrier is grid_barrier, or grid_arrive ... grid_wait around a weight preload.)
-  auto count = [&](const char* re) {
-    std::regex r(re);
-    return std::distance(std::sregex_iterator(b.source.begin(), b.source.end(), r), std::sregex_iterator());
-  };
-  const long arrives = count(R"(grid_arrive\(p\.sync\))");
-  EXPECT_EQ(arrives, count(R"(grid_wait\(p\.sync, bar\))"));
-  EXPECT_EQ(count(R"(grid_barrier\(p\.sync\))") + arrives, static_cast<long>(b.plan.stages.size()) - 1);
-  std::printf("%-24s %s: %zu groups, %zu stages, %s\n", c.model, c.precision == Precision::kF16 ? "fp16" : "fp32",
+  std::regex barrier(R"(grid_barrier\(p\.sync\))");
+  EXPECT_EQ(std::distance(std::sregex_iterator(b.source.begin(), b.source.end(), barrier), std::sregex_iterator()),
+            static_cast<long>(b.plan.stages.size()) - 1);
+  std::printf("%-24s %s: %zu groups, %zu stages, %s\n", c.model.c_str(), c.precision == Precision::kF16 ? "fp16" : "fp32",
               b.plan.groups.size(), b.plan.stages.size(), b.compiled.usage.str().c_str());
 }
 
@@ -102,6 +103,25 @@ TEST(Codegen, SourceIsReadableAndModelTextIsEscaped) {
   EXPECT_EQ(b.source.find("resnet */"), std::string::npos);
 }
 
+// The device headers include nothing, so a kernel includes them in device_include_order(): every
+// embedded header exactly once and nothing else (a header added to compiler/codegen/device/ needs
+// its place in embed_device.cmake's list), and the generated source includes just those, in order.
+TEST(Codegen, DeviceIncludeOrderListsEveryHeaderOnce) {
+  std::multiset<std::string> embedded, ordered;
+  for (const DeviceHeader& h : device_headers()) embedded.insert(h.include_name);
+  for (const char* h : device_include_order()) ordered.insert(h);
+  for (const std::string& h : embedded) EXPECT_EQ(ordered.count(h), 1u) << h << " in device_include_order()";
+  for (const std::string& h : ordered) EXPECT_EQ(embedded.count(h), 1u) << h << " embedded";
+
+  LoadResult loaded = load_tiny("tiny-bert-opset20");
+  BuiltKernel b = build_kernel(*loaded.graph, PlanOptions{}, "tiny-bert-opset20", NvrtcOptions{}, false);
+  std::vector<std::string> included;
+  std::regex include(R"re(#include "([^"]+)")re");
+  for (auto it = std::sregex_iterator(b.source.begin(), b.source.end(), include); it != std::sregex_iterator(); ++it)
+    included.push_back((*it)[1]);
+  EXPECT_EQ(included, std::vector<std::string>(device_include_order().begin(), device_include_order().end()));
+}
+
 }  // namespace
 }  // namespace mono
 
@@ -112,7 +132,7 @@ namespace {
 TEST(Codegen, ProfilingBuildCompiles) {
   LoadResult loaded = load_tiny("tiny-resnet-opset20");
   PlanOptions po;
-  po.profile = true;
+  po.settings.profile = true;
   BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-resnet", NvrtcOptions{}, true);
   size_t stamps = 0;
   for (size_t p = b.source.find("MONO_STAMP("); p != std::string::npos; p = b.source.find("MONO_STAMP(", p + 1)) ++stamps;
@@ -136,7 +156,7 @@ TEST(Codegen, Fp16KeepsOutOfRangeTensorsInFp32) {
     LoadResult loaded = load_tiny(m);
     Graph& g = *loaded.graph;
     PlanOptions po;
-    po.precision = Precision::kF16;
+    po.settings.precision = Precision::kF16;
     std::vector<Tensor> inputs;
     for (const Value* in : g.inputs) inputs.emplace_back(in->type);
     for (Tensor& t : inputs)
@@ -167,99 +187,53 @@ TEST(Codegen, Fp16KeepsOutOfRangeTensorsInFp32) {
 namespace mono {
 namespace {
 
-// LayerNorm folding (plan.h LnFold, --fold-layernorm): on tiny-bert the three LayerNorms that a
-// GEMM writes the input of (all but the embeddings' and the last) fold away, a stage and a
-// barrier each; the kernel still compiles without spills; the readers' weights are packed
-// gamma-scaled, with the column sums and beta terms of the epilogue correction.
-TEST(Codegen, FoldedLayerNormRemovesStagesAndPacksScaledWeights) {
-  LoadResult loaded = load_tiny("tiny-bert-opset17");
-  PlanOptions plain;
-  PlanOptions folded;
-  folded.fold_layernorm = true;
-  const KernelPlan p0 = plan_kernel(*loaded.graph, plain);
-  BuiltKernel b = build_kernel(*loaded.graph, folded, "tiny-bert", NvrtcOptions{}, /*compile=*/true);
-  const KernelPlan& p1 = b.plan;
-  ASSERT_EQ(p1.ln_folds.size(), 3u);
-  EXPECT_EQ(p1.stages.size() + 3, p0.stages.size());
-  EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
-  EXPECT_NE(b.source.find("ln_row_stats<"), std::string::npos);
-  for (const LnFold& f : p1.ln_folds) {
-    EXPECT_EQ(p1.groups[f.ln_group].folded_ln, &f - p1.ln_folds.data());
-    EXPECT_EQ(p1.groups[f.producer].computes_stats, &f - p1.ln_folds.data());
-    EXPECT_EQ(p1.placement.count(f.y), 0u) << "a folded LayerNorm's output is never stored";
-    EXPECT_GT(f.parts, 0);
-  }
-  // Every GEMM reading a folded output as A: W' = diag(gamma) W and (c, d) per column (fp32).
-  const std::vector<unsigned char> blob = pack_weights(p1);
-  ASSERT_FALSE(p1.ln_fold_of_gemm.empty());
-  for (const auto& [node, f] : p1.ln_fold_of_gemm) {
-    const Node& ln = *p1.groups[p1.ln_folds[f].ln_group].anchor;
-    const Value* w = p1.root(node->inputs[1]);
-    const std::string packing = p1.packing(*node, 1);
-    ASSERT_EQ(packing, "nk|ln" + std::to_string(f));
-    const Tensor wt = w->constant->cast(DType::kF32), g = p1.root(ln.inputs[1])->constant->cast(DType::kF32),
-                 be = p1.root(ln.inputs[2])->constant->cast(DType::kF32);
-    const int64_t K = w->type.shape[0], N = w->type.shape[1];
-    const float* scaled = reinterpret_cast<const float*>(blob.data() + p1.constant_offset(w, packing));
-    const float* cd = reinterpret_cast<const float*>(blob.data() + p1.constant_offset(w, "cd" + packing));
-    for (int64_t n = 0; n < N; ++n) {
-      double c = 0, d = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const float want = wt.data<float>()[k * N + n] * g.data<float>()[k];
-        ASSERT_EQ(scaled[n * K + k], want) << "W'[" << n << "][" << k << "]";
-        c += want;
-        d += static_cast<double>(be.data<float>()[k]) * wt.data<float>()[k * N + n];
-      }
-      EXPECT_NEAR(cd[2 * n], c, 1e-5 * (1 + std::fabs(c)));
-      EXPECT_NEAR(cd[2 * n + 1], d, 1e-5 * (1 + std::fabs(d)));
-    }
-  }
-}
-
-// --tile-weights (KernelPlan::weight_tiles): every fp16 GEMM with constant weights (MatMul/Gemm B,
-// a convolution's A) reads them packed tile by tile for its schedule; the packed blob holds
-// element (r, k) of the [rows][K] operand at block (r / rows_tile, k / bk), row r % rows_tile,
-// column k % bk of a (bk + 8)-element row, padding zero; the kernel compiles without spills.
+// Tile-packed weights (KernelPlan::weight_tiles): every fp16 MatMul/Gemm with constant 2-D
+// weights (its B) reads them packed tile by tile for its schedule; the packed blob holds element
+// (r, k) of the [rows][K] operand at block (r / rows_tile, k / bk), row r % rows_tile, column
+// k % bk of a (bk + 8)-element row, padding zero; the kernel compiles without spills.
+// Convolutions' weights (their A) are not tiled.
 TEST(Codegen, TileWeightsArePackedTileByTile) {
-  {  // defaults: MatMul/Gemm weights tiled, convolutions' not
+  {
     LoadResult r = load_tiny("tiny-resnet-opset20");
     PlanOptions po;
-    po.precision = Precision::kF16;
+    po.settings.precision = Precision::kF16;
     const KernelPlan p = plan_kernel(*r.graph, po);
     for (const auto& [node, suffix] : p.weight_tiles) EXPECT_NE(node->op, OpKind::kConv) << node->name;
     int convs = 0;
     for (const Group& g : p.groups) convs += g.kind == GroupKind::kConvGemm;
     EXPECT_GT(convs, 0);
   }
-  for (const char* model : {"tiny-bert-opset17", "tiny-resnet-opset20"}) {
+  for (const char* model : {"tiny-bert-opset17", "tiny-vit-opset20"}) {
     SCOPED_TRACE(model);
     LoadResult loaded = load_tiny(model);
     PlanOptions po;
-    po.precision = Precision::kF16;
-    po.tile_weights = true;
-    po.tile_conv_weights = true;
+    po.settings.precision = Precision::kF16;
     BuiltKernel b = build_kernel(*loaded.graph, po, model, NvrtcOptions{}, /*compile=*/true);
     const KernelPlan& p = b.plan;
     EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
     EXPECT_NE(b.source.find("BulkTileK<half_t> "), std::string::npos);
     int gemms = 0;
     for (const Group& g : p.groups)
-      if (g.f16 && !g.in_attention() && (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm) &&
-          p.root(g.anchor->inputs[1])->is_constant()) {
+      if (g.f16 && !g.in_attention() && g.kind == GroupKind::kGemm && p.root(g.anchor->inputs[1])->is_constant() &&
+          g.anchor->inputs[1]->type.rank() == 2) {
         ++gemms;
-        const bool conv = g.kind == GroupKind::kConvGemm;
         ASSERT_EQ(p.weight_tiles.count(g.anchor), 1u) << g.anchor->name;
-        EXPECT_EQ(p.weight_tiles.at(g.anchor), "@t" + std::to_string(conv ? g.gemm.bm : g.gemm.bn) + "x" + std::to_string(g.gemm.bk));
+        const Packing& t = p.weight_tiles.at(g.anchor);
+        EXPECT_EQ(t.tile_rows, g.gemm.bn);
+        EXPECT_EQ(t.tile_k, g.gemm.bk);
+        EXPECT_EQ(t.transposed, g.anchor->op == OpKind::kMatMul) << "MatMul weights are [K][N] in the model";
       }
     ASSERT_GT(gemms, 0);
     EXPECT_EQ(static_cast<int>(p.weight_tiles.size()), gemms);
     const std::vector<unsigned char> blob = pack_weights(p);
-    for (const auto& [node, suffix] : p.weight_tiles) {
+    for (const auto& [node, tiles] : p.weight_tiles) {
       const Value* w = p.root(node->inputs[1]);
-      const std::string packing = p.packing(*node, 1);
-      TilePacking t;
-      ASSERT_TRUE(parse_tile_packing(packing, &t)) << packing;
-      const bool nk = packing.rfind("nk", 0) == 0;  // MatMul weights are [K][N] in the model
+      const Packing packing = p.packing(*node, 1);
+      ASSERT_TRUE(packing == tiles && packing.tiled()) << packing.str();
+      struct {
+        int64_t rows, bk;
+      } t{packing.tile_rows, packing.tile_k};
+      const bool nk = packing.transposed;
       const Shape& s = w->type.shape;
       const int64_t rows = nk ? s[1] : s[0], K = nk ? s[0] : w->type.numel() / s[0];
       const Tensor h = w->constant->cast(DType::kF16);
@@ -274,59 +248,96 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
           seen[at] = true;
         }
       for (size_t i = 0; i < seen.size(); ++i)
-        if (!seen[i]) ASSERT_EQ(dst[i], 0) << node->name << ": padding element " << i << " is not zero";
+        if (!seen[i]) {
+          ASSERT_EQ(dst[i], 0) << node->name << ": padding element " << i << " is not zero";
+        }
     }
   }
 }
 
-// fp16 GEMM epilogues whose stores run along n in whole chunks of 8 store 8 elements at once
-// (gemm.cuh vec8_stores); never one whose stores run along m (K^T stored as computed, with
-// --no-swap-b), none with --no-vec-epilogue, none in fp32 (GemmF32 has no chunked epilogue).
-TEST(Codegen, VecEpilogueOnlyWhereStoresRunAlongN) {
-  LoadResult loaded = load_tiny("tiny-bert-opset17");
-  auto source = [&](bool f16, bool vec, bool swap) {
-    PlanOptions po;
-    po.precision = f16 ? Precision::kF16 : Precision::kF32;
-    po.vec_epilogue = vec;
-    po.swap_b_operands = swap;
-    return emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), "tiny-bert");
-  };
-  // Epilogue structs (named by their text, so identical layers share one) with each property.
-  auto count = [](const std::string& src, bool* mixed) {
-    int vec = 0, mf = 0;
-    for (size_t at = src.find("struct Epi_"); at != std::string::npos;) {
-      const size_t next = src.find("struct Epi_", at + 1);
-      const std::string e = src.substr(at, next == std::string::npos ? std::string::npos : next - at);
-      const bool v = e.find("vec8_stores = true") != std::string::npos, m = e.find("m_fastest = true") != std::string::npos;
-      vec += v, mf += m;
-      if (v && m) *mixed = true;
-      at = next;
-    }
-    return std::make_pair(vec, mf);
-  };
-  bool mixed = false;
-  const auto on = count(source(true, true, true), &mixed);
-  EXPECT_GE(on.first, 3) << "Q, K and V at least";
-  const auto along_m = count(source(true, true, false), &mixed);
-  EXPECT_GT(along_m.second, 0) << "K^T stored as computed runs along m";
-  EXPECT_EQ(along_m.first, on.first - along_m.second);
-  EXPECT_FALSE(mixed) << "an epilogue storing along m declares vec8 stores";
-  EXPECT_EQ(count(source(true, false, true), &mixed).first, 0);
-  EXPECT_EQ(count(source(false, true, true), &mixed).first, 0);
-  EXPECT_NE(source(true, true, true).find("store8("), std::string::npos);
+// A small graph in the textual IR with made-up weights, shapes inferred.
+std::unique_ptr<Graph> ir_graph(const std::string& text) {
+  ParseOptions parse;
+  parse.fill_elided = true;
+  auto g = parse_graph(text, parse);
+  infer_shapes(*g);
+  return g;
 }
 
-// fp16 MatMul/Gemm activations are read through tensor maps (gemm.cuh TensorK): one map per
+// How many epilogue structs of a source declare 8-wide stores.
+int vec8_epilogues(const std::string& src) {
+  const std::regex head(R"(struct G[0-9]+Epilogue \{)");
+  std::vector<size_t> starts;
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), head); it != std::sregex_iterator(); ++it)
+    starts.push_back(static_cast<size_t>(it->position()));
+  int vec8 = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const size_t next = i + 1 < starts.size() ? starts[i + 1] : std::string::npos;
+    vec8 += src.substr(starts[i], next == std::string::npos ? next : next - starts[i]).find("vec8_stores = true") !=
+            std::string::npos;
+  }
+  return vec8;
+}
+
+// fp16 GEMM epilogues whose stores run along n in whole chunks of 8 store 8 elements at once
+// (epilogue.cuh vec8_stores); never one whose stores run along m (a transposed output that no
+// GEMM reads as B, so it is not stored swapped), none in fp32 (GemmF32 has no chunked epilogue).
+TEST(Codegen, VecEpilogueOnlyWhereStoresRunAlongN) {
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
+  auto source = [&](const Graph& g, bool f16) {
+    PlanOptions po;
+    po.settings.precision = f16 ? Precision::kF16 : Precision::kF32;
+    return emit_cuda(g, plan_kernel(g, po), "test");
+  };
+  const std::string bert = source(*loaded.graph, true);
+  EXPECT_GE(vec8_epilogues(bert), 3) << "Q, K and V at least";
+  EXPECT_NE(bert.find("store8("), std::string::npos);
+  EXPECT_EQ(vec8_epilogues(source(*loaded.graph, false)), 0);
+  // y = (x W)^T as the graph's output: stored along m, one element at a time.
+  auto transposed = ir_graph(R"(graph g (opset 17) {
+  input %x: f32[64,128]
+  const %w: f32[128,96] = <12288 elements>
+  %y = MatMul(%x, %w)
+  %t = Transpose(%y) {perm=[1,0]}
+  output %t
+})");
+  const std::string t = source(*transposed, true);
+  EXPECT_NE(t.find("stored transposed"), std::string::npos);
+  EXPECT_EQ(vec8_epilogues(t), 0);
+}
+
+// An epilogue step after a Transpose reads its other operands at the step's own (permuted)
+// index: ConvNeXt's residual Add after the Transpose back to NCHW read x at the NHWC index and
+// gave a wrong answer (issue 18). Here y = x + T(MatMul(T(x), W) * s) with T the NCHW <-> NHWC
+// transposes: x [1,32,8,8] must be read at c * 64 + h * 8 + w, where the anchor's output is
+// [n, h, w, c] = [e0_0, e0_1, e0_2, e0_3].
+TEST(Codegen, EpilogueOperandAfterTransposeReadsThePermutedIndex) {
+  auto g = ir_graph(R"(graph g (opset 17) {
+  input %x: f32[1,32,8,8]
+  const %w: f32[32,32] = <1024 elements>
+  const %s: f32[32] = <32 elements>
+  %t = Transpose(%x) {perm=[0,2,3,1]}
+  %y = MatMul(%t, %w)
+  %z = Mul(%y, %s)
+  %tb = Transpose(%z) {perm=[0,3,1,2]}
+  %r = Add(%x, %tb)
+  output %r
+})");
+  const std::string src = emit_cuda(*g, plan_kernel(*g, PlanOptions{}), "test");
+  EXPECT_NE(src.find("add3_in0[e0_3 * 64LL + e0_1 * 8LL + e0_2]"), std::string::npos) << src;
+  EXPECT_EQ(src.find("add3_in0[e0_1 * 64LL + e0_2 * 8LL + e0_3]"), std::string::npos);
+}
+
+// fp16 MatMul/Gemm activations are read through tensor maps (loaders.cuh TensorK): one map per
 // distinct (operand, tile) pair, each describing the GEMM's A exactly as the plan places it
 // (arena offset, M x K, row stride, the tile's rows as the box), every call passing an entry of
-// a table of the listed size; none with --no-tensor-a, in fp32, or for convolutions (their A is
-// the weights).
+// a table of the listed size; none in fp32, or for convolutions (their A is the weights).
 TEST(Codegen, ActivationsThroughTensorMaps) {
   for (const char* model : {"tiny-bert-opset17", "tiny-gpt2-opset20", "tiny-vit-opset20", "tiny-resnet-opset20"}) {
     SCOPED_TRACE(model);
     LoadResult loaded = load_tiny(model);
     PlanOptions po;
-    po.precision = Precision::kF16;
+    po.settings.precision = Precision::kF16;
     const KernelPlan plan = plan_kernel(*loaded.graph, po);
     std::vector<TensorMapSpec> maps;
     const std::string src = emit_cuda(*loaded.graph, plan, model, &maps);
@@ -341,8 +352,6 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
       const GemmProblem pr = gemm_problem(g);
       if (pr.batch != 1) continue;
       const Value* a = n.inputs[0];
-      auto fold = plan.ln_fold_of_gemm.find(&n);
-      if (fold != plan.ln_fold_of_gemm.end()) a = plan.ln_folds[fold->second].x;
       const Placement& pl = plan.placement.at(plan.root(a));
       if (pl.space != Placement::kArena) continue;
       expected.insert({pl.offset, pr.m, pr.k, g.gemm.bm});
@@ -356,34 +365,35 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
       EXPECT_TRUE(got.insert({t.arena_offset, t.rows, t.cols, t.box_rows}).second) << "a map listed twice";
     }
     EXPECT_EQ(got, expected);
-    if (std::string(model).find("resnet") == std::string::npos) EXPECT_FALSE(maps.empty());
+    if (std::string(model).find("resnet") == std::string::npos) {
+      EXPECT_FALSE(maps.empty());
+    }
     // The table and its uses.
-    if (!maps.empty())
+    if (!maps.empty()) {
       EXPECT_NE(src.find(str_cat("__constant__ TensorMap mono_tmaps[", maps.size(), "];")), std::string::npos);
+    }
     const std::regex use("&mono_tmaps\\[([0-9]+)\\]");
     std::set<size_t> used;
     for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it)
       used.insert(std::stoul((*it)[1].str()));
     EXPECT_EQ(used.size(), maps.size()) << "every map used, no index beyond the table";
-    if (!used.empty()) EXPECT_LT(*used.rbegin(), maps.size());
-    // Off, and fp32: the cp.async loaders, no table.
-    po.tensor_a = false;
+    if (!used.empty()) {
+      EXPECT_LT(*used.rbegin(), maps.size());
+    }
+    // fp32: the cp.async loaders, no table.
     std::vector<TensorMapSpec> none;
-    EXPECT_EQ(emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), model, &none).find("TensorK<"), std::string::npos);
-    EXPECT_TRUE(none.empty());
     po = PlanOptions{};
     EXPECT_EQ(emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), model, &none).find("mono_tmaps"), std::string::npos);
     EXPECT_TRUE(none.empty());
   }
 }
 
-// The default k tile of 128 (PlanOptions::gemm_bk auto) is taken only where a tile fits the
-// context; with too little shared memory for it the menu's k tile is used, and every GEMM's
-// schedule is valid. An explicit k tile that fits no tile is an error naming the node.
+// The default k tile of 128 is taken only where a tile fits the context; with too little shared
+// memory for it the menu's k tile is used, and every GEMM's schedule is valid.
 TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
   LoadResult loaded = load_tiny("tiny-bert-opset17");
   PlanOptions po;
-  po.precision = Precision::kF16;
+  po.settings.precision = Precision::kF16;
   auto check = [&](const KernelPlan& p, bool expect_128) {
     bool any_128 = false;
     for (const Group& g : p.groups) {
@@ -394,15 +404,8 @@ TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
     EXPECT_EQ(any_128, expect_128);
   };
   check(plan_kernel(*loaded.graph, po), true);  // FFN2's K = 128
-  po.smem_limit = 80 * 1024;                    // BK 128 needs >= 104 KB at 4 stages
+  po.settings.smem_limit = 80 * 1024;           // BK 128 needs >= 104 KB at 4 stages
   check(plan_kernel(*loaded.graph, po), false);
-  po.gemm_bk = 128;
-  try {
-    plan_kernel(*loaded.graph, po);
-    ADD_FAILURE() << "a k tile that fits no tile was accepted";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("a k tile of 128"), std::string::npos) << e.what();
-  }
 }
 
 // The manifest carries the tensor maps, and a manifest whose map would reach beyond the arena
@@ -410,11 +413,11 @@ TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
 TEST(Codegen, ManifestTensorMapsRoundTripAndAreChecked) {
   LoadResult loaded = load_tiny("tiny-bert-opset17");
   PlanOptions po;
-  po.precision = Precision::kF16;
+  po.settings.precision = Precision::kF16;
   const BuiltKernel built = build_kernel(*loaded.graph, po, "tiny-bert", NvrtcOptions{}, false);
   ASSERT_FALSE(built.manifest.tensor_maps.empty());
   const std::string dir = ::testing::TempDir() + "/mono_tmap_artifact";
-  write_artifact(dir, *loaded.graph, built);
+  write_artifact(dir, *loaded.graph, built, unverified_record("a test"));
   const Manifest m = read_manifest(dir);
   ASSERT_EQ(m.tensor_maps.size(), built.manifest.tensor_maps.size());
   EXPECT_TRUE(m.tensor_maps == built.manifest.tensor_maps);  // every field of every map
@@ -457,6 +460,40 @@ TEST(Codegen, ManifestTensorMapsRoundTripAndAreChecked) {
   }
 }
 
+// The manifest's verification record reads back as one line; an artifact whose verification
+// failed is refused before anything runs.
+TEST(Codegen, ManifestVerificationRecordRoundTripsAndAFailedOneDoesNotLoad) {
+  LoadResult loaded = load_tiny("tiny-resnet-opset17");
+  const BuiltKernel built = build_kernel(*loaded.graph, PlanOptions{}, "tiny-resnet", NvrtcOptions{}, false);
+  const std::string dir = ::testing::TempDir() + "/mono_verification_artifact";
+  const Tensor want = Tensor::from_floats({4}, {1, 2, 3, 4});
+  const Tensor close = Tensor::from_floats({4}, {1, 2, 3, 4.00004f});
+  const Tensor wrong = Tensor::from_floats({4}, {1, 2, 3, 5});
+
+  write_artifact(dir, *loaded.graph, built, unverified_record("no GPU here"));
+  EXPECT_EQ(read_manifest(dir).verification, "not verified: no GPU here");
+
+  const Verification pass = compare_outputs({"y"}, {close}, {want}, "fp32");
+  ASSERT_TRUE(pass.ok);
+  write_artifact(dir, *loaded.graph, built, verification_record(pass, "the CPU reference", "a GPU"));
+  Manifest m = read_manifest(dir);
+  EXPECT_FALSE(m.verification_failed);
+  EXPECT_EQ(m.verification.rfind("verified PASS against the CPU reference on a GPU, worst relative error 1e-05", 0), 0u)
+      << m.verification;
+
+  const Verification fail = compare_outputs({"y"}, {wrong}, {want}, "fp32");
+  ASSERT_FALSE(fail.ok);
+  write_artifact(dir, *loaded.graph, built, verification_record(fail, "the CPU reference", "a GPU"));
+  m = read_manifest(dir);
+  EXPECT_TRUE(m.verification_failed);
+  try {
+    GpuModel::load(dir, NvrtcOptions{});
+    ADD_FAILURE() << "an artifact that failed its verification loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("failed its verification (verified FAILED"), std::string::npos) << e.what();
+  }
+}
+
 // Attention's K^T (the key GEMM's epilogue transposes so that its stores run along m) is
 // stored [.., S, D] and read by QK^T as [N][K]; Q and V are not (their stores run along n).
 TEST(Codegen, KeyTransposeIsStoredSwapped) {
@@ -464,9 +501,6 @@ TEST(Codegen, KeyTransposeIsStoredSwapped) {
   const KernelPlan p = plan_kernel(*loaded.graph, PlanOptions{});
   ASSERT_EQ(p.swapped_last2.size(), 2u);  // one per layer
   for (const Value* v : p.swapped_last2) EXPECT_NE(v->producer->name.find("Mul_1"), std::string::npos) << v->name;
-  PlanOptions off;
-  off.swap_b_operands = false;
-  EXPECT_TRUE(plan_kernel(*loaded.graph, off).swapped_last2.empty());
 }
 
 }  // namespace

@@ -182,7 +182,12 @@ TEST_F(BadInput, BadFlags) {
   expect_one_line_error("mono-run", model + " --test-data " + path("none"), {"test data", "does not exist"});
   expect_one_line_error("mono-run", model + " --bogus", {"unknown flag '--bogus'"});
   expect_one_line_error("mono-compile", "", {"no model given"});
-  expect_one_line_error("mono-compile", model + " --dtype fp8", {"--dtype fp8"});
+  expect_one_line_error("mono-compile", model + " --dtype fp8", {"--dtype fp8", "fp32|fp16"});
+  // Settings: one flag, one table (compiler/codegen/settings.h).
+  expect_one_line_error("mono-compile", model + " --set threads=100", {"--set threads=100", "a multiple of 32"});
+  expect_one_line_error("mono-compile", model + " --set nosuch=1", {"no setting named 'nosuch'", "inline"});
+  expect_one_line_error("mono-compile", model + " --set inline", {"--set inline", "NAME=VALUE"});
+  expect_one_line_error("mono-run", model + " --no-tensor-a", {"unknown flag '--no-tensor-a'"});
 }
 
 TEST_F(BadInput, MismatchExitsOne) {

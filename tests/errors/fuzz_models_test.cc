@@ -13,15 +13,14 @@
 #include "compiler/reference/interpreter.h"
 #include "compiler/support/error.h"
 #include "tests/errors/model_builder.h"
+#include "tests/lib/test_models.h"
 
 namespace mono::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* kModels[] = {"tiny-bert-opset17", "tiny-bert-opset20", "tiny-gpt2-opset20",
-                         "tiny-mobilenet-opset17", "tiny-mobilenet-opset20", "tiny-resnet-opset17",
-                         "tiny-resnet-opset20", "tiny-vit-opset17", "tiny-vit-opset20"};
+const std::vector<std::string> kModels = test::tiny_models();
 constexpr int kVariantsPerModel = 40;
 // A damaged model that loads is run only if its tensors stay small (a flipped dimension can
 // legitimately ask for a lot of memory and time; that is not a crash).
@@ -50,7 +49,7 @@ TEST(Fuzz, DamagedModelsLoadOrAreRejectedCleanly) {
   fs::create_directories(dir);
   std::mt19937_64 rng(20261121);
   int ran = 0, loaded = 0, rejected = 0, total = 0;
-  for (const char* name : kModels) {
+  for (const std::string& name : kModels) {
     const std::string original = read_bytes(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + name + "/model.onnx");
     for (int v = 0; v < kVariantsPerModel; ++v) {
       std::string bytes = original;

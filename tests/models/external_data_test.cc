@@ -7,8 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "client/compare.h"
+#include "compiler/driver/test_data.h"
 #include "compiler/frontend/onnx_loader.h"
+#include "compiler/reference/compare.h"
 #include "compiler/reference/interpreter.h"
 #include "tests/errors/model_builder.h"
 

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "db/clock.h"
+#include "proto/failure_class.h"
 
 namespace mono::server {
 namespace {
@@ -135,6 +139,22 @@ TEST_F(WorkerHandlerTest, WorkerFailureRequeuesForAnotherWorker) {
   ASSERT_EQ(lb->jobs_size(), 1);
   EXPECT_EQ(lb->jobs(0).job_id(), "j");
   EXPECT_EQ(lb->jobs(0).attempt(), 2);
+}
+
+// One list of failure classes (db/failure_class.h): each maps to the contract's enum value of
+// the same name and back.
+TEST(FailureClasses, MapOneToOneOntoTheContract) {
+  for (const char* name : db::kFailureClasses) {
+    db::FailureClass f = db::FailureClass::kWorkerLost;
+    ASSERT_TRUE(db::parse(name, &f)) << name;
+    EXPECT_STREQ(db::to_string(f), name);
+    const v1::FailureClass p = failure_to_proto(f);
+    EXPECT_EQ(failure_from_proto(p), f) << name;
+    std::string proto_name = v1::FailureClass_Name(p);
+    std::transform(proto_name.begin(), proto_name.end(), proto_name.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_EQ(proto_name, f == db::FailureClass::kNone ? "failure_class_unspecified" : name);
+  }
+  EXPECT_EQ(failure_from_proto(static_cast<v1::FailureClass>(99)), db::FailureClass::kNone);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/support.h"
 #include "compiler/frontend/onnx_loader.h"
@@ -28,7 +29,7 @@ std::unique_ptr<Graph> load_model(const std::string& name) {
 
 PlanOptions options(Precision p) {
   PlanOptions o;
-  o.precision = p;
+  o.settings.precision = p;
   enable_signatures(&o);
   return o;
 }
@@ -247,7 +248,7 @@ std::vector<int> gemm_groups_not_using(const KernelPlan& plan, const GemmSchedul
 TEST(TunedSchedules, DefaultPlanIsUnchangedBySignatures) {
   auto g = load_model("tiny-bert-opset20");
   PlanOptions plain;
-  plain.precision = Precision::kF16;
+  plain.settings.precision = Precision::kF16;
   KernelPlan a = plan_kernel(*g, plain);
   KernelPlan b = plan_kernel(*g, options(Precision::kF16));
   ASSERT_EQ(a.groups.size(), b.groups.size());
@@ -435,7 +436,7 @@ TEST(Space, TinyBertDedupsLayersAndKeepsDefaults) {
   auto g = load_model("tiny-bert-opset20");
   for (Precision p : {Precision::kF32, Precision::kF16}) {
     PlanOptions po;
-    po.precision = p;
+    po.settings.precision = p;
     const TuningSpace space = enumerate_space(*g, po);
     const SpaceSummary s = summarize(space);
     EXPECT_EQ(s.contexts, 2);
@@ -478,7 +479,7 @@ TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
   big.m = 128, big.k = 768, big.n = 3072;
   auto g = make_mlp(big);
   PlanOptions po;
-  po.precision = Precision::kF16;
+  po.settings.precision = Precision::kF16;
   const TuningSpace pruned = enumerate_space(*g, po);
   SpaceOptions keep_all;
   keep_all.prune_factor = 0;
@@ -504,7 +505,7 @@ TEST(Space, EveryTinyModelEnumerates) {
   for (const char* m : {"tiny-gpt2-opset20", "tiny-mobilenet-opset20", "tiny-resnet-opset17", "tiny-vit-opset20"}) {
     auto g = load_model(m);
     PlanOptions po;
-    po.precision = Precision::kF16;
+    po.settings.precision = Precision::kF16;
     const TuningSpace space = enumerate_space(*g, po);
     const SpaceSummary s = summarize(space);
     EXPECT_LE(s.unique_signatures, s.groups_total) << m;

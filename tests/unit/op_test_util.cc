@@ -56,4 +56,33 @@ std::vector<Tensor> run_op(OpKind op, const std::vector<std::optional<Tensor>>& 
   return ::testing::AssertionSuccess();
 }
 
+std::vector<float> rand_floats(int64_t n, uint32_t seed, float lo, float hi) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t s = seed * 2654435761u + 12345u;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = lo + (hi - lo) * static_cast<float>(s >> 8) / static_cast<float>(1u << 24);
+  }
+  return v;
+}
+
+Tensor rand_tensor(const Shape& shape, uint32_t seed, DType dt) {
+  return Tensor::from_floats(shape, rand_floats(shape_numel(shape), seed), dt);
+}
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+std::vector<int64_t> unravel(int64_t i, const Shape& s) {
+  std::vector<int64_t> idx(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] ? i % s[d] : 0;
+    i = s[d] ? i / s[d] : 0;
+  }
+  return idx;
+}
+
 }  // namespace mono::testing

@@ -6,8 +6,9 @@
 #include <filesystem>
 
 #include "compiler/ir/tensor.h"
+#include "compiler/tuning/jobs.h"
+#include "compiler/tuning/merge.h"
 #include "gpu_worker/candidates.h"
-#include "tuner_server/tuning_jobs.h"
 
 namespace mono {
 namespace {
@@ -17,10 +18,10 @@ namespace fs = std::filesystem;
 const char* kModel = MONO_SOURCE_DIR "/tests/data/models/tiny-bert-opset20/model.onnx";
 
 TEST(WorkerBuild, MeasureJobCandidatesBecomeArtifactFolders) {
-  server::PreparedModel m = server::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
-  server::TuningPlanOptions o;
+  tuning::PreparedModel m = tuning::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
+  tuning::TuningPlanOptions o;
   o.task_gpu_kind = "NVIDIA H100 80GB HBM3";
-  server::TuningPlan plan = server::plan_tuning(m, o);
+  tuning::TuningPlan plan = tuning::plan_tuning(m, o);
   ASSERT_FALSE(plan.tasks.empty());
   // The first GEMM task's first job.
   const db::TaskPlan* gemm = nullptr;
@@ -43,10 +44,10 @@ TEST(WorkerBuild, MeasureJobCandidatesBecomeArtifactFolders) {
 }
 
 TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
-  server::PreparedModel m = server::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
+  tuning::PreparedModel m = tuning::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
   const tuning::TuningSpace space = tuning::enumerate_space(*m.graph, m.options);
-  std::vector<server::ContextChoice> top(1);  // one context, no tuned schedules
-  db::NewJob job = server::whole_kernel_job(server::whole_model_fragment(*m.graph, m.options), "s-test",
+  std::vector<tuning::ContextChoice> top(1);  // one context, no tuned schedules
+  db::NewJob job = tuning::whole_kernel_job(tuning::whole_model_fragment(*m.graph, m.options), "s-test",
                                             "NVIDIA H100 80GB HBM3", top);
   const nlohmann::json payload = nlohmann::json::parse(job.payload);
   const std::string dir = fs::temp_directory_path() / "mono-worker-build-test2";

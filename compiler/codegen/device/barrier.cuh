@@ -28,10 +28,10 @@ __device__ __forceinline__ unsigned long long ld_acquire_gpu_u64(const unsigned 
 //
 // grid_arrive + grid_wait are the same barrier in two halves: work placed between them overlaps
 // the wait, and must neither read what other blocks write before the barrier nor write what
-// they read after it (the generated kernel preloads constant weights there). Such work belongs
-// after the arrival, not before the whole barrier: with the preload issued before grid_barrier,
-// bert-base ran 941 us instead of 883 on the H100 (a gpu-scope fence that waits for the block's
-// outstanding loads would delay every arrival by a memory latency).
+// they read after it (constant weights, say). Such work belongs after the arrival, not before
+// the whole barrier: with weights preloaded before grid_barrier, bert-base ran 941 us instead of
+// 883 on the H100 (a gpu-scope fence that waits for the block's outstanding loads delays every
+// arrival by a memory latency).
 // grid_arrive returns the count to wait for (meaningful in thread 0 only), 0 for the block that
 // completed the round: it does not poll.
 __device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {

@@ -3,8 +3,21 @@
 // SELF-CONTAINED: this file (like every file in compiler/codegen/device/) includes no header at
 // all, so it can be embedded as a string and compiled by NVRTC (sm_80 / sm_90) as well as by nvcc.
 // Only compiler builtins (__syncthreads, __shfl_xor_sync, atomicAdd, expf/erff/tanhf, ...) and
-// inline PTX are used.
+// inline PTX are used. The includer includes the files in dependency order, this one first
+// (device_include_order(), compiler/codegen/cuda_emitter.h); each file's first paragraph names
+// the files it needs.
 #pragma once
+
+// Trait NAME<X>::value = X::MEMBER if X declares `static constexpr bool MEMBER`, else false.
+#define MONO_FLAG_TRAIT(NAME, MEMBER)                          \
+  template <class X, class = void>                             \
+  struct NAME {                                                \
+    static constexpr bool value = false;                       \
+  };                                                           \
+  template <class X>                                           \
+  struct NAME<X, decltype(void(X::MEMBER))> {                  \
+    static constexpr bool value = X::MEMBER;                   \
+  };
 
 namespace mono_dev {
 
@@ -76,6 +89,21 @@ template <> __device__ __forceinline__ signed char from_float<signed char>(float
 }
 template <> __device__ __forceinline__ bool from_float<bool>(float x) { return x != 0.0f; }
 
+namespace detail {
+// Two 2-byte values (half_t) in one 32-bit word, `lo` in bits 0..15: the 4-byte shared stores of
+// the fp16 loaders and the 16-byte output stores of store8.
+template <class T>
+__device__ __forceinline__ unsigned int pack2(T lo, T hi) {
+  union {
+    unsigned int w;
+    T h[2];
+  } p;
+  p.h[0] = lo;
+  p.h[1] = hi;
+  return p.w;
+}
+}  // namespace detail
+
 // ------------------------------------------------------------------------------------------------
 // Small PTX helpers shared by the other files
 // ------------------------------------------------------------------------------------------------
@@ -101,7 +129,7 @@ __device__ __forceinline__ float ld_cg_float(const float* p) { return __ldcg(p);
 __device__ __forceinline__ float ld_cg_float(const half_t* p) {
   return half_bits_to_float(__ldcg(reinterpret_cast<const unsigned short*>(p)));
 }
-// Two-phase GEMM epilogues (gemm.cuh): one 8-byte load of the float pair at p (8-byte aligned)
+// Two-phase GEMM epilogues (epilogue.cuh): one 8-byte load of the float pair at p (8-byte aligned)
 // into two epilogue slots; returns the first.
 __device__ __forceinline__ float ld_pair_slots(float* slots, const float* p) {
   const float2 v = *reinterpret_cast<const float2*>(p);
@@ -128,6 +156,21 @@ __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
+}
+
+// Copies `bytes` bytes from src to dst over every thread of the grid: 16 bytes at a time where
+// both are 16-byte aligned (the kernel's copies of graph outputs that no group writes).
+__device__ __forceinline__ void grid_copy(void* dst, const void* src, unsigned long long bytes) {
+  const unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long nt = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long done = 0;
+  if (((ptr_bits(dst) | ptr_bits(src)) & 15ull) == 0) {
+    done = bytes / 16 * 16;
+    for (unsigned long long i = tid; i < bytes / 16; i += nt)
+      reinterpret_cast<u32x4*>(dst)[i] = reinterpret_cast<const u32x4*>(src)[i];
+  }
+  for (unsigned long long i = done + tid; i < bytes; i += nt)
+    static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
 }
 
 // Block-wide reductions over blockDim.x threads (blockDim.x a multiple of 32, <= 1024). Every

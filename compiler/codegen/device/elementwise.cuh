@@ -1,4 +1,5 @@
-// Scalar helpers the generated elementwise code calls (numpy/ONNX semantics).
+// Mono device library: scalar helpers the generated elementwise code calls (numpy/ONNX semantics).
+// SELF-CONTAINED (no includes); needs no other device header.
 #pragma once
 
 namespace mono_dev {
@@ -25,14 +26,6 @@ __device__ __forceinline__ long long float_to_int(float x) {
   if (x >= 9.2233720368547758e18f) return 9223372036854775807LL;
   if (x <= -9.2233720368547758e18f) return -9223372036854775807LL - 1;
   return (long long)x;
-}
-
-// Prefetches [ptr, ptr + bytes) into L2, the lines spread over every thread of the grid.
-__device__ __forceinline__ void prefetch_l2(const unsigned char* ptr, unsigned long long bytes) {
-  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x * 128ull;
-  for (unsigned long long off = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) * 128ull; off < bytes;
-       off += stride)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(ptr + off));
 }
 
 }  // namespace mono_dev

@@ -32,10 +32,19 @@ struct RowStore {
 };
 }  // namespace detail
 
-// y = (x - mean) / sqrt(var + eps) * gamma + beta   (biased variance; beta may be null)
-template <class P, class InF, class OutF>
-__device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma, const P* beta,
-                                 float eps, const OutF& out) {
+namespace detail {
+struct NoStats {
+  __device__ __forceinline__ void operator()(int, float, float) const {}
+};
+}  // namespace detail
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta   (biased variance; beta may be null).
+// `stats(row, mean, rstd)` is called by every lane once the row's statistics are known (the
+// optional Mean and InvStdDev outputs). gamma and beta may differ in storage type (fp16
+// calibration keeps a tensor fp32 when its range does not fit).
+template <class G, class B, class InF, class OutF, class StatsF = detail::NoStats>
+__device__ void layer_norm_row_f(const InF& in, int row, int len, const G* gamma, const B* beta,
+                                 float eps, const OutF& out, const StatsF& stats = StatsF{}) {
   const int lane = threadIdx.x & 31;
   const float inv_len = 1.0f / (float)len;
   if (len <= 32 * detail::kRowCache) {
@@ -61,6 +70,7 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma
       if (i < len) q += d * d;
     }
     const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+    stats(row, mean, rstd);
 #pragma unroll
     for (int j = 0; j < detail::kRowCache; ++j) {
       const int i = lane + 32 * j;
@@ -76,6 +86,7 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma
       q += d * d;
     }
     const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+    stats(row, mean, rstd);
     for (int i = lane; i < len; i += 32) {
       float y = (in(row, i) - mean) * rstd * to_float(gamma[i]);
       if (beta) y += to_float(beta[i]);
@@ -84,9 +95,9 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const P* gamma
   }
 }
 
-template <class T, class InF, class P>
-__device__ __forceinline__ void layer_norm_row(const InF& in, int row, int len, const P* gamma,
-                                               const P* beta, float eps, T* out) {
+template <class T, class InF, class G, class B>
+__device__ __forceinline__ void layer_norm_row(const InF& in, int row, int len, const G* gamma,
+                                               const B* beta, float eps, T* out) {
   layer_norm_row_f(in, row, len, gamma, beta, eps, detail::RowStore<T>{out, len});
 }
 
@@ -134,84 +145,5 @@ __device__ __forceinline__ void softmax_row(const InF& in, int row, int len, T* 
   softmax_row_f(in, row, len, detail::RowStore<T>{out, len});
 }
 
-
-// ---- LayerNorm folded into its neighbouring GEMMs (plan.h LnFold) ------------------------------
-//
-// The GEMM that writes x (row-major, `len` per row) computes the row statistics; the normalised
-// y = (x - mean) * rstd * gamma + beta is never stored: readers apply it to x (a GEMM reading y as
-// its A operand multiplies x by gamma-scaled weights and corrects its epilogue with the stats).
-//
-// ln_row_stats runs after the epilogue of one ROWS x COLS tile at (row0, c0) (this block's own
-// stores; NT threads): the tile's share of each row, (sum, sum of squares about the tile's own
-// mean), goes to part[row * PARTS + p], p = c0 / COLS. The tile then counts itself on its row
-// panel's counter; the last tile of the panel (no waiting) combines the panel's PARTS partials
-// (PARTS = ceil(len / COLS)) in column order, so the result does not depend on which tile is
-// last, writes stats[row] = (rstd, -mean * rstd) and resets the counter. `smem`: 4 free bytes.
-template <int ROWS, int COLS, int PARTS, int NT, class T>
-__device__ void ln_row_stats(const T* x, int len, int rows, long long row0, int c0, float2* part, float2* stats,
-                             unsigned int* counter, float eps, unsigned char* smem) {
-  constexpr int kTpr = NT / ROWS >= 32 ? 32 : (NT / ROWS < 1 ? 1 : NT / ROWS);  // threads per row
-  constexpr int kRowsPerPass = NT / kTpr;
-  constexpr int kVals = (COLS + kTpr - 1) / kTpr;
-  __syncthreads();  // the epilogue's stores are visible to the whole block
-  const int t = threadIdx.x;
-  const int j = t % kTpr;
-  const int cols = min(COLS, len - c0);
-  if (t < NT) {
-#pragma unroll 1
-    for (int r0 = 0; r0 < ROWS; r0 += kRowsPerPass) {
-      const int r = r0 + t / kTpr;
-      const bool live = r < rows;
-      // Every load is issued (clamped into the tile), then masked: no branch between them, so
-      // they are all in flight at once.
-      const T* xr = x + (row0 + min(r, rows - 1)) * len + c0;
-      float v[kVals];
-#pragma unroll
-      for (int i = 0; i < kVals; ++i) v[i] = ld_cg_float(xr + min(j + i * kTpr, cols - 1));
-      float s = 0.0f;
-#pragma unroll
-      for (int i = 0; i < kVals; ++i) {
-        if (!live || j + i * kTpr >= cols) v[i] = 0.0f;
-        s += v[i];
-      }
-#pragma unroll
-      for (int o = kTpr / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-      const float mean = s / (float)cols;
-      float q = 0.0f;
-#pragma unroll
-      for (int i = 0; i < kVals; ++i) {
-        const float d = v[i] - mean;
-        if (j + i * kTpr < cols) q += d * d;
-      }
-#pragma unroll
-      for (int o = kTpr / 2; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
-      if (live && j == 0) __stcg(part + (row0 + r) * PARTS + c0 / COLS, make_float2(s, q));
-    }
-  }
-  __threadfence();  // publish the partials before counting them
-  __syncthreads();
-  unsigned int* last = reinterpret_cast<unsigned int*>(smem);
-  if (t == 0) *last = atomicAdd(counter, 1u) == (unsigned int)(PARTS - 1);
-  __syncthreads();
-  if (!*last) return;
-  __threadfence();  // acquire: the other tiles' partials
-  for (int r = t; r < rows; r += blockDim.x) {
-    float2 pk[PARTS];  // all loads in flight before the combination
-#pragma unroll
-    for (int k = 0; k < PARTS; ++k) pk[k] = __ldcg(part + (row0 + r) * PARTS + k);
-    float n = 0.0f, mean = 0.0f, m2 = 0.0f;  // Chan et al.'s pairwise update, in column order
-#pragma unroll
-    for (int k = 0; k < PARTS; ++k) {
-      const float nk = (float)min(COLS, len - k * COLS);
-      const float mk = pk[k].x / nk, d = mk - mean, nn = n + nk;
-      mean += d * (nk / nn);
-      m2 += pk[k].y + d * d * (n * nk / nn);
-      n = nn;
-    }
-    const float rstd = rsqrtf(m2 / (float)len + eps);
-    __stcg(stats + row0 + r, make_float2(rstd, -mean * rstd));
-  }
-  if (t == 0) *reinterpret_cast<volatile unsigned int*>(counter) = 0u;  // next use: after a grid barrier or launch
-}
 
 }  // namespace mono_dev

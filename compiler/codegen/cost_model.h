@@ -1,0 +1,60 @@
+// The cost model, shared by the planner (default schedules) and compiler/tuning (ordering and
+// pruning candidates). Its numbers are ESTIMATES, never measurements. planner/cost_model.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/plan.h"
+
+namespace mono {
+
+// One grid barrier over 132 blocks (measured, H100).
+constexpr double kBarrierUs = 1.1;
+
+// GEMM problem of a gemm or conv-gemm group: batch x M x N x K.
+struct GemmProblem {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool conv = false;  // implicit GEMM (im2col gather): priced by the bandwidth model
+};
+GemmProblem gemm_problem(const Group& g);
+// Split-K factors for K and a BK that give every split a whole number of BK steps and leave
+// none empty, ascending, starting with 1.
+std::vector<int> split_k_factors(int64_t k, int bk);
+// Work items (tiles x splits) of a GEMM schedule.
+int64_t gemm_items(const GemmProblem& p, const GemmSchedule& s);
+// One work item (BM x BN tile over K / splits) on one SM, reduction included (fitted).
+double gemm_item_us(const GemmProblem& p, bool f16, const GemmSchedule& s);
+double estimate_gemm_us(const GemmProblem& p, bool f16, const GemmSchedule& s, const KernelContext& ctx);
+// Items go round-robin over the blocks: the busiest block runs ceil(items / grid) of them, each
+// taking up to the slowest item's time.
+double round_robin_us(int64_t items, double item_us, const KernelContext& ctx);
+// Why a GEMM schedule cannot run in the context ("" if it can): the device library's tile
+// constraints (fp16: BM % (16 warps_m), BN % (8 warps_n), BK % 16, stages >= 2; fp32: BM % (8
+// warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads, shared
+// memory within the context's budget and, with a problem, a split-K factor of split_k_factors.
+std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
+// The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
+void gemm_warps(int threads, int* warps_m, int* warps_n);
+// The planner's default tile menu in the context (split-K 1; valid tiles only).
+std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx);
+
+// Pointwise: elements computed and output bytes of a group.
+struct PointwiseProblem {
+  int64_t elements = 0;
+  double bytes = 0;
+};
+PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& g);
+int default_ilp(const PointwiseProblem& p, const KernelContext& ctx);
+int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
+double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
+// Why an ILP factor cannot be used ("" if it can): 1..64.
+std::string ilp_problem(int ilp);
+
+// A rows group (one warp per row) that reads and writes `bytes`.
+double estimate_rows_us(double bytes);
+// The softmax rows of one attention work item.
+constexpr double kAttentionRowsUs = 1.0;
+
+}  // namespace mono

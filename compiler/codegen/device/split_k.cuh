@@ -1,0 +1,108 @@
+// Mono device library: split-K (several work items share one GEMM tile's K range and sum their
+// partial tiles in a fixed order) and finish_tile, which ends every GEMM tile.
+// SELF-CONTAINED (no includes); requires common.cuh and epilogue.cuh to be included first.
+//
+// Split-K (splits > 1): the caller runs `splits` work items for the same tile with disjoint K
+// ranges [k_begin, k_end), `split` = 0 .. splits-1; IMPORTANT: every range boundary except the
+// operand's K must be a multiple of BK (loaders zero-fill only beyond K, so a range ending
+// mid-tile would be counted twice). split_k_range() below computes such ranges. Splits 0 ..
+// splits-2 (producers) store their partial tile to `workspace` slot `split` (BM x BN floats per
+// slot, in the accumulators' register order, so the stores and loads of a warp are contiguous),
+// then count themselves on `tile_counter`. Split splits-1 (the reducer) waits for that count,
+// adds the partials to its own accumulators in slot order, resets the counter and applies the
+// epilogue. No float atomics: the sum is the same in every run. The counter must be zero when
+// first used. The reducer WAITS for the producers, so the caller must order work items so that
+// no block reaches a reducer before it has run every producer it was given: number items with
+// the split slowest (item = split * tiles + tile) and let each block walk its items upwards.
+#pragma once
+
+namespace mono_dev {
+
+// K range of split s (0 <= s < splits) for K split into BK-aligned pieces (ranges may be empty when
+// splits exceeds the number of BK tiles; an empty range still takes part in the split protocol).
+__device__ __forceinline__ void split_k_range(int K, int BK, int splits, int s, int& k_begin,
+                                              int& k_end) {
+  const int ktiles = (K + BK - 1) / BK;
+  const int per = ktiles / splits, rem = ktiles % splits;
+  const int t0 = s * per + (s < rem ? s : rem);
+  const int t1 = t0 + per + (s < rem ? 1 : 0);
+  k_begin = t0 * BK;
+  k_end = t1 * BK < K ? t1 * BK : K;
+}
+
+namespace detail {
+
+// A split-K partial slot: element e of thread t at float4 (e / 4) * NT + t (or, when a thread owns
+// a number of elements that is not a multiple of 4, float e * NT + t). acc.el(e) is element e of
+// the thread, Acc::kNT the tile's threads. Stores and loads go to L2 (.cg): L1 is not coherent.
+template <class Acc>
+__device__ __forceinline__ void store_partial(const Acc& acc, float* slot) {
+  constexpr int NT = Acc::kNT, E = Acc::kElems;
+  if (!acc.computes) return;
+  const int t = threadIdx.x;
+  if constexpr (E % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q)
+      __stcg(reinterpret_cast<float4*>(slot) + q * NT + t,
+             make_float4(acc.el(4 * q), acc.el(4 * q + 1), acc.el(4 * q + 2), acc.el(4 * q + 3)));
+  } else {
+#pragma unroll
+    for (int e = 0; e < E; ++e) __stcg(slot + e * NT + t, acc.el(e));
+  }
+}
+template <class Acc>
+__device__ __forceinline__ void add_partial(const Acc& acc, const float* slot) {
+  constexpr int NT = Acc::kNT, E = Acc::kElems;
+  if (!acc.computes) return;
+  const int t = threadIdx.x;
+  if constexpr (E % 4 == 0) {
+    float4 p[E / 4];  // all loads in flight before the adds
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q) p[q] = __ldcg(reinterpret_cast<const float4*>(slot) + q * NT + t);
+#pragma unroll
+    for (int q = 0; q < E / 4; ++q) {
+      acc.el(4 * q) += p[q].x;
+      acc.el(4 * q + 1) += p[q].y;
+      acc.el(4 * q + 2) += p[q].z;
+      acc.el(4 * q + 3) += p[q].w;
+    }
+  } else {
+    float p[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) p[e] = __ldcg(slot + e * NT + t);
+#pragma unroll
+    for (int e = 0; e < E; ++e) acc.el(e) += p[e];
+  }
+}
+
+// Finishes the tile: the epilogue directly, or the split-K protocol described at the top
+// (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats).
+template <class Acc, class Epilogue>
+__device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi, float* workspace,
+                                            unsigned int* tile_counter, int splits, int split) {
+  if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
+    apply_epilogue(acc, epi);
+    return;
+  }
+  constexpr int kSlot = Acc::kNT * Acc::kElems;
+  if (split < splits - 1) {  // producer: publish the partial, count it, done
+    store_partial(acc, workspace + (long long)split * kSlot);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(tile_counter, 1u);
+    return;
+  }
+  if (threadIdx.x == 0) {  // reducer: wait for the producers (they never wait: see the top)
+    while (ld_acquire_gpu(tile_counter) < (unsigned int)(splits - 1)) __nanosleep(32);
+    __threadfence();
+    *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;  // next use: after a grid barrier or launch
+  }
+  __syncthreads();
+#pragma unroll 1
+  for (int s = 0; s < splits - 1; ++s) add_partial(acc, workspace + (long long)s * kSlot);
+  apply_epilogue(acc, epi);
+}
+
+}  // namespace detail
+
+}  // namespace mono_dev

@@ -1,0 +1,121 @@
+#include "compiler/codegen/emit/expressions.h"
+
+#include "compiler/codegen/emit/index_math.h"
+#include "compiler/codegen/emit/names.h"
+#include "compiler/codegen/support.h"
+#include "compiler/ops/op.h"
+#include "compiler/support/error.h"
+
+namespace mono::emit {
+
+std::string Expressions::load(const Value* v, const std::string& offset, const std::string& role) {
+  const Value* r = plan_.root(v);
+  const DType d = plan_.dtype_of(r);
+  if (r->is_constant() && r->constant->numel() == 1) {
+    if (is_float(d)) return literal(r->constant->as_double(0));
+    if (d == DType::kBool) return r->constant->as_int(0) ? "true" : "false";
+    return str_cat(r->constant->as_int(0), "LL");
+  }
+  std::string e = str_cat(params_.ref(r, {}, role), "[", offset, "]");
+  if (is_float(d)) return slot("to_float(" + e + ")");
+  if (d == DType::kBool) return "(" + e + " != 0)";
+  return "(long long)" + e;
+}
+
+std::string Expressions::slot(const std::string& e) {
+  if (!slots_) return e;
+  const size_t k = (*slots_)++;
+  return str_cat("(L ? (in.x[", k, "] = ", e, ") : in.x[", k, "])");
+}
+
+std::vector<std::string> Expressions::operands(const Node& n, int running, const std::vector<std::string>& idx,
+                                               const std::string& role) {
+  std::vector<std::string> a;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    if (i == running) a.push_back("v");
+    else if (!n.inputs[i]) a.push_back("");
+    else a.push_back(load(n.inputs[i], broadcast_offset(n.inputs[i]->type.shape, idx), str_cat(role, "in", i)));
+  }
+  if (n.op == OpKind::kClip) {
+    // Bounds: inputs (opset >= 11) or attributes; absent means unbounded.
+    MONO_CHECK(is_float(plan_.dtype_of(n.inputs[0])), "integer Clip in CUDA");
+    a.resize(3);
+    if (n.opset < 11) {
+      const AttrReader attrs = node_attrs(n);
+      a[1] = attrs.has_attr("min") ? literal(attrs.attr_float("min")) : "";
+      a[2] = attrs.has_attr("max") ? literal(attrs.attr_float("max")) : "";
+    }
+    if (a[1].empty()) a[1] = "-__int_as_float(0x7f800000)";
+    if (a[2].empty()) a[2] = "__int_as_float(0x7f800000)";
+  }
+  return a;
+}
+
+std::string Expressions::elementwise(const Node& n, const std::vector<std::string>& a, DType in_dtype) const {
+  const bool f = is_float(in_dtype);
+  // Variadic Max and Min fold their operands left to right (one operand: itself).
+  auto fold = [&](const char* fn) {
+    std::string e = a.at(0);
+    for (size_t i = 1; i < a.size(); ++i) e = str_cat(fn, "(", e, ", ", a[i], ")");
+    return e;
+  };
+  switch (n.op) {
+    case OpKind::kAdd: return "(" + a[0] + " + " + a[1] + ")";
+    case OpKind::kSub: return "(" + a[0] + " - " + a[1] + ")";
+    case OpKind::kMul: return "(" + a[0] + " * " + a[1] + ")";
+    case OpKind::kDiv: return "(" + a[0] + " / " + a[1] + ")";
+    case OpKind::kPow: return f ? "powf(" + a[0] + ", (float)" + a[1] + ")" : "ipow(" + a[0] + ", " + a[1] + ")";
+    case OpKind::kMax: return fold(f ? "fmax_nan" : "max");
+    case OpKind::kMin: return fold(f ? "fmin_nan" : "min");
+    case OpKind::kRelu: return f ? "fmaxf(" + a[0] + ", 0.0f)" : "max(" + a[0] + ", 0LL)";
+    case OpKind::kAbs: return f ? "fabsf(" + a[0] + ")" : "llabs(" + a[0] + ")";
+    case OpKind::kNeg: return "(-" + a[0] + ")";
+    case OpKind::kExp: return "expf(" + a[0] + ")";
+    case OpKind::kLog: return "logf(" + a[0] + ")";
+    case OpKind::kSqrt: return "sqrtf(" + a[0] + ")";
+    case OpKind::kErf: return "erff(" + a[0] + ")";
+    case OpKind::kTanh: return "tanhf(" + a[0] + ")";
+    case OpKind::kSigmoid: return "sigmoid(" + a[0] + ")";
+    case OpKind::kReciprocal: return "(1.0f / " + a[0] + ")";
+    case OpKind::kGelu:
+      return (node_attrs(n).attr_string("approximate") == "tanh" ? "gelu_tanh(" : "gelu_erf(") + a[0] + ")";
+    case OpKind::kIsNaN: return "isnan(" + a[0] + ")";
+    case OpKind::kNot: return "(!" + a[0] + ")";
+    case OpKind::kAnd: return "(" + a[0] + " && " + a[1] + ")";
+    case OpKind::kOr: return "(" + a[0] + " || " + a[1] + ")";
+    case OpKind::kEqual: return "(" + a[0] + " == " + a[1] + ")";
+    case OpKind::kLess: return "(" + a[0] + " < " + a[1] + ")";
+    case OpKind::kLessOrEqual: return "(" + a[0] + " <= " + a[1] + ")";
+    case OpKind::kGreater: return "(" + a[0] + " > " + a[1] + ")";
+    case OpKind::kGreaterOrEqual: return "(" + a[0] + " >= " + a[1] + ")";
+    case OpKind::kWhere: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case OpKind::kClip: return "fminf(fmaxf(" + a[0] + ", " + a[1] + "), " + a[2] + ")";
+    case OpKind::kCast: return a[0];
+    default: MONO_CHECK(false, "not an elementwise op: ", n.describe());
+  }
+}
+
+std::string Expressions::cast(const std::string& a, DType from, DType to) const {
+  if (is_float(to)) return "(float)(" + a + ")";
+  if (to == DType::kBool) return "(" + a + " != 0)";
+  if (is_float(from)) return "float_to_int(" + a + ")";
+  return "(long long)(" + a + ")";
+}
+
+std::string Expressions::store(DType d, const std::string& v) const {
+  if (is_float(d)) return str_cat("from_float<", ctype(d), ">(", v, ")");
+  return str_cat("(", ctype(d), ")(", v, ")");
+}
+
+bool is_elementwise_anchor(OpKind op) {
+  switch (op) {
+    case OpKind::kIsNaN: case OpKind::kNot: case OpKind::kAnd: case OpKind::kOr: case OpKind::kEqual:
+    case OpKind::kLess: case OpKind::kLessOrEqual: case OpKind::kGreater: case OpKind::kGreaterOrEqual:
+    case OpKind::kWhere: case OpKind::kCast:
+      return true;
+    default:
+      return is_epilogue_op(op);
+  }
+}
+
+}  // namespace mono::emit

@@ -1,0 +1,267 @@
+// The kernel's translation unit (cuda_emitter.h): a header naming the model and context, the
+// device library, MonoParams, the tensor-map table, the group functions and types the
+// constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
+// between them. Within a stage every block walks the stage's work items (all groups' items,
+// one after another) from blockIdx.x in steps of gridDim.x.
+#include <sstream>
+
+#include "compiler/codegen/cuda_emitter.h"
+#include "compiler/codegen/emit/module.h"
+#include "compiler/codegen/emit/names.h"
+#include "compiler/support/error.h"
+
+namespace mono {
+namespace emit {
+
+std::string Call::str(const std::string& item) const {
+  std::string s = function + "(" + item;
+  for (const std::string& a : args) s += ", " + a;
+  return s + ")";
+}
+
+std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
+  const std::string text = str_cat("(", params, ") {\n", body, "}\n");
+  auto it = functions_.find(text);
+  if (it == functions_.end()) {
+    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
+    const std::string head = plan.inline_groups ? "__device__ __forceinline__ void " : "__device__ __noinline__ void ";
+    it = functions_.emplace(text, name).first;
+    definitions_.push_back({name, head + name + text});
+  }
+  users_[it->second].push_back(g.id);
+  return it->second;
+}
+
+std::string Module::epilogue_struct(const Group& g, const std::string& body) {
+  auto it = epilogues_.find(body);
+  if (it != epilogues_.end()) return it->second;
+  const std::string name = str_cat("G", g.id, "Epilogue");
+  epilogues_[body] = name;
+  definitions_.push_back({"", str_cat("struct ", name, " {\n", body, "};\n")});
+  return name;
+}
+
+void Module::type(const std::string& name, const std::string& text) {
+  if (types_.insert(name).second) definitions_.push_back({"", text});
+}
+
+int Module::tensor_map(const TensorMapSpec& spec, const Value* tensor) {
+  for (size_t i = 0; i < tensor_maps_.size(); ++i)
+    if (tensor_maps_[i] == spec) return static_cast<int>(i);
+  tensor_maps_.push_back(spec);
+  tensor_map_names_.push_back(buffer(tensor));
+  return static_cast<int>(tensor_maps_.size()) - 1;
+}
+
+std::string Module::unique(const std::string& name) {
+  std::string n = name;
+  for (int k = 2; !names_.insert(n).second; ++k) n = str_cat(name, "_", k);
+  return n;
+}
+
+std::string Module::buffer(const Value* root, const Packing& packing) {
+  auto key = std::make_pair(root, packing);
+  auto it = buffers_.find(key);
+  if (it != buffers_.end()) return it->second;
+  const Placement& pl = plan.placement.at(root);
+  const std::string t = ctype(plan.dtype_of(root));
+  std::string id = identifier(root->name);
+  if (id.empty()) id = "tensor";
+  std::string name, pointer;
+  switch (pl.space) {
+    case Placement::kArena:
+      name = unique("t_" + id);
+      pointer = str_cat("(", t, "*)(p.arena + ", pl.offset, ")");
+      break;
+    case Placement::kWeights:
+      name = unique(str_cat("w_", id, packing.transposed ? "_nk" : "", packing.tiled() ? "_tiles" : ""));
+      pointer = str_cat("(const ", t, "*)(p.weights + ", plan.constant_offset(root, packing), ")");
+      break;
+    case Placement::kInput:
+      name = unique("in_" + id);
+      pointer = str_cat("(const ", t, "*)p.inputs[", pl.index, "]");
+      break;
+    case Placement::kOutput:
+      name = unique("out_" + id);
+      pointer = str_cat("(", t, "*)p.outputs[", pl.index, "]");
+      break;
+  }
+  std::string shape;
+  for (size_t d = 0; d < root->type.shape.size(); ++d) shape += str_cat(d ? "," : "", root->type.shape[d]);
+  buffer_declarations_ += str_cat("#define ", name, " (", pointer, ")  // ", dtype_name(plan.dtype_of(root)), "[", shape, "]",
+                                  packing.str().empty() ? "" : " packed " + packing.str(), "\n");
+  buffers_.emplace(key, name);
+  return name;
+}
+
+std::string Module::output_buffer(int index, const Value* v) {
+  std::string id = identifier(v->name);
+  const std::string name = unique("out_" + (id.empty() ? "tensor" : id));
+  const std::string t = ctype(plan.dtype_of(v));
+  buffer_declarations_ += str_cat("#define ", name, " ((", t, "*)p.outputs[", index, "])  // output ", index, "\n");
+  return name;
+}
+
+std::string Module::split_k_workspace(const Group& g) {
+  const std::string name = unique(str_cat("splitk_partials_g", g.id));
+  buffer_declarations_ += str_cat("#define ", name, " ((float*)(p.arena + ", g.workspace_offset, "))\n");
+  return name;
+}
+
+std::string Module::split_k_counters(const Group& g) {
+  const std::string name = unique(str_cat("splitk_counters_g", g.id));
+  buffer_declarations_ += str_cat("#define ", name, " (p.sync + ", g.counters_offset, ")\n");
+  return name;
+}
+
+std::string Module::definitions() const {
+  std::string out;
+  for (const Definition& d : definitions_) {
+    if (!d.function.empty()) {
+      std::string groups;
+      for (int id : users_.at(d.function)) groups += str_cat(groups.empty() ? "" : ", ", id);
+      out += str_cat("// ", users_.at(d.function).size() > 1 ? "groups " : "group ", groups, "\n");
+    }
+    out += d.text + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+GroupWork group_work(Module& m, const Group& g) {
+  if (!g.fused.empty()) return emit_attention(m, g);
+  switch (g.kind) {
+    case GroupKind::kGemm:
+    case GroupKind::kConvGemm: return emit_gemm(m, g);
+    case GroupKind::kRows: return emit_rows(m, g);
+    case GroupKind::kPointwise: return emit_pointwise(m, g);
+  }
+  MONO_CHECK(false, "unknown group kind");
+}
+
+// One stage: what its groups implement (comments), the loop over their work items, then the
+// grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
+void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
+                 const std::vector<GroupWork>& work, bool barrier) {
+  os << "\n  // ---- stage " << s << " ----\n" << comments;
+  int64_t total = 0;
+  for (const GroupWork& w : work) total += w.items;
+  os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
+  int64_t start = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const int64_t end = start + work[i].items;
+    const std::string statement = work[i].statement(start ? str_cat("item - ", start) : std::string("item"));
+    if (work.size() == 1)
+      os << "    " << statement << ";\n";
+    else
+      os << "    " << (i ? "else " : "") << (i + 1 < work.size() ? str_cat("if (item < ", end, ") ") : "") << statement << ";\n";
+    start = end;
+  }
+  os << "    __syncthreads();\n  }\n";
+  if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
+  if (barrier) os << "  grid_barrier(p.sync);\n";
+  if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
+}
+
+// Graph outputs no group writes (KernelPlan::output_copies), copied after the stages; a barrier
+// first when one of them copies another output, which the last stage may still be writing.
+std::string output_copies(Module& m, const Graph& graph) {
+  const KernelPlan& plan = m.plan;
+  if (plan.output_copies.empty()) return "";
+  std::ostringstream os;
+  os << "\n  // ---- outputs that no group writes: copied from where they live ----\n";
+  bool reads_outputs = false;
+  for (const KernelPlan::OutputCopy& c : plan.output_copies)
+    reads_outputs = reads_outputs || plan.placement.at(c.source).space == Placement::kOutput;
+  if (reads_outputs && !plan.stages.empty()) os << "  grid_barrier(p.sync);\n";
+  for (const KernelPlan::OutputCopy& c : plan.output_copies) {
+    const Value* out = graph.outputs[c.output];
+    const size_t bytes = static_cast<size_t>(out->type.numel()) * dtype_size(plan.dtype_of(c.source));
+    const std::string dst = m.output_buffer(c.output, out);
+    os << "  grid_copy(" << dst << ", " << m.buffer(c.source) << ", " << bytes << "ULL);  // output " << c.output
+       << " '" << comment_text(out->name) << "'\n";
+  }
+  return os.str();
+}
+
+void print_prelude(std::ostream& os, const Module& m, const std::string& model_name) {
+  const KernelPlan& plan = m.plan;
+  const KernelContext& c = plan.ctx;
+  os << "// Generated by Mono from " << comment_text(model_name) << " (opset " << m.graph.opset << "), "
+     << (plan.settings.precision == Precision::kF16 ? "fp16 with fp32 accumulation" : "fp32") << ", sm_" << c.sm_arch << ".\n";
+  os << "// One persistent kernel: " << plan.groups.size() << " groups in " << plan.stages.size()
+     << " stages, a grid barrier between stages.\n";
+  os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
+     << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
+  for (const char* h : device_include_order()) os << "#include \"" << h << "\"\n";
+  os << "\nusing namespace mono_dev;\n\n";
+  os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";
+  os << "struct MonoParams {\n  const unsigned char* weights;  // packed constants\n"
+        "  unsigned char* arena;          // activations and split-K workspaces\n"
+        "  unsigned int* sync;            // grid barrier and split-K tile counters (zeroed once)\n"
+        "  const void* inputs["
+     << kMaxKernelIo << "];\n  void* outputs[" << kMaxKernelIo << "];\n"
+     << "  unsigned long long* profile;  // profiling builds: [stage][2][block] %globaltimer stamps\n};\n\n";
+  if (plan.settings.profile)
+    os << "#define MONO_PROFILE 1\n__device__ __forceinline__ unsigned long long mono_now() {\n"
+          "  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  return t;\n}\n"
+          "// Stamp k of stage s for this block (thread 0 only).\n"
+          "#define MONO_STAMP(s, k) do { if (threadIdx.x == 0) p.profile[((s) * 2 + (k)) * gridDim.x + blockIdx.x] = mono_now(); } while (0)\n\n";
+  const std::vector<TensorMapSpec>& maps = m.tensor_maps();
+  if (!maps.empty()) {
+    os << "// Tensor maps of the GEMM operands read through the TMA unit (TensorK), encoded by the\n"
+          "// runtime over the arena at load time (manifest.json \"tensor_maps\", in this order):\n";
+    for (size_t i = 0; i < maps.size(); ++i) {
+      const TensorMapSpec& t = maps[i];
+      os << "//   " << i << ": " << m.tensor_map_names()[i] << " (arena + " << t.arena_offset << "), " << t.rows << " x "
+         << t.cols << " fp16, row stride " << t.row_stride << " B, box " << t.box_rows << " x " << t.box_cols
+         << ", 128-byte swizzle\n";
+    }
+    os << "__constant__ TensorMap mono_tmaps[" << maps.size() << "];\n\n";
+  }
+}
+
+}  // namespace
+}  // namespace emit
+
+std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name,
+                      std::vector<TensorMapSpec>* tensor_maps) {
+  using namespace emit;
+  Module m(graph, plan);
+  // The stages' work first: it defines the functions, types and tensor maps the prelude lists.
+  const int n_stages = static_cast<int>(plan.stages.size());
+  std::vector<std::vector<GroupWork>> work(n_stages);
+  std::vector<std::string> comments(n_stages);
+  for (int s = 0; s < n_stages; ++s) {
+    for (int gid : plan.stages[s].groups) {
+      const Group& g = plan.groups[gid];
+      if (g.fused_into >= 0) continue;  // runs inside its attention group
+      comments[s] += str_cat("  // group ", gid, ": ", comment_text(g.nodes()));
+      for (int f : g.fused) comments[s] += " + " + comment_text(plan.groups[f].nodes());
+      comments[s] += "\n";
+      work[s].push_back(group_work(m, g));
+    }
+  }
+  const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
+  std::ostringstream os;
+  print_prelude(os, m, model_name);
+  os << "// ---- group functions (shared by groups with the same code) ----\n\n";
+  os << m.definitions();
+  // Macros rather than pointer variables: with a variable per buffer at the top of the kernel,
+  // ptxas allocated registers differently (tiny-resnet fp32: 154 -> 156 registers, another SASS).
+  os << "// ---- buffers, by tensor: the arena (t_), packed constants (w_), the caller's (in_, out_) ----\n"
+     << m.buffer_declarations() << "\n";
+  const KernelContext& c = plan.ctx;
+  os << "extern \"C\" __global__ void __launch_bounds__(MONO_THREADS, " << c.blocks_per_sm << ") " << kKernelName
+     << "(const MonoParams p) {\n  extern __shared__ __align__(1024) unsigned char smem[];  // 1024: TensorK's swizzled stages\n";
+  if (plan.settings.profile)
+    os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
+       << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
+  os << copies << "}\n";
+  if (tensor_maps) *tensor_maps = m.tensor_maps();
+  return os.str();
+}
+
+}  // namespace mono

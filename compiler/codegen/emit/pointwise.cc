@@ -1,0 +1,122 @@
+// Pointwise groups: each thread computes `ilp` output elements of the anchor (an elementwise op,
+// a data movement, a window or a reduction, pointwise_ops.h), applies the epilogue steps and
+// stores. Split loops over its input instead, each element to the output its position falls in.
+#include <set>
+
+#include "compiler/codegen/emit/epilogue.h"
+#include "compiler/codegen/emit/index_math.h"
+#include "compiler/codegen/emit/module.h"
+#include "compiler/codegen/emit/names.h"
+#include "compiler/codegen/emit/pointwise_ops.h"
+#include "compiler/ops/op.h"
+#include "compiler/ops/transpose.h"
+#include "compiler/support/error.h"
+
+namespace mono::emit {
+namespace {
+
+// Statements computing `v`, the anchor's element at output index o0..o{rank-1}.
+std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) {
+  const Value* out = n.outputs[0];
+  const int64_t rank = out->type.rank();
+  const DType out_dtype = plan.dtype_of(out);
+  const std::string ct = compute_type(out_dtype);
+  if (is_elementwise_anchor(n.op)) {
+    const std::vector<std::string> a = ex.operands(n, -1, index_vars("o", n.outputs[0]->type.rank()), "");
+    DType in_dtype = n.inputs[0] ? plan.dtype_of(n.inputs[0]) : out_dtype;
+    if (n.op == OpKind::kWhere) in_dtype = plan.dtype_of(n.inputs[1]);
+    const std::string e =
+        n.op == OpKind::kCast ? ex.cast(a[0], plan.dtype_of(n.inputs[0]), out_dtype) : ex.elementwise(n, a, in_dtype);
+    return str_cat("    ", ct, " v = ", e, ";\n");
+  }
+  const Value* x = n.inputs[0];
+  const Shape& xs = x->type.shape;
+  switch (n.op) {
+    case OpKind::kTranspose: {
+      const std::vector<int64_t> perm = transpose_perm(n);
+      std::vector<std::string> idx(rank);  // input axis perm[d] takes output index o{d}
+      for (int64_t d = 0; d < rank; ++d) idx[perm[d]] = str_cat("o", d);
+      return str_cat("    ", ct, " v = ", ex.load(x, linear(idx, xs), "x"), ";\n");
+    }
+    case OpKind::kExpand: return str_cat("    ", ct, " v = ", ex.load(x, broadcast_offset(xs, index_vars("o", rank)), "x"), ";\n");
+    case OpKind::kSlice: return slice_code(ex, n, ct);
+    case OpKind::kConcat: return concat_code(ex, n, ct);
+    case OpKind::kGather: return gather_code(ex, n, ct);
+    case OpKind::kGatherElements: return gather_elements_code(ex, n, ct);
+    case OpKind::kMaxPool:
+    case OpKind::kAveragePool: return pool_code(ex, n);
+    case OpKind::kGlobalAveragePool: return global_pool_code(ex, n);
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMax: return reduce_code(ex, n, ct);
+    case OpKind::kConv: return direct_conv_code(ex, n);
+    case OpKind::kSoftmax: return softmax_axis_code(ex, n);
+    case OpKind::kBatchNormalization: return batch_norm_code(ex, n);
+    case OpKind::kCumSum: return cum_sum_code(ex, n, ct);
+    default: user_error(n.describe(), ": ", op_name(n.op), " cannot be compiled to CUDA yet");
+  }
+}
+
+// The loop head of a pointwise function: element i of the thread's `ilp` in its work item.
+std::string element_loop(int ilp, int64_t total) {
+  return str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
+                 "    const long long i = ((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x;\n",
+                 "    if (i >= ", total, "LL) return;\n");
+}
+
+GroupWork group_work(const Group& g, const std::string& function, const ParamList& params) {
+  const Call call{function, params.arguments()};
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
+}
+
+GroupWork emit_split(Module& m, const Group& g) {
+  const Node& n = *g.anchor;
+  ParamList params(m);
+  const Shape& xs = n.inputs[0]->type.shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  int64_t axis = node_attrs(n).attr_int("axis");
+  if (axis < 0) axis += r;
+  std::string body = element_loop(g.pointwise.ilp, shape_numel(xs));  // items cover the input
+  body += decompose("i", xs, "o");
+  body += str_cat("    const ", ctype(m.plan.dtype_of(n.inputs[0])), " x = ", params.ref(n.inputs[0], {}, "src"), "[i];\n");
+  std::set<const Value*> written;
+  int64_t base = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const Value* out = n.outputs[k];
+    const int64_t len = out ? out->type.shape[axis] : 0;
+    if (out) {
+      std::vector<std::string> idx(r);
+      for (int64_t d = 0; d < r; ++d) idx[d] = d == axis ? str_cat("(o", d, " - ", base, "LL)") : str_cat("o", d);
+      body += str_cat("    ", k ? "else " : "", "if (o", axis, " < ", base + len, "LL) ", params.ref(out, {}, str_cat("out", k)), "[",
+                      linear(idx, out->type.shape), "] = x;\n");
+      written.insert(m.plan.root(out));
+    }
+    base += len;
+  }
+  body += "  }\n";
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
+}  // namespace
+
+GroupWork emit_pointwise(Module& m, const Group& g) {
+  const Node& n = *g.anchor;
+  if (n.op == OpKind::kSplit) return emit_split(m, g);
+  ParamList params(m);
+  Expressions ex(m.plan, params);
+  const Value* out = g.output;
+  std::string body = element_loop(g.pointwise.ilp, out->type.numel());
+  body += decompose("i", n.outputs[0]->type.shape, "o");
+  body += anchor_code(ex, m.plan, n);
+  std::set<const Value*> written = {m.plan.root(out)};
+  if (n.op == OpKind::kMaxPool && n.outputs.size() > 1 && n.outputs[1]) {  // Indices, at the same index as Y
+    body += str_cat("    ", params.ref(n.outputs[1], {}, "indices_out"), "[i] = am;\n");
+    written.insert(m.plan.root(n.outputs[1]));
+  }
+  const EpilogueSteps steps = epilogue_steps(ex, m.plan, g, "i");
+  body += steps.code;
+  body += str_cat("    ", params.ref(out, {}, "out"), "[", steps.store_index, "] = ", ex.store(m.plan.dtype_of(out), "v"), ";\n  }\n");
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
+}  // namespace mono::emit

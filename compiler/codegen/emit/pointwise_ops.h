@@ -1,0 +1,28 @@
+// The anchors of pointwise groups that are not elementwise: statements computing `v`, the
+// anchor's element at output index o0..o{rank-1} (pointwise_ops.cc, one function per op family).
+#pragma once
+
+#include <string>
+
+#include "compiler/codegen/emit/expressions.h"
+
+namespace mono::emit {
+
+// Data movement: Slice, Concat, Gather, GatherElements (`ct`: the compute type).
+std::string slice_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string concat_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string gather_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string gather_elements_code(Expressions& ex, const Node& n, const std::string& ct);
+// Windows: MaxPool / AveragePool, GlobalAveragePool, grouped or depthwise Conv.
+std::string pool_code(Expressions& ex, const Node& n);
+std::string global_pool_code(Expressions& ex, const Node& n);
+std::string direct_conv_code(Expressions& ex, const Node& n);
+// Reductions along axes: ReduceSum / Mean / Max, Softmax along a non-last axis.
+std::string reduce_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string softmax_axis_code(Expressions& ex, const Node& n);
+// CumSum: each element sums its prefix (or suffix, reverse) along the axis, exclusive or not.
+std::string cum_sum_code(Expressions& ex, const Node& n, const std::string& ct);
+// BatchNormalization (inference form).
+std::string batch_norm_code(Expressions& ex, const Node& n);
+
+}  // namespace mono::emit

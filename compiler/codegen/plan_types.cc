@@ -1,0 +1,105 @@
+// The plan's value types (plan.h): names, comparisons, lookups.
+#include "compiler/codegen/plan.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "compiler/codegen/support.h"
+#include "compiler/support/error.h"
+
+namespace mono {
+
+int KernelContext::register_cap() const {
+  int cap = 65536 / (threads * blocks_per_sm);
+  return std::min(255, cap - cap % 8);
+}
+
+const char* group_kind_name(GroupKind k) {
+  switch (k) {
+    case GroupKind::kGemm: return "gemm";
+    case GroupKind::kConvGemm: return "conv-gemm";
+    case GroupKind::kRows: return "rows";
+    case GroupKind::kPointwise: return "pointwise";
+  }
+  return "?";
+}
+
+std::string GemmSchedule::str() const {
+  return str_cat("tile ", bm, "x", bn, "x", bk, ", warps ", warps_m, "x", warps_n, ", stages ", stages,
+                 ", split-k ", splits);
+}
+
+bool GemmSchedule::operator==(const GemmSchedule& o) const {
+  return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
+         stages == o.stages && splits == o.splits;
+}
+
+bool Schedule::operator==(const Schedule& o) const {
+  if (kind != o.kind) return false;
+  switch (kind) {
+    case GroupKind::kGemm:
+    case GroupKind::kConvGemm: return gemm == o.gemm;
+    case GroupKind::kPointwise: return pointwise == o.pointwise;
+    case GroupKind::kRows: return true;
+  }
+  return true;
+}
+
+std::string Schedule::str() const {
+  switch (kind) {
+    case GroupKind::kGemm:
+    case GroupKind::kConvGemm: return str_cat(group_kind_name(kind), " ", gemm.str());
+    case GroupKind::kPointwise: return str_cat("pointwise ilp ", pointwise.ilp);
+    case GroupKind::kRows: return "rows (no knobs)";
+  }
+  return "?";
+}
+
+Schedule Group::schedule() const {
+  Schedule s;
+  s.kind = kind;
+  s.gemm = gemm;
+  s.pointwise = pointwise;
+  return s;
+}
+
+std::string Group::nodes() const {
+  auto node = [](const Node* n) { return n->name.empty() ? op_name(n->op) : str_cat(n->name, " (", op_name(n->op), ")"); };
+  std::string s = node(anchor);
+  for (const Node* n : epilogue) s += " + " + node(n);
+  return s;
+}
+
+const Value* KernelPlan::root(const Value* v) const {
+  for (auto it = alias.find(v); it != alias.end(); it = alias.find(v)) v = it->second;
+  return v;
+}
+
+DType KernelPlan::dtype_of(const Value* v) const {
+  auto it = device_dtype.find(root(v));
+  return it != device_dtype.end() ? it->second : v->type.dtype;
+}
+
+Packing KernelPlan::packing(const Node& n, int i) const {
+  if (i == 1) {
+    auto t = weight_tiles.find(&n);
+    if (t != weight_tiles.end()) return t->second;
+  }
+  return constant_packing(n, i);
+}
+
+size_t KernelPlan::constant_offset(const Value* v, const Packing& packing) const {
+  for (const PackedConstant& c : constants)
+    if (c.value == v && c.packing == packing) return c.offset;
+  MONO_CHECK(false, "constant ", v->name, " was not packed as '", packing.str(), "'");
+}
+
+bool Packing::operator<(const Packing& o) const {
+  return std::tie(transposed, tile_rows, tile_k) < std::tie(o.transposed, o.tile_rows, o.tile_k);
+}
+
+std::string Packing::str() const {
+  return str_cat(transposed ? "nk" : "", tiled() ? str_cat("@t", tile_rows, "x", tile_k) : std::string());
+}
+
+}  // namespace mono

@@ -1,0 +1,100 @@
+// Attention as one group (plan.h Group::fused): S = MatMul(Q, K) [+ elementwise], P =
+// Softmax(S) over the last axis [+ NaN guard], O = MatMul(P, V) [+ epilogue], with S and P read
+// by nothing else. One work item carries a batch entry's BM query rows through all three.
+#include <algorithm>
+
+#include "compiler/codegen/cost_model.h"
+#include "compiler/codegen/planner/steps.h"
+#include "compiler/codegen/support.h"
+
+namespace mono::planner {
+namespace {
+
+bool has_transpose(const Group& g) {
+  for (const Node* e : g.epilogue)
+    if (e->op == OpKind::kTranspose) return true;
+  return false;
+}
+
+Shape batch_dims(const Group& g) {
+  const Shape& y = g.anchor->outputs[0]->type.shape;
+  return y.size() > 2 ? Shape(y.begin(), y.end() - 2) : Shape{};
+}
+
+// A batched MatMul group that can be part of an attention group.
+bool attention_gemm(const Group& g) {
+  return g.kind == GroupKind::kGemm && g.anchor->op == OpKind::kMatMul && !g.in_attention() &&
+         g.anchor->inputs[0]->type.rank() >= 2 && g.anchor->inputs[1]->type.rank() >= 2;
+}
+
+// Every input of the groups `set` that another group writes comes from a group before `head`
+// (so the fused group's stage follows all of them).
+bool inputs_before(int head, const std::vector<const Group*>& set, const KernelPlan& plan, const Uses& uses) {
+  std::set<int> ids;
+  for (const Group* g : set) ids.insert(g->id);
+  for (const Group* g : set) {
+    std::vector<const Node*> nodes = {g->anchor};
+    nodes.insert(nodes.end(), g->epilogue.begin(), g->epilogue.end());
+    for (const Node* n : nodes)
+      for (const Value* in : n->inputs) {
+        if (!in) continue;
+        auto it = uses.producer.find(plan.root(in));
+        if (it != uses.producer.end() && !ids.count(it->second) && it->second > head) return false;
+      }
+  }
+  return true;
+}
+
+// The fixed tiles of the two GEMMs: BM query rows (the smallest of 16, 32, 64 whose items fit
+// the grid in one round), all warps along N, BN covering all keys (S) / the head size (O) up to
+// 256 columns per tile.
+bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const KernelContext& ctx, GemmSchedule* t1,
+                     GemmSchedule* t3) {
+  const int wn = ctx.threads / 32;
+  const int quantum = (f16 ? 8 : 4) * wn;
+  auto cover = [&](int64_t n) { return static_cast<int>(ceil_div(std::min<int64_t>(n, 256), quantum) * quantum); };
+  int bq = 64;
+  for (int c : {16, 32}) {
+    if (s.batch * ceil_div(s.m, c) <= ctx.grid()) {
+      bq = c;
+      break;
+    }
+  }
+  const int bk1 = f16 ? (s.k <= 16 ? 16 : s.k <= 32 ? 32 : 64) : 16;
+  *t1 = GemmSchedule{bq, cover(s.n), bk1, 1, wn, 2, 1};
+  *t3 = GemmSchedule{bq, cover(o.n), f16 ? 64 : 16, 1, wn, f16 ? 3 : 2, 1};
+  return gemm_schedule_problem(f16, *t1, ctx, &s).empty() && gemm_schedule_problem(f16, *t3, ctx, &o).empty();
+}
+
+}  // namespace
+
+void fuse_attention(const Uses& uses, KernelPlan* plan) {
+  for (Group& sm : plan->groups) {
+    if (sm.kind != GroupKind::kRows || sm.anchor->op != OpKind::kSoftmax || sm.in_attention() || has_transpose(sm))
+      continue;
+    const Value* s = plan->root(sm.anchor->inputs[0]);
+    auto pit = uses.producer.find(s);
+    if (pit == uses.producer.end()) continue;
+    Group& qk = plan->groups[pit->second];
+    // S = QK must store in its natural layout: no Transpose in its epilogue.
+    if (!attention_gemm(qk) || has_transpose(qk) || plan->root(qk.output) != s || !uses.is_private(s)) continue;
+    const Value* p = plan->root(sm.output);
+    if (!uses.is_private(p)) continue;
+    Group* pv = nullptr;
+    for (Group& g : plan->groups)
+      if (g.kind == GroupKind::kGemm && plan->root(g.anchor->inputs[0]) == p) pv = &g;
+    if (!pv || pv->id <= sm.id || !attention_gemm(*pv) || pv->f16 != qk.f16) continue;
+    const GemmProblem a = gemm_problem(qk), b = gemm_problem(*pv);
+    if (a.batch != b.batch || a.m != b.m || b.k != a.n || row_length(*sm.anchor) != a.n) continue;
+    if (batch_dims(qk) != batch_dims(*pv) || pv->anchor->inputs[0]->type.numel() != b.batch * b.m * b.k) continue;
+    if (!inputs_before(qk.id, {&qk, &sm, pv}, *plan, uses)) continue;
+    GemmSchedule t1, t3;
+    if (!attention_tiles(a, b, qk.f16, plan->ctx, &t1, &t3)) continue;
+    qk.fused = {sm.id, pv->id};
+    sm.fused_into = pv->fused_into = qk.id;
+    qk.gemm = t1;
+    pv->gemm = t3;
+  }
+}
+
+}  // namespace mono::planner

@@ -1,0 +1,215 @@
+// The cost model (cost_model.h): fitted to H100 measurements where a source is named,
+// estimates otherwise; never stored as measurements.
+#include "compiler/codegen/cost_model.h"
+
+#include <algorithm>
+
+#include "compiler/codegen/support.h"
+#include "compiler/ops/op.h"
+#include "compiler/support/error.h"
+
+namespace mono {
+namespace {
+
+constexpr double kBandwidth = 2.5e12;     // bytes/s, sustained
+// Convolutions only (see estimate_gemm_us): sustained MMA / FFMA rates (estimates).
+constexpr double kConvPeakF16Flops = 400e12;
+constexpr double kConvPeakF32Flops = 40e12;
+// One SM streams at most about twice its share of the bandwidth (estimate): a group whose
+// work sits on few blocks is bound by them.
+constexpr double kSmBandwidthShare = 2.0;
+constexpr double kItemLoopUs = 0.05;      // per extra work item a block loops over (estimate)
+// fp32 GEMM work items (FFMA), from the device library's H100 timings of the BERT-base shapes
+// (bench/runs/diag2.tar.xz, member diag2/diag/gemm.txt): about a fixed 4 us plus the MMAs at
+// the f16 rate over the peak ratio or the operand bytes at about 60 KB per us per SM,
+// whichever is slower.
+constexpr double kGemmItemFixedUs = 4.0;
+constexpr double kF32FmaPerSmUs = 0.1e6;  // estimate
+constexpr double kItemBytesPerSmUs = 60e3;
+// fp16 (mma.sync) work items, fitted to the clock64() probe of GemmF16 tiles on the H100 (SM
+// clock 1980 MHz; bench/runs/probe1_h100.tar.xz, member probe1_h100/probe.txt, and
+// bench/runs/run18_h100_splitk_preload.tar.xz, member run18_h100_splitk_preload/probe.txt):
+// a k tile costs ~317 cycles plus its operand bytes at ~29 bytes per cycle, whatever its MMA
+// count; the pipeline fill ~1000 cycles plus one k tile's bytes at ~22 B/cycle; the drain ~600;
+// the epilogue ~1500 plus ~100 per accumulator a thread owns (64x64 over 256 threads: ~3000
+// measured).
+constexpr double kSmClockMHz = 1980;
+constexpr double kKTileCycles = 317, kKTileBytesPerCycle = 29;
+constexpr double kFillCycles = 1000, kFillBytesPerCycle = 22, kDrainCycles = 600;
+constexpr double kEpilogueCycles = 1500, kEpilogueCyclesPerAcc = 100;
+// Split-K (split_k.cuh): producers store their partial tile and count it; the reducer waits for the
+// count (~0.9 us after its own k tiles) and reads the splits - 1 partial tiles one after another.
+// Fitted to the same probe: 64x64 split-K 4 costs ~1.6-2 us over split-K 1, 32x64 split-K 2 ~1.3.
+constexpr double kSplitWaitUs = 0.9;
+constexpr double kSplitSlotUs = 0.1;  // plus the slot's bytes at kItemBytesPerSmUs
+
+}  // namespace
+
+GemmProblem gemm_problem(const Group& grp) {
+  const Node& n = *grp.anchor;
+  GemmProblem s;
+  if (n.op == OpKind::kConv) {
+    const Shape& x = n.inputs[0]->type.shape;
+    const Shape& w = n.inputs[1]->type.shape;
+    const Shape& y = n.outputs[0]->type.shape;
+    s.batch = x[0];
+    s.m = w[0];
+    s.k = shape_numel(w) / w[0];
+    s.n = shape_numel(y) / (y[0] * y[1]);
+    s.conv = true;
+    return s;
+  }
+  const Shape& y = n.outputs[0]->type.shape;
+  s.m = y.size() >= 2 ? y[y.size() - 2] : 1;
+  s.n = y.back();
+  s.batch = shape_numel(y) / (s.m * s.n);
+  const Shape& a = n.inputs[0]->type.shape;
+  const bool trans_a = n.op == OpKind::kGemm && node_attrs(n).attr_int("transA") != 0;
+  s.k = n.op == OpKind::kGemm ? (trans_a ? a[0] : a[1]) : a.back();
+  if (n.op == OpKind::kMatMul && a.size() == 1) s.k = a[0];
+  return s;
+}
+
+std::vector<int> split_k_factors(int64_t k, int bk) {
+  std::vector<int> out = {1};
+  for (int want : {2, 3, 4, 6, 8, 12, 16}) {
+    if (k / want < 2 * bk) break;
+    // Every split gets a whole number of BK steps and none is empty.
+    const int64_t chunk = ceil_div(ceil_div(k, want), bk) * bk;
+    const int splits = static_cast<int>(ceil_div(k, chunk));
+    if (splits > out.back()) out.push_back(splits);
+  }
+  return out;
+}
+
+int64_t gemm_items(const GemmProblem& p, const GemmSchedule& t) {
+  return p.batch * ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * t.splits;
+}
+
+double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t) {
+  const int64_t k_tiles = ceil_div(ceil_div(s.k, t.splits), t.bk);
+  const double reduce_us =
+      t.splits > 1 ? kSplitWaitUs + (t.splits - 1) * (kSplitSlotUs + t.bm * t.bn * 4.0 / kItemBytesPerSmUs) : 0.0;
+  if (f16) {
+    const double tile_bytes = (t.bm + t.bn) * t.bk * 2.0;
+    const double accs = static_cast<double>(t.bm) * t.bn / (32.0 * std::max(1, t.warps_m * t.warps_n));
+    const double cycles = kFillCycles + tile_bytes / kFillBytesPerCycle +
+                          k_tiles * (kKTileCycles + tile_bytes / kKTileBytesPerCycle) + kDrainCycles +
+                          kEpilogueCycles + kEpilogueCyclesPerAcc * accs;
+    return cycles / kSmClockMHz + reduce_us;
+  }
+  const double k_item = static_cast<double>(k_tiles * t.bk);
+  const double fma_us = t.bm * t.bn * k_item / kF32FmaPerSmUs;
+  const double bytes_us = (t.bm + t.bn) * k_item * 4 / kItemBytesPerSmUs;
+  return kGemmItemFixedUs + std::max(fma_us, bytes_us) + reduce_us;
+}
+
+double round_robin_us(int64_t items, double item_us, const KernelContext& ctx) {
+  return static_cast<double>(ceil_div(items, ctx.grid())) * item_us;
+}
+
+double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
+  if (!s.conv) return round_robin_us(gemm_items(s, t), gemm_item_us(s, f16, t), ctx);
+  // Convolutions (im2col gather) keep the earlier bandwidth model, under which resnet50's
+  // defaults were measured; the fit above is from dense-operand GEMMs only. Per item the
+  // larger of MMA time at the sustained rate and operand bytes at the SM's share of the
+  // bandwidth, plus split-K's atomics priced at 8x streaming.
+  const double k_item = static_cast<double>(s.k) / t.splits;
+  const double rate = (f16 ? kConvPeakF16Flops : kConvPeakF32Flops) / ctx.sms;
+  const double item_us =
+      std::max(2.0 * t.bm * t.bn * k_item / rate, (t.bm + t.bn) * k_item * (f16 ? 2 : 4) / (kBandwidth / ctx.sms)) * 1e6;
+  const double split_us = t.splits > 1 ? 8.0 * s.batch * s.m * s.n * 4.0 * t.splits / kBandwidth * 1e6 : 0;
+  return round_robin_us(gemm_items(s, t), item_us, ctx) + split_us;
+}
+
+void gemm_warps(int threads, int* warps_m, int* warps_n) {
+  const int warps = std::max(1, threads / 32);
+  *warps_n = std::min(4, warps);
+  *warps_m = std::max(1, warps / *warps_n);
+}
+
+std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelContext& ctx, const GemmProblem* p) {
+  if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.warps_m <= 0 || t.warps_n <= 0 || t.stages <= 0 || t.splits <= 0)
+    return str_cat("knobs must be positive (", t.str(), ")");
+  if (t.warps_m * t.warps_n * 32 != ctx.threads)
+    return str_cat("warps ", t.warps_m, "x", t.warps_n, " are ", t.warps_m * t.warps_n * 32, " threads, the context has ",
+                   ctx.threads);
+  if (f16) {
+    if (t.bm % (16 * t.warps_m)) return str_cat("BM ", t.bm, " is not a multiple of 16 x warps_m (", 16 * t.warps_m, ")");
+    if (t.bn % (8 * t.warps_n)) return str_cat("BN ", t.bn, " is not a multiple of 8 x warps_n (", 8 * t.warps_n, ")");
+    if (t.bk % 16) return str_cat("BK ", t.bk, " is not a multiple of 16");
+    if (t.stages < 2 || t.stages > 8) return str_cat("stages ", t.stages, " is not in 2..8");
+  } else {
+    if (t.bm % (8 * t.warps_m)) return str_cat("BM ", t.bm, " is not a multiple of 8 x warps_m (", 8 * t.warps_m, ")");
+    if (t.bn % (4 * t.warps_n)) return str_cat("BN ", t.bn, " is not a multiple of 4 x warps_n (", 4 * t.warps_n, ")");
+    if (t.bk % 4) return str_cat("BK ", t.bk, " is not a multiple of 4");
+    if (t.stages != 2) return str_cat("the fp32 GEMM has 2 stages, not ", t.stages);
+  }
+  // Registers: the accumulators alone (BM x BN / threads fp32 values per thread) must leave
+  // room for addresses and fragments.
+  const int acc = t.bm * t.bn / ctx.threads;
+  if (acc > ctx.register_cap() / 2)
+    return str_cat("tile ", t.bm, "x", t.bn, " needs ", acc, " accumulator registers per thread, over half the cap of ",
+                   ctx.register_cap());
+  const int smem = gemm_smem_bytes(f16, t.bm, t.bn, t.bk, t.stages);
+  if (smem > ctx.smem_limit) return str_cat("tile needs ", smem, " B of shared memory, the context allows ", ctx.smem_limit);
+  if (p && t.splits > 1) {
+    const std::vector<int> ok = split_k_factors(p->k, t.bk);
+    if (std::find(ok.begin(), ok.end(), t.splits) == ok.end())
+      return str_cat("split-K ", t.splits, " leaves a split empty or uneven at K = ", p->k, ", BK = ", t.bk);
+  }
+  return "";
+}
+
+std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx) {
+  // fp16 menu from the device library's H100 timings of the BERT-base shapes (2026-11-21):
+  // BK = 64 with 4 stages was fastest at 128x768..3072x768.
+  struct Tile { int bm, bn, bk, stages; };
+  const std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 3}, {64, 64, 64, 4}, {32, 64, 64, 4}}
+                                      : std::vector<Tile>{{64, 64, 16, 2}, {32, 64, 16, 2}};
+  int wm, wn;
+  gemm_warps(ctx.threads, &wm, &wn);
+  std::vector<GemmSchedule> out;
+  for (const Tile& t : tiles) {
+    GemmSchedule s{t.bm, t.bn, t.bk, wm, wn, t.stages, 1};
+    if (gemm_schedule_problem(f16, s, ctx, nullptr).empty()) out.push_back(s);
+  }
+  return out;
+}
+
+PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
+  // Split loops over its input (each element goes to one output); others over the output.
+  const Value* out = grp.output;
+  PointwiseProblem p;
+  p.elements = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
+  p.bytes = static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
+  return p;
+}
+
+int default_ilp(const PointwiseProblem& p, const KernelContext& ctx) {
+  return p.elements >= int64_t{ctx.threads} * 4 * ctx.grid() ? 4 : 1;
+}
+
+int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext& ctx) {
+  return ceil_div(p.elements, int64_t{ctx.threads} * ilp);
+}
+
+double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx) {
+  // Read and write at the bandwidth, unless the busiest block's share of the bytes (few,
+  // large items) is slower at one SM's rate; plus a fixed cost and the item loop.
+  const int64_t items = pointwise_items(p, ilp, ctx);
+  const int64_t waves = ceil_div(items, ctx.grid());
+  const double per_element = p.elements > 0 ? 2 * p.bytes / static_cast<double>(p.elements) : 0;
+  const double block_bytes = static_cast<double>(std::min<int64_t>(p.elements, waves * int64_t{ctx.threads} * ilp)) * per_element;
+  const double sm_bandwidth = kBandwidth / ctx.sms * kSmBandwidthShare;
+  return std::max(2 * p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs;
+}
+
+std::string ilp_problem(int ilp) {
+  if (ilp < 1 || ilp > 64) return str_cat("ILP factor ", ilp, " is not in 1..64");
+  return "";
+}
+
+double estimate_rows_us(double bytes) { return 3 * bytes / kBandwidth * 1e6 + 0.5; }
+
+}  // namespace mono

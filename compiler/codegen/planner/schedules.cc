@@ -1,0 +1,183 @@
+// Schedules: every GEMM group's default tile and split-K factor from the cost model (chosen
+// against the other groups of its stage, which share the grid), tuned schedules where the
+// options carry a valid one for the group's signature, then each group's work items, estimate
+// and shared memory.
+#include <algorithm>
+
+#include "compiler/codegen/cost_model.h"
+#include "compiler/codegen/planner/steps.h"
+#include "compiler/codegen/support.h"
+#include "compiler/support/error.h"
+
+namespace mono::planner {
+namespace {
+
+bool gemm_like(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm; }
+
+// The default schedule of a GEMM group: the menu tile and split-K factor with the lowest
+// estimate for its stage. Groups sharing a stage share the grid: their items go round-robin
+// over the blocks, so the stage takes about ceil(all items / grid) times its slowest item.
+// `others_items` / `others_item_us` describe the stage's other groups (0 when alone).
+// `copies`: the stage runs that many groups of this problem with the same schedule (their
+// items all count).
+void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0, double others_item_us = 0,
+                 int copies = 1) {
+  const GemmProblem s = gemm_problem(grp);
+  const std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx);
+  if (tiles.empty())
+    user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
+               ctx.smem_limit, " B shared memory)");
+  // A k tile of 128 for the one-matrix fp16 GEMMs whose A the emitter reads through a tensor
+  // map (batched ones, attention's, are not), where K >= 128: with A through tensor maps it
+  // measured faster on all four full models (H100, bench/RESULTS.md session 10: bert-base
+  // 659.1 -> 643.3 us, gpt2 677.0 -> 663.0, vit-base 1038.7 -> 919.0). Elsewhere the menu's.
+  const int bk = grp.f16 && !s.conv && s.batch == 1 && s.k >= 128 ? 128 : 0;
+  double best = 1e30;
+  auto choose = [&](int k_tile) {
+    for (GemmSchedule t : tiles) {
+      if (k_tile > 0 && grp.f16 && !s.conv) t.bk = k_tile;
+      if (k_tile > 0 && !gemm_schedule_problem(grp.f16, t, ctx, nullptr).empty()) continue;
+      for (int splits : split_k_factors(s.k, t.bk)) {
+        GemmSchedule c = t;
+        c.splits = splits;
+        const double us = s.conv || (others_items == 0 && copies == 1)
+                              ? estimate_gemm_us(s, grp.f16, c, ctx)
+                              : round_robin_us(copies * gemm_items(s, c) + others_items,
+                                               std::max(gemm_item_us(s, grp.f16, c), others_item_us), ctx);
+        if (us < best * 0.97) {
+          best = us;
+          grp.gemm = c;
+        }
+      }
+    }
+  };
+  choose(bk);
+  if (best == 1e30 && bk > 0) choose(0);  // BK 128 fits no tile of this context: the menu's
+  MONO_CHECK(best < 1e30, grp.anchor->describe(), ": no tile of a non-empty menu was chosen");
+}
+
+// Re-chooses the default schedules of GEMM groups that share a stage with other GEMM groups,
+// each against the others' current choice (two rounds settle the BERT-style Q/K/V stages).
+void choose_shared_stage_gemms(KernelPlan* plan) {
+  for (const Stage& st : plan->stages) {
+    std::vector<int> gemms;
+    for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us)
+      const Group& g = plan->groups[gid];
+      if (g.kind == GroupKind::kGemm && !g.in_attention()) gemms.push_back(gid);
+    }
+    if (gemms.size() < 2) continue;
+    // GEMMs of one problem (BERT's Q, K, V) start from the best common schedule. Chosen
+    // alone, each took split-K 3; against each other's 72 items no single one could get the
+    // stage back into one round of the grid (3 x 72 items on 132 blocks), although 3 x 24
+    // unsplit items fit.
+    const GemmProblem p0 = gemm_problem(plan->groups[gemms[0]]);
+    bool same = true;
+    for (int gid : gemms) {
+      const GemmProblem p = gemm_problem(plan->groups[gid]);
+      same = same && p.m == p0.m && p.n == p0.n && p.k == p0.k && p.batch == p0.batch && !p.conv &&
+             plan->groups[gid].f16 == plan->groups[gemms[0]].f16;
+    }
+    if (same) {
+      choose_gemm(plan->ctx, plan->groups[gemms[0]], 0, 0, static_cast<int>(gemms.size()));
+      for (int gid : gemms) plan->groups[gid].gemm = plan->groups[gemms[0]].gemm;
+    }
+    for (int round = 0; round < 2; ++round) {
+      for (int gid : gemms) {
+        int64_t items = 0;
+        double item_us = 0;
+        for (int other : gemms) {
+          if (other == gid) continue;
+          const Group& o = plan->groups[other];
+          const GemmProblem op = gemm_problem(o);
+          items += gemm_items(op, o.gemm);
+          item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm));
+        }
+        choose_gemm(plan->ctx, plan->groups[gid], items, item_us);
+      }
+    }
+  }
+}
+
+// A tuned schedule for the group, if the options have a valid one for its signature.
+bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& grp) {
+  if (!options.signature) return false;
+  grp.signature = options.signature(plan, grp);
+  auto it = options.schedules.find(grp.signature);
+  if (it == options.schedules.end()) return false;
+  if (grp.in_attention()) {
+    grp.override_rejected = "the group is part of an attention group, whose tiles are fixed";
+    return false;
+  }
+  const Schedule& o = it->second;
+  std::string why;
+  if (o.kind != grp.kind) {
+    why = str_cat("the schedule is for a ", group_kind_name(o.kind), " group, this is a ", group_kind_name(grp.kind), " group");
+  } else if (gemm_like(grp)) {
+    const GemmProblem p = gemm_problem(grp);
+    why = gemm_schedule_problem(grp.f16, o.gemm, plan.ctx, &p);
+  } else if (grp.kind == GroupKind::kPointwise) {
+    why = ilp_problem(o.pointwise.ilp);
+  }
+  if (!why.empty()) {
+    grp.override_rejected = why;
+    return false;
+  }
+  if (gemm_like(grp)) grp.gemm = o.gemm;
+  if (grp.kind == GroupKind::kPointwise) grp.pointwise = o.pointwise;
+  grp.tuned = true;
+  return true;
+}
+
+}  // namespace
+
+void choose_schedules(const PlanOptions& options, KernelPlan* plan) {
+  KernelContext& ctx = plan->ctx;
+  // Defaults first, all of them (so that a default never depends on another group's tuned
+  // schedule), then the tuned schedules replace theirs.
+  for (Group& grp : plan->groups)
+    if (gemm_like(grp) && !grp.in_attention()) choose_gemm(ctx, grp);
+  choose_shared_stage_gemms(plan);
+  for (Group& grp : plan->groups) apply_override(options, *plan, grp);
+  for (Group& grp : plan->groups) {
+    switch (grp.kind) {
+      case GroupKind::kGemm:
+      case GroupKind::kConvGemm: {
+        const GemmProblem p = gemm_problem(grp);
+        grp.items = gemm_items(p, grp.gemm);
+        grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, ctx);
+        grp.smem_bytes = gemm_smem_bytes(grp.f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
+        break;
+      }
+      case GroupKind::kRows: {
+        const int64_t rows = grp.anchor->inputs[0]->type.numel() / row_length(*grp.anchor);
+        grp.items = ceil_div(rows, ctx.threads / 32);
+        grp.est_us = estimate_rows_us(static_cast<double>(grp.output->type.numel()) * dtype_size(plan->dtype_of(grp.output)));
+        break;
+      }
+      case GroupKind::kPointwise: {
+        const PointwiseProblem p = pointwise_problem(*plan, grp);
+        if (!grp.tuned) grp.pointwise.ilp = default_ilp(p, ctx);
+        grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
+        grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
+        break;
+      }
+    }
+    ctx.smem_bytes = std::max(ctx.smem_bytes, grp.smem_bytes);
+  }
+  // An attention group's items and estimate cover its three parts.
+  for (Group& grp : plan->groups) {
+    if (grp.fused.empty()) continue;
+    Group& pv = plan->groups[grp.fused[1]];
+    const GemmProblem a = gemm_problem(grp), b = gemm_problem(pv);
+    grp.items = a.batch * ceil_div(a.m, grp.gemm.bm);
+    const double item_us = ceil_div(a.n, grp.gemm.bn) * gemm_item_us(a, grp.f16, grp.gemm) + kAttentionRowsUs +
+                           ceil_div(b.n, pv.gemm.bn) * gemm_item_us(b, pv.f16, pv.gemm);
+    grp.est_us = round_robin_us(grp.items, item_us, ctx);
+    for (int id : grp.fused) {
+      plan->groups[id].items = 0;
+      plan->groups[id].est_us = 0;
+    }
+  }
+}
+
+}  // namespace mono::planner

@@ -1,0 +1,15 @@
+// Transpose's knowledge that the code generator shares (transpose.cc).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace mono {
+
+// The node's permutation: output axis d is input axis perm[d]; `perm` defaults to reversing
+// the axes.
+std::vector<int64_t> transpose_perm(const Node& node);
+
+}  // namespace mono

@@ -1,0 +1,102 @@
+#include "compiler/tuning/jobs.h"
+
+#include <algorithm>
+
+#include "compiler/driver/model.h"
+#include "compiler/reference/inputs.h"
+#include "compiler/support/error.h"
+#include "compiler/tuning/fragment.h"
+#include "compiler/tuning/signature.h"
+
+namespace mono::tuning {
+
+using nlohmann::json;
+
+PreparedModel prepare_model(const std::string& model_path, const std::string& label,
+                            const std::map<std::string, Shape>& shapes, Precision precision) {
+  ModelOptions mo;
+  mo.load.input_shapes = shapes;
+  LoadedModel loaded = load_model(model_path, mo);
+  PreparedModel m;
+  m.label = label;
+  m.graph = std::move(loaded.graph);
+  m.notes = std::move(loaded.notes);
+  m.options.settings.precision = precision;
+  calibrate(*m.graph, synthetic_inputs(*m.graph), &m.options);
+  return m;
+}
+
+std::string dry_run_kind(int sm_arch) { return "compile-only sm_" + std::to_string(sm_arch); }
+
+std::string job_id(const char* prefix, const std::string& what) {
+  return prefix + signature_hash(what + "|v" + std::to_string(kSignatureVersion));
+}
+
+TuningPlan plan_tuning(const PreparedModel& model, const TuningPlanOptions& opt) {
+  TuningPlan out;
+  out.space = enumerate_space(*model.graph, model.options);
+  // The plan of each context, for cutting the groups out as fragments.
+  std::map<std::string, KernelPlan> plans;
+  std::map<std::string, PlanOptions> plan_options;
+  for (const Context& ctx : out.space.contexts) {
+    PlanOptions o = tuned_options(model.options, ctx, {});
+    enable_signatures(&o);
+    plans.emplace(ctx.key(), plan_kernel(*model.graph, o));
+    plan_options.emplace(ctx.key(), o);
+  }
+  const db::JobKind kind = opt.dry_run ? db::JobKind::kCompile : db::JobKind::kMeasure;
+  for (const TuningTask& t : out.space.tasks) {
+    const KernelPlan& plan = plans.at(t.context.key());
+    const Group& group = plan.groups.at(t.groups.front());
+    json fragment = make_fragment(*model.graph, plan, group, plan_options.at(t.context.key()));
+    json task = task_to_json(t);
+    db::TaskPlan tp;
+    tp.signature = t.signature;
+    tp.gpu_kind = opt.task_gpu_kind;
+    tp.context = context_to_string(t.context);
+    tp.payload = json{{"task", task}, {"fragment", fragment}}.dump();
+    tp.instances = static_cast<int>(t.groups.size());
+
+    // Which candidates get jobs: all of them, or in a dry run the best few and the default.
+    std::vector<int> chosen;
+    for (int i = 0; i < static_cast<int>(t.candidates.size()); ++i)
+      if (!opt.dry_run || i < opt.dry_run_candidates || t.candidates[i].is_default) chosen.push_back(i);
+    for (size_t b = 0; b < chosen.size(); b += opt.candidates_per_job) {
+      json cands = json::array();
+      std::string ids;
+      for (size_t k = b; k < std::min(chosen.size(), b + opt.candidates_per_job); ++k) {
+        const int i = chosen[k];
+        cands.push_back({{"index", i},
+                         {"schedule", schedule_to_json(t.candidates[i].schedule)},
+                         {"est_us", t.candidates[i].est_us},
+                         {"default", t.candidates[i].is_default}});
+        ids += std::to_string(i) + ",";
+      }
+      db::NewJob job;
+      job.kind = kind;
+      job.gpu_kind = opt.dry_run ? "" : opt.task_gpu_kind;
+      job.id = job_id("j", std::string(db::to_string(kind)) + "|" + opt.task_gpu_kind + "|" + tp.context + "|" +
+                               t.signature + "|" + ids);
+      job.payload = json{{"kind", db::to_string(kind)},
+                         {"signature", t.signature},
+                         {"description", t.description},
+                         {"gpu_kind", opt.task_gpu_kind},
+                         {"context", context_to_json(t.context)},
+                         {"fragment", fragment},
+                         {"candidates", cands}}
+                        .dump();
+      out.candidates += static_cast<int64_t>(cands.size());
+      tp.jobs.push_back(std::move(job));
+    }
+    out.tasks.push_back(std::move(tp));
+  }
+  return out;
+}
+
+json whole_model_fragment(const Graph& graph, const PlanOptions& options) {
+  PlanOptions o = options;
+  enable_signatures(&o);
+  return make_fragment(graph, plan_kernel(graph, o), o);
+}
+
+}  // namespace mono::tuning

@@ -1,0 +1,260 @@
+#include "compiler/tuning/merge.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+
+#include "compiler/backend/artifact_writer.h"
+#include "compiler/backend/verify.h"
+#include "compiler/runtime/nvrtc_compiler.h"
+#include "compiler/support/error.h"
+#include "compiler/tuning/signature.h"
+
+namespace mono::tuning {
+
+using nlohmann::json;
+
+namespace {
+
+// What the database holds for one task.
+struct TaskBest {
+  bool found = false;     // a usable record exists
+  Schedule schedule;
+  double us = 0;          // the chosen candidate's median (or estimate in a dry run)
+  bool measured = false;
+  double default_us = 0;  // the default candidate's median where measured, else its estimate
+  bool default_measured = false;
+  json record;
+};
+
+TaskBest best_of_task(db::Store& store, const TuningTask& t, const std::string& kind, bool dry_run) {
+  TaskBest best;
+  best.default_us = t.default_est_us;
+  auto rec = store.find_task(t.signature, kind, context_to_string(t.context));
+  if (!rec.ok()) return best;
+  json cands;
+  try {
+    cands = json::parse(rec->payload).at("task").at("candidates");
+  } catch (const std::exception&) {
+    return best;  // a payload this build cannot read: treat as untuned
+  }
+  auto jobs = store.task_jobs(rec->id);
+  if (!jobs.ok()) return best;
+  double best_value = std::numeric_limits<double>::infinity();
+  for (const db::JobRecord& j : *jobs) {
+    auto results = store.job_results(j.id);
+    if (!results.ok()) continue;
+    for (const db::ResultRecord& r : *results) {
+      const db::CandidateResult& c = r.result;
+      if (c.candidate < 0 || c.candidate >= static_cast<int>(cands.size()) || !c.ok) continue;
+      const json& cand = cands[c.candidate];
+      const bool is_default = cand.value("default", false);
+      double value;
+      if (dry_run) {
+        if (c.spill_bytes > 0) continue;  // compiled, but spills: not a dry run's pick
+        value = cand.at("est_us").get<double>();
+      } else {
+        if (!c.median_us) continue;
+        value = *c.median_us;
+        if (is_default) {
+          best.default_us = value;
+          best.default_measured = true;
+        }
+      }
+      if (value < best_value) {
+        best_value = value;
+        best.found = true;
+        best.schedule = schedule_from_json(cand.at("schedule"));
+        best.us = value;
+        best.measured = !dry_run;
+        best.record = {{"task_id", rec->id},     {"signature", t.signature}, {"job_id", r.job_id},
+                       {"candidate", c.candidate}, {"worker_id", r.worker_id}, {"schedule", cand.at("schedule")}};
+        if (dry_run) {
+          best.record["est_us"] = value;
+          best.record["measured"] = false;
+        } else {
+          best.record["median_us"] = value;
+          best.record["samples_us"] = c.samples_us;
+          best.record["measured"] = true;
+          try {
+            best.record["environment"] = json::parse(r.env_json);
+          } catch (const std::exception&) {
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<ContextChoice> choose_schedules(db::Store& store, const TuningSpace& space,
+                                            const std::string& task_gpu_kind, bool dry_run) {
+  std::vector<ContextChoice> out;
+  for (const Context& ctx : space.contexts) {
+    ContextChoice c;
+    c.context = ctx;
+    for (const TuningTask& t : space.tasks) {
+      if (t.context != ctx) continue;
+      const int n = static_cast<int>(t.groups.size());
+      const TaskBest b = best_of_task(store, t, task_gpu_kind, dry_run);
+      if (b.found) {
+        c.schedules[t.signature] = b.schedule;
+        c.records.push_back(b.record);
+        c.groups_tuned += n;
+        c.total_us += n * b.us;
+        c.all_measured = c.all_measured && b.measured;
+      } else {
+        c.groups_default += n;
+        c.total_us += n * t.default_est_us;
+        c.all_measured = false;
+      }
+      c.default_total_us += n * b.default_us;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+db::NewJob whole_kernel_job(const json& model_fragment, const std::string& submission_id, const std::string& gpu_kind,
+                            const std::vector<ContextChoice>& top) {
+  json configs = json::array();
+  configs.push_back({{"index", 0},
+                     {"label", "default (untuned)"},
+                     {"context", context_to_json(Context{})},
+                     {"schedules", json::object()}});
+  for (const ContextChoice& c : top) {
+    json s = json::object();
+    for (const auto& [sig, sched] : c.schedules) s[sig] = schedule_to_json(sched);
+    configs.push_back({{"index", configs.size()},
+                       {"label", "tuned, " + c.context.str()},
+                       {"context", context_to_json(c.context)},
+                       {"schedules", s}});
+  }
+  json payload = {{"kind", "whole_kernel"}, {"fragment", model_fragment}, {"configs", configs}};
+  db::NewJob job;
+  job.kind = db::JobKind::kWholeKernel;
+  job.gpu_kind = gpu_kind;
+  job.submission_id = submission_id;
+  job.payload = payload.dump();
+  job.id = job_id("w", gpu_kind + "|" + job.payload);
+  return job;
+}
+
+FinalChoice final_choice(db::Store& store, const json& model_fragment, const TuningSpace& space,
+                         const std::string& task_gpu_kind, bool dry_run, int top_contexts,
+                         const std::string& submission_id) {
+  std::vector<ContextChoice> choices = choose_schedules(store, space, task_gpu_kind, dry_run);
+  std::sort(choices.begin(), choices.end(),
+            [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
+  FinalChoice f;
+  if (dry_run) {
+    f.choice = choices.front();
+    f.info = {{"measured", false},
+              {"note", "dry run: nothing was measured on a GPU; each group's schedule is the cost model's choice "
+                       "among the candidates that compiled without spills, and the context is the one with the "
+                       "lowest total estimate"},
+              {"estimated_total_us", f.choice.total_us},
+              {"estimated_default_us", f.choice.default_total_us}};
+    f.verification = unverified_record("a dry run: nothing ran on a GPU");
+    return f;
+  }
+  choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
+  f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices);
+  auto job = store.get_job(f.job.id);
+  if (!job.ok()) {
+    f.pending = f.job_missing = true;
+    f.choice = choices.front();
+    return f;
+  }
+  if (job->state == db::JobState::kQueued || job->state == db::JobState::kLeased) {
+    f.pending = true;
+    f.choice = choices.front();
+    return f;
+  }
+  // Config 0 is the untuned default, config i the i-th best context.
+  double default_us = 0, best_us = std::numeric_limits<double>::infinity();
+  int best = -1, wrong = 0;
+  std::string wrong_reason;
+  json configs = json::array();
+  auto results = store.job_results(job->id);
+  for (const db::ResultRecord& r : results.ok() ? *results : std::vector<db::ResultRecord>{}) {
+    const db::CandidateResult& c = r.result;
+    configs.push_back({{"config", c.candidate},
+                       {"ok", c.ok},
+                       {"median_us", c.median_us ? json(*c.median_us) : json(nullptr)},
+                       {"samples_us", c.samples_us},
+                       {"failure", db::to_string(c.failure)},
+                       {"reason", c.reason}});
+    if (c.failure == db::FailureClass::kWrongAnswer && wrong++ == 0) wrong_reason = c.reason;
+    if (!c.ok || !c.median_us) continue;
+    if (c.candidate == 0) default_us = *c.median_us;
+    if (*c.median_us < best_us) {
+      best_us = *c.median_us;
+      best = c.candidate;
+    }
+  }
+  f.info = {{"measured", true}, {"gpu_kind", task_gpu_kind}, {"whole_kernel_job", job->id}, {"whole_kernel", configs}};
+  if (default_us > 0) f.info["default_us"] = default_us;
+  if (best < 0 && wrong > 0 && wrong == static_cast<int>(configs.size())) {
+    // Never an artifact that gives wrong answers: the submission fails with the reason.
+    f.refused = str_cat("every whole kernel (", wrong, ") gave wrong answers on ", task_gpu_kind, " in job ", job->id,
+                        ": ", wrong_reason);
+    return f;
+  }
+  if (best < 0) {
+    f.verification = unverified_record("no whole kernel could be run on " + task_gpu_kind + " (" + job->failure_reason + ")");
+    f.info["note"] = "no whole kernel could be timed (" + job->failure_reason +
+                     "); the schedules are the per-group measurements of the best context, unverified as a whole";
+    f.choice = choices.front();
+    return f;
+  }
+  // The runner compared the chosen kernel's outputs with the CPU reference before timing it.
+  f.verification = {{"verified", true},
+                    {"ok", true},
+                    {"worst_relative_error", "within the tolerance"},
+                    {"against", "the CPU reference on synthetic inputs, whole-kernel job " + job->id},
+                    {"gpu", task_gpu_kind}};
+  f.info["tuned_us"] = best_us;
+  if (default_us > 0) f.info["speedup"] = default_us / best_us;
+  if (best == 0) {
+    f.info["note"] = "the untuned default schedules were the fastest whole kernel";
+    f.choice = ContextChoice{};
+  } else {
+    f.choice = choices.at(best - 1);
+  }
+  return f;
+}
+
+std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
+                               json info) {
+  info["context"] = context_to_json(choice.context);
+  int tuned = 0, rejected = 0;
+  for (const Group& g : plan.groups) {
+    tuned += g.tuned;
+    rejected += !g.override_rejected.empty();
+  }
+  info["groups_tuned"] = tuned;
+  info["groups_default"] = static_cast<int>(plan.groups.size()) - tuned;
+  info["overrides_rejected"] = rejected;
+  info["records"] = choice.records;
+  std::ifstream in(dir + "/manifest.json");
+  json manifest = json::parse(in);
+  manifest["tuning"] = std::move(info);
+  const std::string text = manifest.dump(1) + "\n";
+  std::ofstream(dir + "/manifest.json") << text;
+  return text;
+}
+
+std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,
+                                 const json& verification, const std::string& dir) {
+  PlanOptions o = tuned_options(model.options, choice.context, choice.schedules);
+  NvrtcOptions nvrtc;
+  nvrtc.cache_dir = default_cache_dir();
+  BuiltKernel built = build_kernel(*model.graph, o, model.label, nvrtc, /*compile=*/true);
+  write_artifact(dir, *model.graph, built, verification);
+  return add_tuning_section(dir, built.plan, choice, tuning_info);
+}
+
+}  // namespace mono::tuning

@@ -1,0 +1,75 @@
+// The compiler side of the tuning service, second half: turning the results in the database
+// back into schedules (the tuner server at merge; mono-compile --db), the whole-kernel timing
+// job that decides between the top contexts, and the tuned artifact. Payloads: jobs.h.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/codegen/plan.h"
+#include "compiler/tuning/jobs.h"
+#include "compiler/tuning/schedule.h"
+#include "compiler/tuning/space.h"
+#include "db/store.h"
+
+namespace mono::tuning {
+
+// What the database says to use in one context.
+struct ContextChoice {
+  Context context;
+  std::map<std::string, Schedule> schedules;  // by group signature: the tuned ones only
+  nlohmann::json records = nlohmann::json::array();  // the database records used
+  double total_us = 0;  // sum over the model's groups: measured medians where tuned, else estimates
+  bool all_measured = true;
+  int groups_tuned = 0;    // groups whose schedule comes from a record
+  int groups_default = 0;  // groups left at the default (no usable record)
+  double default_total_us = 0;  // the same sum for the default schedules (measured where possible)
+};
+
+// For each context of `space`, the best recorded schedule of every task: the fastest
+// verified measurement, or, when `dry_run`, the cost model's best among the candidates that
+// compiled without spills. Tasks without results keep the default schedule.
+std::vector<ContextChoice> choose_schedules(db::Store& store, const TuningSpace& space,
+                                            const std::string& task_gpu_kind, bool dry_run);
+
+// The whole-kernel timing job for the top contexts (and the untuned default, for the
+// speed-up): its id is a hash of everything it times, so the same model tuned again finds it.
+db::NewJob whole_kernel_job(const nlohmann::json& model_fragment, const std::string& submission_id,
+                            const std::string& gpu_kind, const std::vector<ContextChoice>& top);
+
+// The final schedules of a model from the database: in a dry run, the context with the lowest
+// total estimate; otherwise the fastest verified configuration of the whole-kernel timing job
+// for the top contexts (the untuned default competes). `pending` while that job has not
+// finished; `job` is the job to queue when it does not exist yet. `verification` is the
+// artifact's record (the whole-kernel job compared the chosen kernel with the CPU reference on
+// the GPU); `refused` names why no artifact may be built: every whole kernel gave wrong answers.
+struct FinalChoice {
+  ContextChoice choice;
+  nlohmann::json info;  // for the manifest's "tuning" section
+  nlohmann::json verification;
+  std::string refused;
+  bool pending = false;
+  bool job_missing = false;
+  db::NewJob job;
+};
+FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment, const TuningSpace& space,
+                         const std::string& task_gpu_kind, bool dry_run, int top_contexts,
+                         const std::string& submission_id);
+
+// Adds the "tuning" section to DIR/manifest.json of an artifact built from `plan` with
+// `choice`: `info`, the context, groups tuned / at default (from the plan) and the records
+// used. Returns the manifest text.
+std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
+                               nlohmann::json info);
+
+// Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
+// section in manifest.json (the records used; whether anything was measured) and the
+// verification record. Returns the manifest text.
+std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice,
+                                 const nlohmann::json& tuning_info, const nlohmann::json& verification,
+                                 const std::string& dir);
+
+}  // namespace mono::tuning

@@ -1,0 +1,583 @@
+#include "tests/difftest/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <vector>
+
+namespace mono::difftest {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+struct Val {
+  std::string name;
+  Dims shape;
+  bool bounded = false;  // |x| <= ~1 (Tanh, Sigmoid, Softmax...): safe for Exp
+};
+
+int64_t numel(const Dims& d) { return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>()); }
+
+std::string dims_text(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::string ints_text(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+constexpr int64_t kMaxElements = 4096;
+
+class Generator {
+ public:
+  Generator(uint64_t seed, const GeneratorOptions& o) : rng_(seed), opt_(o) {}
+
+  std::string run() {
+    const int inputs = 1 + pick(opt_.max_inputs);
+    for (int i = 0; i < inputs; ++i) {
+      Val v{str_name("x"), random_dims(1 + pick(4))};
+      inputs_.push_back(v);
+      floats_.push_back(v);
+      body_ << "  input %" << v.name << ": f32" << dims_text(v.shape) << "\n";
+    }
+    const int nodes = opt_.min_nodes + pick(opt_.max_nodes - opt_.min_nodes + 1);
+    int made = 0;
+    for (int attempt = 0; made < nodes && attempt < 20 * nodes; ++attempt)
+      if (step()) ++made;
+    // Outputs: the last value, and sometimes others (an input now and then: an output the
+    // kernel copies).
+    std::vector<std::string> outs = {floats_.back().name};
+    for (int k = pick(3); k > 0; --k) {
+      const Val& v = chance(0.1) ? inputs_[pick(static_cast<int>(inputs_.size()))] : some_float();
+      if (std::find(outs.begin(), outs.end(), v.name) == outs.end()) outs.push_back(v.name);
+    }
+    std::ostringstream os;
+    os << "graph g (opset 17) {\n" << consts_.str() << body_.str();
+    for (const std::string& o : outs) os << "  output %" << o << "\n";
+    os << "}\n";
+    return os.str();
+  }
+
+ private:
+  int pick(int n) { return n <= 1 ? 0 : static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  std::string str_name(const char* prefix) { return prefix + std::to_string(counter_++); }
+
+  Dims random_dims(int rank) {
+    static const int64_t kDims[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16};
+    Dims d;
+    for (int i = 0; i < rank; ++i) d.push_back(kDims[pick(11)]);
+    while (numel(d) > kMaxElements / 4) d[pick(rank)] = 1 + pick(4);
+    return d;
+  }
+  // A recent float value more often than an old one: chains, with some DAG edges.
+  const Val& some_float() {
+    const int n = static_cast<int>(floats_.size());
+    return floats_[chance(0.6) ? n - 1 - pick(std::min(n, 3)) : pick(n)];
+  }
+  const Val* float_of_rank(int lo, int hi) {
+    std::vector<const Val*> c;
+    for (const Val& v : floats_)
+      if (static_cast<int>(v.shape.size()) >= lo && static_cast<int>(v.shape.size()) <= hi) c.push_back(&v);
+    return c.empty() ? nullptr : c[pick(static_cast<int>(c.size()))];
+  }
+
+  std::string float_const(const Dims& d) {
+    const std::string n = str_name("c");
+    consts_ << "  const %" << n << ": f32" << dims_text(d) << " = <" << numel(d) << " elements>\n";
+    return n;
+  }
+  std::string scalar_const(double v) {
+    const std::string n = str_name("s");
+    consts_ << "  const %" << n << ": f32[] = [" << v << "]\n";
+    return n;
+  }
+  std::string int_const(const Dims& values, bool scalar = false) {
+    const std::string n = str_name("i");
+    consts_ << "  const %" << n << ": i64" << (scalar ? "[]" : dims_text({static_cast<int64_t>(values.size())})) << " = "
+            << ints_text(values) << "\n";
+    return n;
+  }
+  // Emits `%out = OP(args) {attrs}` and records the float result.
+  const Val& node(const std::string& op, const std::vector<std::string>& args, const Dims& out, const std::string& attrs = "",
+                  bool bounded = false) {
+    Val v{str_name("v"), out, bounded};
+    body_ << "  %" << v.name << " = " << op << "(";
+    for (size_t i = 0; i < args.size(); ++i) body_ << (i ? ", " : "") << "%" << args[i];
+    body_ << ")" << (attrs.empty() ? "" : " {" + attrs + "}") << "\n";
+    floats_.push_back(v);
+    return floats_.back();
+  }
+
+  // A shape `x` broadcasts with: x's own, or some dims set to 1, or fewer leading dims.
+  Dims broadcastable(const Dims& x) {
+    Dims d = x;
+    for (int64_t& e : d)
+      if (chance(0.3)) e = 1;
+    if (!d.empty() && chance(0.3)) d.erase(d.begin(), d.begin() + 1 + pick(static_cast<int>(d.size())));
+    return d;
+  }
+  static Dims broadcast(Dims a, Dims b) {
+    if (a.size() < b.size()) std::swap(a, b);
+    Dims out = a;
+    const size_t off = a.size() - b.size();
+    for (size_t i = 0; i < b.size(); ++i) out[off + i] = std::max(a[off + i], b[i]);
+    return out;
+  }
+  static bool broadcasts(const Dims& a, const Dims& b) {
+    const size_t n = std::min(a.size(), b.size());
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t x = a[a.size() - 1 - i], y = b[b.size() - 1 - i];
+      if (x != y && x != 1 && y != 1) return false;
+    }
+    return true;
+  }
+  // Another operand for an elementwise op on x: an existing value that broadcasts with it, or a
+  // constant.
+  std::pair<std::string, Dims> other_operand(const Val& x) {
+    if (chance(0.5)) {
+      std::vector<const Val*> c;
+      for (const Val& v : floats_)
+        if (v.name != x.name && broadcasts(v.shape, x.shape) && numel(broadcast(v.shape, x.shape)) <= kMaxElements)
+          c.push_back(&v);
+      if (!c.empty()) {
+        const Val* v = c[pick(static_cast<int>(c.size()))];
+        return {v->name, v->shape};
+      }
+    }
+    if (chance(0.15)) return {scalar_const(0.5 + pick(3)), {}};
+    const Dims d = broadcastable(x.shape);
+    return {float_const(d), d};
+  }
+
+  // x + 1 > 0 from any x: |x| + 1.
+  std::string positive(const Val& x) {
+    const Val& a = node("Abs", {x.name}, x.shape);
+    const std::string one = scalar_const(1.0);
+    return node("Add", {a.name, one}, x.shape).name;
+  }
+
+  bool step() {
+    const Val x = some_float();  // a copy: node() may grow floats_
+    const int rank = static_cast<int>(x.shape.size());
+    switch (pick(24)) {
+      case 0: {
+        static const char* kOps[] = {"Relu", "Neg", "Abs", "Sigmoid", "Tanh", "Erf"};
+        const int k = pick(6);
+        node(kOps[k], {x.name}, x.shape, "", k >= 3);
+        return true;
+      }
+      case 1:
+        node("Gelu", {x.name}, x.shape, chance(0.5) ? "approximate=\"tanh\"" : "");
+        return true;
+      case 2: {  // Exp of something bounded; Sqrt, Log, Reciprocal of something positive
+        if (x.bounded) {
+          node("Exp", {x.name}, x.shape);
+          return true;
+        }
+        const std::string p = positive(x);
+        static const char* kOps[] = {"Sqrt", "Log", "Reciprocal"};
+        node(kOps[pick(3)], {p}, x.shape, "", true);
+        return true;
+      }
+      case 3: {
+        node("Clip", {x.name, scalar_const(-0.5 - pick(2)), scalar_const(0.5 + pick(2))}, x.shape, "", true);
+        return true;
+      }
+      case 4:
+      case 5: {
+        static const char* kOps[] = {"Add", "Sub", "Mul", "Max", "Min"};
+        const auto [o, d] = other_operand(x);
+        const std::string op = kOps[pick(5)];
+        const bool swap = chance(0.3);
+        node(op, swap ? std::vector<std::string>{o, x.name} : std::vector<std::string>{x.name, o}, broadcast(x.shape, d));
+        return true;
+      }
+      case 6: {  // Div by something positive; Pow with a small exponent
+        if (chance(0.5)) {
+          const auto [o, d] = other_operand(x);
+          Val tmp{o, d};
+          const std::string p = positive(tmp);
+          node("Div", {x.name, p}, broadcast(x.shape, d));
+        } else {
+          node("Pow", {positive(x), scalar_const(chance(0.5) ? 2.0 : 0.5)}, x.shape);
+        }
+        return true;
+      }
+      case 7: {  // variadic Max / Min of three
+        const auto [a, da] = other_operand(x);
+        const auto [b, db] = other_operand(x);
+        if (!broadcasts(da, db)) return false;
+        node(chance(0.5) ? "Max" : "Min", {x.name, a, b}, broadcast(broadcast(x.shape, da), db));
+        return true;
+      }
+      case 8: {  // Where(x > other, x, other2) (a bool intermediate)
+        const auto [a, da] = other_operand(x);
+        const auto [b, db] = other_operand(x);
+        if (!broadcasts(broadcast(x.shape, da), db)) return false;
+        const std::string c = str_name("b");
+        body_ << "  %" << c << " = " << (chance(0.5) ? "Greater" : "Less") << "(%" << x.name << ", %" << a << ")\n";
+        node("Where", {c, x.name, b}, broadcast(broadcast(x.shape, da), db));
+        return true;
+      }
+      case 9: {  // MatMul with constant weights (2-D, or batched like x)
+        if (rank < 1) return false;
+        const int64_t K = x.shape.back();
+        static const int64_t kN[] = {1, 3, 8, 16, 32, 64};
+        const int64_t N = kN[pick(6)];
+        Dims w = {K, N};
+        if (rank >= 3 && chance(0.3)) w.insert(w.begin(), x.shape.begin(), x.shape.end() - 2);
+        Dims out = x.shape;
+        if (rank == 1) out = {N};
+        else out.back() = N;
+        if (numel(out) > kMaxElements) return false;
+        node("MatMul", {x.name, float_const(w)}, out);
+        return true;
+      }
+      case 10: {  // Gemm
+        if (rank != 2) return false;
+        const bool ta = chance(0.3), tb = chance(0.5);
+        const int64_t M = ta ? x.shape[1] : x.shape[0], K = ta ? x.shape[0] : x.shape[1];
+        const int64_t N = 1 + pick(24);
+        std::vector<std::string> args = {x.name, float_const(tb ? Dims{N, K} : Dims{K, N})};
+        if (chance(0.7)) args.push_back(float_const(chance(0.5) ? Dims{N} : Dims{M, N}));
+        std::string attrs = str_attrs({ta ? "transA=1" : "", tb ? "transB=1" : "", chance(0.3) ? "alpha=0.5" : "",
+                                       chance(0.3) && args.size() == 3 ? "beta=2.0" : ""});
+        node("Gemm", args, {M, N}, attrs);
+        return true;
+      }
+      case 11: {  // Conv, dense or depthwise, NCHW
+        const Val* v = float_of_rank(4, 4);
+        if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
+        const int64_t C = v->shape[1], k = chance(0.5) ? 3 : 1, s = chance(0.3) ? 2 : 1, p = k == 3 && chance(0.7) ? 1 : 0;
+        const bool depthwise = chance(0.4);
+        const int64_t Co = depthwise ? C * (1 + pick(2)) : 1 + pick(16);
+        const Dims w = {Co, depthwise ? 1 : C, k, k};
+        std::vector<std::string> args = {v->name, float_const(w)};
+        if (chance(0.5)) args.push_back(float_const({Co}));
+        const int64_t H = (v->shape[2] + 2 * p - k) / s + 1, W = (v->shape[3] + 2 * p - k) / s + 1;
+        if (numel({v->shape[0], Co, H, W}) > kMaxElements) return false;
+        node("Conv", args, {v->shape[0], Co, H, W},
+             str_attrs({depthwise ? "group=" + std::to_string(C) : "", "pads=" + ints_text({p, p, p, p}),
+                        "strides=" + ints_text({s, s})}));
+        return true;
+      }
+      case 12: {  // pools
+        const Val* v = float_of_rank(4, 4);
+        if (!v || v->shape[2] < 2 || v->shape[3] < 2) return reshape_to_4d(x);
+        if (chance(0.25)) {
+          node("GlobalAveragePool", {v->name}, {v->shape[0], v->shape[1], 1, 1});
+          return true;
+        }
+        const int64_t k = std::min<int64_t>(chance(0.5) ? 2 : 3, std::min(v->shape[2], v->shape[3]));
+        const int64_t s = 1 + pick(2), p = k > 1 && chance(0.4) ? 1 : 0;
+        const bool max = chance(0.5);
+        const int64_t H = (v->shape[2] + 2 * p - k) / s + 1, W = (v->shape[3] + 2 * p - k) / s + 1;
+        node(max ? "MaxPool" : "AveragePool", {v->name}, {v->shape[0], v->shape[1], H, W},
+             str_attrs({"kernel_shape=" + ints_text({k, k}), "strides=" + ints_text({s, s}),
+                        "pads=" + ints_text({p, p, p, p}), !max && chance(0.5) ? "count_include_pad=1" : ""}));
+        return true;
+      }
+      case 13: {  // reductions over a random non-empty set of axes
+        if (rank < 1) return false;
+        Dims axes;
+        for (int a = 0; a < rank; ++a)
+          if (chance(0.5)) axes.push_back(chance(0.3) ? a - rank : a);
+        if (axes.empty()) axes.push_back(pick(rank));
+        const bool keep = chance(0.5);
+        Dims out;
+        for (int a = 0; a < rank; ++a) {
+          const bool reduced = std::find(axes.begin(), axes.end(), a) != axes.end() ||
+                               std::find(axes.begin(), axes.end(), a - rank) != axes.end();
+          if (!reduced) out.push_back(x.shape[a]);
+          else if (keep) out.push_back(1);
+        }
+        const int which = pick(3);
+        const std::string keepdims = keep ? "" : "keepdims=0";
+        if (which == 0) node("ReduceSum", {x.name, int_const(axes)}, out, keepdims);
+        else node(which == 1 ? "ReduceMean" : "ReduceMax", {x.name}, out, str_attrs({"axes=" + ints_text(axes), keepdims}));
+        return true;
+      }
+      case 14: {
+        if (rank < 1) return false;
+        node("Softmax", {x.name}, x.shape, "axis=" + std::to_string(pick(2 * rank) - rank), true);
+        return true;
+      }
+      case 15: {  // LayerNormalization over [axis, rank)
+        if (rank < 1) return false;
+        const int axis = pick(rank);
+        const Dims norm(x.shape.begin() + axis, x.shape.end());
+        if (numel(norm) < 2) return false;
+        // A row of (nearly) equal values has no direction to normalise to: its output is the
+        // rounding noise of its mean, scaled by 1/sqrt(epsilon). A varying offset keeps rows
+        // apart (x may be a broadcast or a gathered copy of one value).
+        const std::string offset = node("Add", {x.name, float_const(norm)}, x.shape).name;
+        std::vector<std::string> args = {offset, float_const(norm)};
+        if (chance(0.6)) args.push_back(float_const(norm));
+        node("LayerNormalization", args, x.shape,
+             str_attrs({"axis=" + std::to_string(chance(0.5) ? axis : axis - rank), chance(0.3) ? "epsilon=0.001" : ""}));
+        return true;
+      }
+      case 16: {  // Transpose (channels-first <-> channels-last among others)
+        if (rank < 2) return false;
+        Dims perm(rank);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng_);
+        Dims out;
+        for (int64_t p : perm) out.push_back(x.shape[p]);
+        node("Transpose", {x.name}, out, "perm=" + ints_text(perm));
+        return true;
+      }
+      case 17: return reshape(x);
+      case 18: {  // Concat with a value or constant that matches but for the axis
+        if (rank < 1) return false;
+        const int axis = pick(rank);
+        Dims other = x.shape;
+        other[axis] = 1 + pick(4);
+        std::string o;
+        for (const Val& v : floats_)
+          if (v.name != x.name && v.shape.size() == x.shape.size()) {
+            bool ok = true;
+            for (int d = 0; d < rank; ++d) ok = ok && (d == axis || v.shape[d] == x.shape[d]);
+            if (ok && chance(0.5)) o = v.name, other = v.shape;
+          }
+        if (o.empty()) o = float_const(other);
+        Dims out = x.shape;
+        out[axis] += other[axis];
+        if (numel(out) > kMaxElements) return false;
+        node("Concat", chance(0.5) ? std::vector<std::string>{x.name, o} : std::vector<std::string>{o, x.name}, out,
+             "axis=" + std::to_string(chance(0.3) ? axis - rank : axis));
+        return true;
+      }
+      case 19: {  // Slice with steps of 1, 2 or -1
+        if (rank < 1) return false;
+        const int axis = pick(rank);
+        const int64_t dim = x.shape[axis];
+        if (dim < 2) return false;
+        int64_t start, end, step, count;
+        if (chance(0.25)) {  // backwards: from start down to end (exclusive); -dim-1 means through 0
+          step = -1;
+          start = 1 + pick(static_cast<int>(dim - 1));
+          end = chance(0.3) ? -dim - 1 : pick(static_cast<int>(start));
+          count = end < 0 ? start + 1 : start - end;
+        } else {
+          step = chance(0.3) ? 2 : 1;
+          start = pick(static_cast<int>(dim - 1));
+          end = start + 1 + pick(static_cast<int>(dim - start));
+          count = (end - start + step - 1) / step;
+        }
+        Dims out = x.shape;
+        out[axis] = count;
+        node("Slice", {x.name, int_const({start}), int_const({end}), int_const({axis}), int_const({step})}, out);
+        return true;
+      }
+      case 20: {  // Gather with constant indices (negative ones too)
+        if (rank < 1) return false;
+        const int axis = pick(rank);
+        const int64_t dim = x.shape[axis];
+        const int irank = pick(3);
+        Dims ishape = irank == 0 ? Dims{} : random_dims(irank);
+        if (numel(ishape) > 16) ishape = {2};
+        Dims idx;
+        for (int64_t i = 0; i < numel(ishape); ++i) idx.push_back(static_cast<int64_t>(pick(static_cast<int>(2 * dim))) - dim);
+        const std::string in = str_name("i");
+        consts_ << "  const %" << in << ": i64" << dims_text(ishape) << " = " << ints_text(idx) << "\n";
+        Dims out(x.shape.begin(), x.shape.begin() + axis);
+        out.insert(out.end(), ishape.begin(), ishape.end());
+        out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+        if (numel(out) > kMaxElements) return false;
+        node("Gather", {x.name, in}, out, "axis=" + std::to_string(axis));
+        return true;
+      }
+      case 21: return big_gemm();
+      case 22: return attention();
+      default: return misc(x);
+    }
+  }
+
+  // A GEMM of the sizes that take the tiled (tensor core in fp16) paths, on a new input:
+  // [B,] M x K times a K x N weight, with the bias, activation and residual steps of a
+  // transformer's or a ConvNet head's Linear layers.
+  bool big_gemm() {
+    static const int64_t kM[] = {16, 64, 128, 197, 256}, kK[] = {64, 96, 128, 256, 512}, kN[] = {32, 64, 128, 192, 384};
+    const int64_t M = kM[pick(5)], K = kK[pick(5)], N = kN[pick(5)];
+    Dims xs = {M, K};
+    if (chance(0.3)) xs.insert(xs.begin(), 2);
+    const Val x{str_name("x"), xs};
+    inputs_.push_back(x);
+    body_ << "  input %" << x.name << ": f32" << dims_text(xs) << "\n";
+    Dims out = xs;
+    out.back() = N;
+    const bool gemm = xs.size() == 2 && chance(0.3);
+    std::string y;
+    if (gemm) {
+      const bool tb = chance(0.5);
+      std::vector<std::string> args = {x.name, float_const(tb ? Dims{N, K} : Dims{K, N})};
+      if (chance(0.7)) args.push_back(float_const({N}));
+      y = node("Gemm", args, out, tb ? "transB=1" : "").name;
+    } else {
+      y = node("MatMul", {x.name, float_const({K, N})}, out).name;
+      if (chance(0.7)) y = node("Add", {y, float_const({N})}, out).name;
+    }
+    if (chance(0.6)) {
+      static const char* kAct[] = {"Relu", "Gelu", "Tanh", "Sigmoid"};
+      y = node(kAct[pick(4)], {y}, out).name;
+    }
+    if (chance(0.3)) node("Add", {y, float_const(out)}, out);
+    return true;
+  }
+
+  // Multi-head self-attention as exporters write it, on a new input [B, S, E]: projections,
+  // heads split by Reshape + Transpose, scores scaled (Div or Mul) and masked (sometimes),
+  // Softmax over the keys, the weighted sum of values, heads merged.
+  bool attention() {
+    static const int64_t kS[] = {8, 16, 50, 64, 128, 197}, kH[] = {1, 2, 4}, kD[] = {8, 16, 32, 64};
+    const int64_t B = 1 + pick(2), S = kS[pick(6)], H = kH[pick(3)], D = kD[pick(4)], E = H * D;
+    const Val x{str_name("x"), {B, S, E}};
+    inputs_.push_back(x);
+    body_ << "  input %" << x.name << ": f32" << dims_text(x.shape) << "\n";
+    auto head = [&](const Dims& perm) {
+      const std::string p = node("MatMul", {x.name, float_const({E, E})}, {B, S, E}).name;
+      const std::string b = chance(0.5) ? node("Add", {p, float_const({E})}, {B, S, E}).name : p;
+      const std::string r = node("Reshape", {b, int_const({B, S, H, D})}, {B, S, H, D}).name;
+      const Dims src = {B, S, H, D};
+      Dims out;
+      for (int64_t a : perm) out.push_back(src[a]);
+      return node("Transpose", {r}, out, "perm=" + ints_text(perm)).name;
+    };
+    const std::string q = head({0, 2, 1, 3});
+    const bool k_transposed = chance(0.7);  // K as [B,H,D,S]; else [B,H,S,D] and a Transpose
+    std::string k = head(k_transposed ? Dims{0, 2, 3, 1} : Dims{0, 2, 1, 3});
+    if (!k_transposed) k = node("Transpose", {k}, {B, H, D, S}, "perm=[0, 1, 3, 2]").name;
+    const std::string v = head({0, 2, 1, 3});
+    std::string s = node("MatMul", {q, k}, {B, H, S, S}).name;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+    s = chance(0.5) ? node("Div", {s, scalar_const(std::sqrt(static_cast<double>(D)))}, {B, H, S, S}).name
+                    : node("Mul", {s, scalar_const(scale)}, {B, H, S, S}).name;
+    if (chance(0.4)) s = node("Add", {s, float_const(chance(0.5) ? Dims{B, 1, 1, S} : Dims{S, S})}, {B, H, S, S}).name;
+    const std::string p = node("Softmax", {s}, {B, H, S, S}, "axis=-1", true).name;
+    const std::string o = node("MatMul", {p, v}, {B, H, S, D}).name;
+    const std::string t = node("Transpose", {o}, {B, S, H, D}, "perm=[0, 2, 1, 3]").name;
+    node("Reshape", {t, int_const({B, S, E})}, {B, S, E});
+    return true;
+  }
+
+  // Split, Expand, Cast round trip, CumSum, BatchNormalization.
+  bool misc(const Val& x) {
+    const int rank = static_cast<int>(x.shape.size());
+    switch (pick(5)) {
+      case 0: {
+        if (rank < 1) return false;
+        const int axis = pick(rank);
+        const int64_t dim = x.shape[axis];
+        if (dim < 2) return false;
+        const int64_t first = 1 + pick(static_cast<int>(dim - 1));
+        Dims a = x.shape, b = x.shape;
+        a[axis] = first, b[axis] = dim - first;
+        const std::string n0 = str_name("v"), n1 = str_name("v");
+        body_ << "  %" << n0 << ", %" << n1 << " = Split(%" << x.name << ", %" << int_const({first, dim - first})
+              << ") {axis=" << axis << "}\n";
+        floats_.push_back({n0, a});
+        floats_.push_back({n1, b});
+        return true;
+      }
+      case 1: {
+        Dims target = x.shape;
+        for (int64_t& d : target)
+          if (d == 1 && chance(0.5)) d = 2 + pick(4);
+        if (chance(0.4)) target.insert(target.begin(), 1 + pick(3));
+        if (numel(target) > kMaxElements) return false;
+        node("Expand", {x.name, int_const(target)}, target);
+        return true;
+      }
+      case 2: {  // through int64 and back (truncation toward zero)
+        const std::string i = str_name("n");
+        body_ << "  %" << i << " = Cast(%" << x.name << ") {to=7}\n";
+        node("Cast", {i}, x.shape, "to=1");
+        return true;
+      }
+      case 3: {
+        if (rank < 1) return false;
+        node("CumSum", {x.name, int_const({pick(2 * rank) - rank}, true)}, x.shape,
+             str_attrs({chance(0.3) ? "exclusive=1" : "", chance(0.3) ? "reverse=1" : ""}));
+        return true;
+      }
+      default: {
+        const Val* v = float_of_rank(4, 4);
+        if (!v) return reshape_to_4d(x);
+        const int64_t C = v->shape[1];
+        Dims var;
+        for (int64_t c = 0; c < C; ++c) var.push_back(1 + pick(3));
+        const std::string vn = str_name("c");
+        std::string vals = "[";
+        for (size_t i = 0; i < var.size(); ++i) vals += (i ? ", " : "") + std::to_string(var[i]) + ".0";
+        consts_ << "  const %" << vn << ": f32[" << C << "] = " << vals << "]\n";
+        node("BatchNormalization", {v->name, float_const({C}), float_const({C}), float_const({C}), vn}, v->shape);
+        return true;
+      }
+    }
+  }
+
+  // Reshape to another factorisation of the same elements.
+  bool reshape(const Val& x) {
+    const int64_t n = numel(x.shape);
+    Dims out;
+    if (chance(0.3) || x.shape.size() < 2) {
+      // Split the elements into 1..4 factors.
+      int64_t rest = n;
+      for (int k = 1 + pick(3); k > 0 && rest > 1; --k) {
+        std::vector<int64_t> divs;
+        for (int64_t d = 2; d <= rest; ++d)
+          if (rest % d == 0) divs.push_back(d);
+        const int64_t d = divs[pick(static_cast<int>(divs.size()))];
+        out.push_back(d);
+        rest /= d;
+      }
+      out.push_back(rest);
+    } else {  // merge two neighbouring dims
+      const int a = pick(static_cast<int>(x.shape.size()) - 1);
+      out = x.shape;
+      out[a] *= out[a + 1];
+      out.erase(out.begin() + a + 1);
+    }
+    Dims spec = out;
+    if (chance(0.3)) spec[pick(static_cast<int>(spec.size()))] = -1;
+    node("Reshape", {x.name, int_const(spec)}, out);
+    return true;
+  }
+  bool reshape_to_4d(const Val& x) {
+    const int64_t n = numel(x.shape);
+    for (int64_t h : {4, 3, 2})
+      if (n % (h * h) == 0) {
+        node("Reshape", {x.name, int_const({1, n / (h * h), h, h})}, {1, n / (h * h), h, h});
+        return true;
+      }
+    return false;
+  }
+
+  static std::string str_attrs(const std::vector<std::string>& parts) {
+    std::string s;
+    for (const std::string& p : parts)
+      if (!p.empty()) s += (s.empty() ? "" : ", ") + p;
+    return s;
+  }
+
+  std::mt19937_64 rng_;
+  GeneratorOptions opt_;
+  int counter_ = 0;
+  std::vector<Val> inputs_, floats_;
+  std::ostringstream consts_, body_;
+};
+
+}  // namespace
+
+std::string generate_graph(uint64_t seed, const GeneratorOptions& options) { return Generator(seed, options).run(); }
+
+}  // namespace mono::difftest
