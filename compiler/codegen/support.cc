@@ -12,6 +12,13 @@ bool is_epilogue_op(OpKind op) {
     case OpKind::kMax: case OpKind::kMin: case OpKind::kRelu: case OpKind::kClip: case OpKind::kGelu:
     case OpKind::kSigmoid: case OpKind::kTanh: case OpKind::kErf: case OpKind::kExp: case OpKind::kLog:
     case OpKind::kSqrt: case OpKind::kNeg: case OpKind::kAbs: case OpKind::kReciprocal:
+    case OpKind::kSum: case OpKind::kMean: case OpKind::kMod: case OpKind::kPRelu: case OpKind::kSign:
+    case OpKind::kSin: case OpKind::kCos: case OpKind::kTan: case OpKind::kAsin: case OpKind::kAcos:
+    case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh: case OpKind::kAsinh: case OpKind::kAcosh:
+    case OpKind::kAtanh: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kRound: case OpKind::kSoftplus:
+    case OpKind::kSoftsign: case OpKind::kMish: case OpKind::kHardSwish: case OpKind::kHardSigmoid:
+    case OpKind::kLeakyRelu: case OpKind::kElu: case OpKind::kSelu: case OpKind::kCelu:
+    case OpKind::kThresholdedRelu: case OpKind::kShrink:
       return true;
     default:
       return false;

@@ -8,6 +8,17 @@
 
 namespace mono {
 
+bool is_reduce_op(OpKind op) {
+  switch (op) {
+    case OpKind::kReduceL1: case OpKind::kReduceL2: case OpKind::kReduceLogSum: case OpKind::kReduceLogSumExp:
+    case OpKind::kReduceMax: case OpKind::kReduceMean: case OpKind::kReduceMin: case OpKind::kReduceProd:
+    case OpKind::kReduceSum: case OpKind::kReduceSumSquare:
+      return true;
+    default:
+      return false;
+  }
+}
+
 ReduceSpec reduce_spec(const AttrReader& ctx, const Shape& in, const Tensor* axes_input) {
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<int64_t> axes;
@@ -89,9 +100,9 @@ Coalesced coalesce(const Shape& in, const std::vector<bool>& reduced) {
   return c;
 }
 
-// acc[out] = combine(acc[out], x) over every input element, `out` its output position.
+// acc[out] = combine(acc[out], x, out) over every input element, `out` its output position.
 template <typename T, typename A, typename F>
-void accumulate(const T* in, const Coalesced& c, A* acc, F combine) {
+void accumulate_indexed(const T* in, const Coalesced& c, A* acc, F combine) {
   const size_t r = c.extent.size();
   std::vector<int64_t> out_stride(r, 0);
   int64_t stride = 1;
@@ -112,11 +123,11 @@ void accumulate(const T* in, const Coalesced& c, A* acc, F combine) {
     const T* src = in + i;
     if (inner_reduced) {
       A a = acc[out_off];
-      for (int64_t j = 0; j < inner; ++j) a = combine(a, load(src[j]));
+      for (int64_t j = 0; j < inner; ++j) a = combine(a, load(src[j]), out_off);
       acc[out_off] = a;
     } else {
       A* dst = acc + out_off;
-      for (int64_t j = 0; j < inner; ++j) dst[j] = combine(dst[j], load(src[j]));
+      for (int64_t j = 0; j < inner; ++j) dst[j] = combine(dst[j], load(src[j]), out_off + j);
     }
     for (size_t d = r - 1; d-- > 0;) {
       out_off += out_stride[d];
@@ -125,6 +136,12 @@ void accumulate(const T* in, const Coalesced& c, A* acc, F combine) {
       idx[d] = 0;
     }
   }
+}
+
+// acc[out] = combine(acc[out], x) over every input element.
+template <typename T, typename A, typename F>
+void accumulate(const T* in, const Coalesced& c, A* acc, F combine) {
+  accumulate_indexed(in, c, acc, [&](A a, A v, int64_t) { return combine(a, v); });
 }
 
 }  // namespace
@@ -145,29 +162,65 @@ void compute_reduce(ComputeContext& ctx, ReduceKind kind) {
       ctx.fail("Reduce ops do not take bool inputs");
     } else {
       using A = compute_t<T>;  // float or int64_t
+      constexpr bool kFloat = std::is_floating_point_v<A>;
       std::vector<A> acc(static_cast<size_t>(y.numel()));
-      if (kind == ReduceKind::kMax) {
-        A lowest;
-        if constexpr (std::is_floating_point_v<A>)
-          lowest = -std::numeric_limits<A>::infinity();
-        else
-          lowest = static_cast<A>(std::numeric_limits<T>::lowest());
-        std::fill(acc.begin(), acc.end(), lowest);
-        accumulate(x.data<T>(), c, acc.data(), [](A a, A v) {
-          if constexpr (std::is_floating_point_v<A>) {
-            if (std::isnan(v)) return v;
+      const bool extremum = kind == ReduceKind::kMax || kind == ReduceKind::kMin;
+      if (extremum) {
+        // NaN wins; an empty reduction gives the identity (the lowest or highest value).
+        const bool is_max = kind == ReduceKind::kMax;
+        A init;
+        if constexpr (kFloat) init = (is_max ? -1 : 1) * std::numeric_limits<A>::infinity();
+        else init = static_cast<A>(is_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+        std::fill(acc.begin(), acc.end(), init);
+        accumulate(x.data<T>(), c, acc.data(), [is_max](A a, A v) {
+          if constexpr (kFloat) {
+            if (std::isnan(v) || std::isnan(a)) return std::isnan(a) ? a : v;
           }
-          return v > a ? v : a;
+          return (is_max ? v > a : v < a) ? v : a;
         });
-      } else {
-        accumulate(x.data<T>(), c, acc.data(), [](A a, A v) { return a + v; });
-      }
-      if (kind == ReduceKind::kMean) {
-        if constexpr (std::is_floating_point_v<A>) {
-          for (A& a : acc) a /= static_cast<A>(spec.count);  // 0 / 0: NaN
+      } else if (kind == ReduceKind::kProd) {
+        std::fill(acc.begin(), acc.end(), A{1});
+        accumulate(x.data<T>(), c, acc.data(), [](A a, A v) {
+          if constexpr (kFloat) return a * v;
+          else return wrap_mul(a, v);
+        });
+      } else if (kind == ReduceKind::kLogSumExp) {
+        // log(sum(e^x)) = m + log(sum(e^(x - m))) with m the maximum, which cannot overflow.
+        if constexpr (kFloat) {
+          std::vector<A> mx(acc.size(), -std::numeric_limits<A>::infinity());
+          accumulate(x.data<T>(), c, mx.data(), [](A a, A v) { return v > a ? v : a; });
+          // The second pass needs each element's maximum: accumulate over e^(x - m) by
+          // walking the same order, which `accumulate` does with the output index.
+          accumulate_indexed(x.data<T>(), c, acc.data(), [&](A a, A v, int64_t o) {
+            return std::isinf(mx[o]) ? a + std::exp(v) : a + std::exp(v - mx[o]);
+          });
+          for (size_t o = 0; o < acc.size(); ++o)
+            acc[o] = std::isinf(mx[o]) ? std::log(acc[o]) : mx[o] + std::log(acc[o]);
         } else {
+          ctx.fail("ReduceLogSumExp takes float inputs");
+        }
+      } else {
+        // Sums of a function of the elements.
+        accumulate(x.data<T>(), c, acc.data(), [kind](A a, A v) {
+          switch (kind) {
+            case ReduceKind::kL1: return a + (v < 0 ? A{0} - v : v);
+            case ReduceKind::kL2: case ReduceKind::kSumSquare: return a + v * v;
+            default: return a + v;
+          }
+        });
+      }
+      if constexpr (kFloat) {
+        for (A& a : acc) {
+          if (kind == ReduceKind::kMean) a /= static_cast<A>(spec.count);  // 0 / 0: NaN
+          else if (kind == ReduceKind::kL2) a = std::sqrt(a);
+          else if (kind == ReduceKind::kLogSum) a = std::log(a);
+        }
+      } else {
+        if (kind == ReduceKind::kMean) {
           if (spec.count == 0) ctx.fail("ReduceMean of integers over an empty set of values");
           for (A& a : acc) a /= spec.count;
+        } else if (kind == ReduceKind::kL2 || kind == ReduceKind::kLogSum) {
+          ctx.fail(str_cat(ctx.node().describe(), " takes float inputs"));
         }
       }
       T* out = y.mutable_data<T>();

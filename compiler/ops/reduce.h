@@ -24,9 +24,14 @@ ReduceSpec reduce_spec(const AttrReader& ctx, const Shape& in, const Tensor* axe
 // dtype. Reads input 1 (axes) with require_known when present.
 void infer_reduce(InferContext& ctx, std::initializer_list<DType> allowed);
 
-enum class ReduceKind { kSum, kMean, kMax };
+// True for the Reduce* ops (the ones whose axes are an attribute or input 1).
+bool is_reduce_op(OpKind op);
+
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 // Fills output 0 of a Reduce op. Floats accumulate in float, integers in int64. An empty
-// reduction gives 0 (Sum), NaN (Mean of floats) or the lowest value (Max).
+// reduction gives 0 (the sums), NaN (Mean of floats), 1 (Prod), -inf (LogSum, LogSumExp) or
+// the identity of Max and Min (the lowest or highest value). LogSumExp subtracts the maximum
+// before exponentiating. L2, LogSum and LogSumExp take float inputs only.
 void compute_reduce(ComputeContext& ctx, ReduceKind kind);
 
 // Splits `shape` around `axis` into outer (product of axes before), n (the axis) and inner

@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/reduce.h"
 #include "compiler/ops/softmax.h"
 #include "compiler/support/error.h"
 
@@ -69,12 +70,10 @@ const Value* constant_input(const KernelPlan& plan, const Node& n, int i) {
   return r->is_constant() ? r : nullptr;
 }
 
-bool is_reduce(OpKind op) { return op == OpKind::kReduceMax || op == OpKind::kReduceMean || op == OpKind::kReduceSum; }
-
 // Inputs that are folded into the canonical attributes (so that the opset-17 attribute and
 // the opset-18 input forms of the same op read the same) or implied by the output shapes.
 bool input_is_attribute(const KernelPlan& plan, const Node& n, int i) {
-  if (i == 1 && is_reduce(n.op)) return constant_input(plan, n, 1) != nullptr;  // axes
+  if (i == 1 && is_reduce_op(n.op)) return constant_input(plan, n, 1) != nullptr;  // axes
   if (i == 1 && n.op == OpKind::kSplit) return true;                           // split sizes: the output shapes
   return false;
 }
@@ -124,7 +123,7 @@ std::map<std::string, std::string> canonical_attrs(const KernelPlan& plan, const
     default:
       break;
   }
-  if (is_reduce(n.op)) {
+  if (is_reduce_op(n.op)) {
     std::vector<int64_t> axes;
     if (const Value* c = constant_input(plan, n, 1)) axes = c->constant->to_int_vector();
     else if (auto it = a.find("axes"); it != a.end()) axes = std::get<std::vector<int64_t>>(it->second);

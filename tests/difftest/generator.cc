@@ -167,7 +167,7 @@ class Generator {
   bool step() {
     const Val x = some_float();  // a copy: node() may grow floats_
     const int rank = static_cast<int>(x.shape.size());
-    switch (pick(24)) {
+    switch (pick(27)) {
       case 0: {
         static const char* kOps[] = {"Relu", "Neg", "Abs", "Sigmoid", "Tanh", "Erf"};
         const int k = pick(6);
@@ -398,8 +398,60 @@ class Generator {
       }
       case 21: return big_gemm();
       case 22: return attention();
+      case 23:
+      case 24: return activation(x);
+      case 25: return reduction(x);
       default: return misc(x);
     }
+  }
+
+  // The continuous activations (a step function's jump could flip on a rounding difference
+  // between the kernel and the reference, so Floor, Round, Sign, Shrink... are left to the
+  // conformance tests), PRelu with a broadcast slope, variadic Sum and Mean.
+  bool activation(const Val& x) {
+    struct Act { const char* op; const char* attrs; bool bounded; };
+    static const Act kActs[] = {
+        {"Sin", "", true}, {"Cos", "", true}, {"Atan", "", true}, {"Softsign", "", true},
+        {"Softplus", "", false}, {"Mish", "", false}, {"HardSwish", "", false},
+        {"HardSigmoid", "alpha=0.25, beta=0.4", true}, {"HardSigmoid", "", true},
+        {"LeakyRelu", "alpha=0.1", false}, {"Elu", "alpha=0.7", false}, {"Selu", "", false},
+        {"Celu", "alpha=1.5", false}, {"Asinh", "", false}};
+    const int k = pick(static_cast<int>(sizeof(kActs) / sizeof(kActs[0])) + 2);
+    if (k < static_cast<int>(sizeof(kActs) / sizeof(kActs[0]))) {
+      node(kActs[k].op, {x.name}, x.shape, kActs[k].attrs, kActs[k].bounded);
+      return true;
+    }
+    const auto [a, da] = other_operand(x);
+    if (k == static_cast<int>(sizeof(kActs) / sizeof(kActs[0]))) {  // PRelu: the slope broadcasts to x
+      if (broadcast(x.shape, da) != x.shape) return false;
+      node("PRelu", {x.name, a}, x.shape);
+      return true;
+    }
+    const auto [b, db] = other_operand(x);
+    if (!broadcasts(da, db)) return false;
+    node(chance(0.5) ? "Sum" : "Mean", {x.name, a, b}, broadcast(broadcast(x.shape, da), db));
+    return true;
+  }
+
+  // The other Reduce ops over random axes (LogSum of something positive).
+  bool reduction(const Val& x) {
+    const int rank = static_cast<int>(x.shape.size());
+    if (rank < 1) return false;
+    Dims axes, out;
+    for (int a = 0; a < rank; ++a)
+      if (chance(0.5)) axes.push_back(a);
+    if (axes.empty()) axes.push_back(pick(rank));
+    const bool keep = chance(0.5);
+    for (int a = 0; a < rank; ++a) {
+      if (std::find(axes.begin(), axes.end(), a) == axes.end()) out.push_back(x.shape[a]);
+      else if (keep) out.push_back(1);
+    }
+    static const char* kOps[] = {"ReduceMin", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
+                                 "ReduceLogSum"};
+    const int k = pick(6);
+    const std::string in = k == 5 ? positive(x) : x.name;
+    node(kOps[k], {in}, out, str_attrs({"axes=" + ints_text(axes), keep ? "" : "keepdims=0"}));  // opset 17: attributes
+    return true;
   }
 
   // A GEMM of the sizes that take the tiled (tensor core in fp16) paths, on a new input:

@@ -181,12 +181,15 @@ TEST(Softmax, LargeNumbersAndHalf) {
 
 // ---- ReduceMax / ReduceMean / ReduceSum ------------------------------------------------------
 
-// Reduction of a [2,3,4] tensor over `axes` (sorted) in double, keepdims shape.
+// Reduction of a [2,3,4] tensor over `axes` (sorted) in double, keepdims shape: the
+// definitions of the ONNX spec, written out naively (LogSumExp without the max shift).
 std::vector<double> naive_reduce(const Tensor& x, const std::vector<bool>& red, OpKind op) {
   const Shape& s = x.shape();
   Shape out;
   for (size_t d = 0; d < s.size(); ++d) out.push_back(red[d] ? 1 : s[d]);
-  std::vector<double> acc(shape_numel(out), op == OpKind::kReduceMax ? -INFINITY : 0.0);
+  const double init = op == OpKind::kReduceMax ? -INFINITY : op == OpKind::kReduceMin ? INFINITY
+                      : op == OpKind::kReduceProd ? 1.0 : 0.0;
+  std::vector<double> acc(shape_numel(out), init);
   std::vector<int64_t> cnt(acc.size(), 0);
   const auto ost = strides_of(out);
   for (int64_t i = 0; i < x.numel(); ++i) {
@@ -194,13 +197,28 @@ std::vector<double> naive_reduce(const Tensor& x, const std::vector<bool>& red, 
     int64_t o = 0;
     for (size_t d = 0; d < s.size(); ++d) o += (red[d] ? 0 : idx[d]) * ost[d];
     const double v = x.as_double(i);
-    acc[o] = op == OpKind::kReduceMax ? std::max(acc[o], v) : acc[o] + v;
+    switch (op) {
+      case OpKind::kReduceMax: acc[o] = std::max(acc[o], v); break;
+      case OpKind::kReduceMin: acc[o] = std::min(acc[o], v); break;
+      case OpKind::kReduceProd: acc[o] *= v; break;
+      case OpKind::kReduceL1: acc[o] += std::fabs(v); break;
+      case OpKind::kReduceL2: case OpKind::kReduceSumSquare: acc[o] += v * v; break;
+      case OpKind::kReduceLogSumExp: acc[o] += std::exp(v); break;
+      default: acc[o] += v; break;
+    }
     ++cnt[o];
   }
-  if (op == OpKind::kReduceMean)
-    for (size_t i = 0; i < acc.size(); ++i) acc[i] /= cnt[i];
+  for (size_t i = 0; i < acc.size(); ++i) {
+    if (op == OpKind::kReduceMean) acc[i] /= cnt[i];
+    if (op == OpKind::kReduceL2) acc[i] = std::sqrt(acc[i]);
+    if (op == OpKind::kReduceLogSum || op == OpKind::kReduceLogSumExp) acc[i] = std::log(acc[i]);
+  }
   return acc;
 }
+
+const std::vector<OpKind> kReduceOps = {
+    OpKind::kReduceSum, OpKind::kReduceMean, OpKind::kReduceMax, OpKind::kReduceMin, OpKind::kReduceProd,
+    OpKind::kReduceL1, OpKind::kReduceL2, OpKind::kReduceSumSquare, OpKind::kReduceLogSumExp};
 
 TEST(Reduce, AxesFormsAndKeepdims) {
   Tensor x = rand_tensor({2, 3, 4}, 200);
@@ -208,7 +226,7 @@ TEST(Reduce, AxesFormsAndKeepdims) {
       {{1}, {false, true, false}},   {{-1}, {false, false, true}}, {{0, 2}, {true, false, true}},
       {{2, 0}, {true, false, true}}, {{}, {true, true, true}},     {{0, 1, 2}, {true, true, true}},
   };
-  for (OpKind op : {OpKind::kReduceSum, OpKind::kReduceMean, OpKind::kReduceMax}) {
+  for (OpKind op : kReduceOps) {
     const int input_opset = op == OpKind::kReduceSum ? 13 : 18;
     for (const auto& [axes, red] : axes_cases) {
       std::vector<double> want = naive_reduce(x, red, op);
@@ -235,9 +253,30 @@ TEST(Reduce, AxesFormsAndKeepdims) {
   }
 }
 
+TEST(Reduce, LogSumOfPositiveValues) {
+  const Tensor x = f32({2, 2}, {0.5f, 2.0f, 4.0f, 8.0f});
+  auto y = run_op(OpKind::kReduceLogSum, {x, i64({1}, {1})}, {{"keepdims", I(0)}}, 1, 18);
+  EXPECT_TRUE(tensors_near(y[0], f32({2}, {std::log(2.5f), std::log(12.0f)}), 1e-6));
+}
+
+TEST(Reduce, LogSumExpDoesNotOverflowAndMinPropagatesNaN) {
+  // e^1000 overflows float; max + log(sum(e^(x - max))) does not.
+  auto y = run_op(OpKind::kReduceLogSumExp, {f32({2, 2}, {1000.0f, 1000.0f, -INFINITY, -INFINITY})},
+                  {{"axes", Is({1})}, {"keepdims", I(0)}}, 1, 17);
+  EXPECT_TRUE(tensors_near(y[0], f32({2}, {1000.0f + std::log(2.0f), -INFINITY}), 1e-6));
+  y = run_op(OpKind::kReduceMin, {f32({2, 2}, {NAN, 1.0f, 3.0f, -2.0f})}, {{"axes", Is({1})}}, 1, 17);
+  EXPECT_TRUE(tensors_near(y[0], f32({2, 1}, {NAN, -2.0f})));
+  // Integer Min and Prod are exact in int64.
+  y = run_op(OpKind::kReduceMin, {i64({3}, {5, -7, 2})}, {{"keepdims", I(0)}}, 1, 17);
+  EXPECT_EQ(y[0].as_int(0), -7);
+  y = run_op(OpKind::kReduceProd, {i64({3}, {1 << 20, 1 << 20, 3})}, {{"keepdims", I(0)}}, 1, 17);
+  EXPECT_EQ(y[0].as_int(0), int64_t{3} << 40);
+  EXPECT_USER_ERROR(run_op(OpKind::kReduceL2, {i64({2}, {3, 4})}, {}, 1, 17), "i64");
+}
+
 TEST(Reduce, NoopWithEmptyAxes) {
   Tensor x = rand_tensor({2, 3}, 210);
-  for (OpKind op : {OpKind::kReduceSum, OpKind::kReduceMean, OpKind::kReduceMax}) {
+  for (OpKind op : kReduceOps) {
     auto y =
         run_op(op, {x, i64({0}, {})}, {{"noop_with_empty_axes", I(1)}, {"keepdims", I(0)}}, 1, 18);
     EXPECT_TRUE(y[0].identical(x)) << op_name(op);

@@ -28,4 +28,41 @@ __device__ __forceinline__ long long float_to_int(float x) {
   return (long long)x;
 }
 
+template <class T> __device__ __forceinline__ T sq(T x) { return x * x; }
+
+// Activations with the ONNX definitions (each operand evaluated once).
+__device__ __forceinline__ float softplus(float x) { return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))); }
+__device__ __forceinline__ float softsign(float x) { return x / (1.0f + fabsf(x)); }
+__device__ __forceinline__ float mish(float x) { return x * tanhf(softplus(x)); }
+__device__ __forceinline__ float hard_sigmoid(float x, float alpha, float beta) {
+  return fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
+}
+__device__ __forceinline__ float hard_swish(float x) { return x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f)); }
+__device__ __forceinline__ float leaky_relu(float x, float alpha) { return x < 0.0f ? alpha * x : x; }
+__device__ __forceinline__ float prelu(float x, float slope) { return x < 0.0f ? slope * x : x; }
+__device__ __forceinline__ float elu(float x, float alpha) { return x < 0.0f ? alpha * expm1f(x) : x; }
+__device__ __forceinline__ float selu(float x, float alpha, float gamma) {
+  return x > 0.0f ? gamma * x : gamma * alpha * expm1f(x);
+}
+__device__ __forceinline__ float celu(float x, float alpha) {
+  return fmaxf(0.0f, x) + fminf(0.0f, alpha * expm1f(x / alpha));
+}
+__device__ __forceinline__ float thresholded_relu(float x, float alpha) { return x > alpha ? x : 0.0f; }
+__device__ __forceinline__ float shrink(float x, float bias, float lambd) {
+  return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f);
+}
+
+// Sign: -1, 0 or 1; NaN stays NaN.
+__device__ __forceinline__ float sign_of(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }
+__device__ __forceinline__ long long sign_of(long long x) { return (x > 0) - (x < 0); }
+
+// Integer Mod: Python's % (the divisor's sign) or, with c_fmod, C's (the dividend's); by 0 or
+// -1 the remainder is 0 (numpy's result for 0; -1 also avoids INT64_MIN % -1).
+__device__ __forceinline__ long long imod(long long a, long long b, bool c_fmod) {
+  if (b == 0 || b == -1) return 0;
+  long long r = a % b;
+  if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
 }  // namespace mono_dev

@@ -59,12 +59,57 @@ std::string Expressions::elementwise(const Node& n, const std::vector<std::strin
     for (size_t i = 1; i < a.size(); ++i) e = str_cat(fn, "(", e, ", ", a[i], ")");
     return e;
   };
+  // Variadic Sum and Mean add their operands left to right.
+  auto sum = [&]() {
+    std::string e = "(" + a.at(0);
+    for (size_t i = 1; i < a.size(); ++i) e += " + " + a[i];
+    return e + ")";
+  };
+  const AttrReader attrs = node_attrs(n);
+  auto call = [&](const char* fn, std::initializer_list<const char*> float_attrs = {}) {
+    std::string e = str_cat(fn, "(", a.at(0));
+    for (const char* name : float_attrs) e += ", " + literal(attrs.attr_float(name));
+    return e + ")";
+  };
   switch (n.op) {
     case OpKind::kAdd: return "(" + a[0] + " + " + a[1] + ")";
     case OpKind::kSub: return "(" + a[0] + " - " + a[1] + ")";
     case OpKind::kMul: return "(" + a[0] + " * " + a[1] + ")";
     case OpKind::kDiv: return "(" + a[0] + " / " + a[1] + ")";
     case OpKind::kPow: return f ? "powf(" + a[0] + ", (float)" + a[1] + ")" : "ipow(" + a[0] + ", " + a[1] + ")";
+    case OpKind::kSum: return sum();
+    case OpKind::kMean: return str_cat("(", sum(), " / ", literal(static_cast<double>(a.size())), ")");
+    case OpKind::kMod:
+      return f ? str_cat("fmodf(", a[0], ", ", a[1], ")")
+               : str_cat("imod(", a[0], ", ", a[1], ", ", attrs.attr_int("fmod") ? "true" : "false", ")");
+    case OpKind::kPRelu: return str_cat("prelu(", a[0], ", ", a[1], ")");
+    case OpKind::kXor: return "(" + a[0] + " != " + a[1] + ")";
+    case OpKind::kSign: return call("sign_of");
+    case OpKind::kSin: return call("sinf");
+    case OpKind::kCos: return call("cosf");
+    case OpKind::kTan: return call("tanf");
+    case OpKind::kAsin: return call("asinf");
+    case OpKind::kAcos: return call("acosf");
+    case OpKind::kAtan: return call("atanf");
+    case OpKind::kSinh: return call("sinhf");
+    case OpKind::kCosh: return call("coshf");
+    case OpKind::kAsinh: return call("asinhf");
+    case OpKind::kAcosh: return call("acoshf");
+    case OpKind::kAtanh: return call("atanhf");
+    case OpKind::kFloor: return call("floorf");
+    case OpKind::kCeil: return call("ceilf");
+    case OpKind::kRound: return call("rintf");  // halves to even, numpy's round
+    case OpKind::kSoftplus: return call("softplus");
+    case OpKind::kSoftsign: return call("softsign");
+    case OpKind::kMish: return call("mish");
+    case OpKind::kHardSwish: return call("hard_swish");
+    case OpKind::kHardSigmoid: return call("hard_sigmoid", {"alpha", "beta"});
+    case OpKind::kLeakyRelu: return call("leaky_relu", {"alpha"});
+    case OpKind::kElu: return call("elu", {"alpha"});
+    case OpKind::kSelu: return call("selu", {"alpha", "gamma"});
+    case OpKind::kCelu: return call("celu", {"alpha"});
+    case OpKind::kThresholdedRelu: return call("thresholded_relu", {"alpha"});
+    case OpKind::kShrink: return call("shrink", {"bias", "lambd"});
     case OpKind::kMax: return fold(f ? "fmax_nan" : "max");
     case OpKind::kMin: return fold(f ? "fmin_nan" : "min");
     case OpKind::kRelu: return f ? "fmaxf(" + a[0] + ", 0.0f)" : "max(" + a[0] + ", 0LL)";
@@ -111,7 +156,7 @@ bool is_elementwise_anchor(OpKind op) {
   switch (op) {
     case OpKind::kIsNaN: case OpKind::kNot: case OpKind::kAnd: case OpKind::kOr: case OpKind::kEqual:
     case OpKind::kLess: case OpKind::kLessOrEqual: case OpKind::kGreater: case OpKind::kGreaterOrEqual:
-    case OpKind::kWhere: case OpKind::kCast:
+    case OpKind::kWhere: case OpKind::kCast: case OpKind::kXor:
       return true;
     default:
       return is_epilogue_op(op);

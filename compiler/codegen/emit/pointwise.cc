@@ -9,6 +9,7 @@
 #include "compiler/codegen/emit/names.h"
 #include "compiler/codegen/emit/pointwise_ops.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/reduce.h"
 #include "compiler/ops/transpose.h"
 #include "compiler/support/error.h"
 
@@ -31,6 +32,7 @@ std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) 
   }
   const Value* x = n.inputs[0];
   const Shape& xs = x->type.shape;
+  if (is_reduce_op(n.op)) return reduce_code(ex, n, ct);
   switch (n.op) {
     case OpKind::kTranspose: {
       const std::vector<int64_t> perm = transpose_perm(n);
@@ -46,9 +48,6 @@ std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) 
     case OpKind::kMaxPool:
     case OpKind::kAveragePool: return pool_code(ex, n);
     case OpKind::kGlobalAveragePool: return global_pool_code(ex, n);
-    case OpKind::kReduceMean:
-    case OpKind::kReduceSum:
-    case OpKind::kReduceMax: return reduce_code(ex, n, ct);
     case OpKind::kConv: return direct_conv_code(ex, n);
     case OpKind::kSoftmax: return softmax_axis_code(ex, n);
     case OpKind::kBatchNormalization: return batch_norm_code(ex, n);

@@ -219,12 +219,36 @@ std::string reduce_code(Expressions& ex, const Node& n, const std::string& ct) {
       idx[d] = str_cat("o", od++);
     }
   }
-  const bool is_max = n.op == OpKind::kReduceMax;
-  const std::string init = is_max ? (ct == "float" ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)") : "0";
+  const bool f = ct == "float";
   const std::string val = ex.load(n.inputs[0], linear(idx, xs), "x");
-  std::string s = str_cat("    ", ct, " v = ", init, ";\n", loops, "      v = ",
-                          is_max ? (ct == "float" ? "fmax_nan(v, " + val + ")" : "max(v, " + val + ")") : "v + " + val, ";\n");
-  if (n.op == OpKind::kReduceMean) s += str_cat("    v = v / (", ct, ")", count, ";\n");
+  const std::string inf = "__int_as_float(0x7f800000)";
+  std::string init = "0", step = "v + " + val;
+  switch (n.op) {
+    case OpKind::kReduceMax:
+      init = f ? "-" + inf : "(-9223372036854775807LL - 1)";
+      step = str_cat(f ? "fmax_nan" : "max", "(v, ", val, ")");
+      break;
+    case OpKind::kReduceMin:
+      init = f ? inf : "9223372036854775807LL";
+      step = str_cat(f ? "fmin_nan" : "min", "(v, ", val, ")");
+      break;
+    case OpKind::kReduceProd: init = "1"; step = "v * " + val; break;
+    case OpKind::kReduceL1: step = str_cat("v + ", f ? "fabsf(" : "llabs(", val, ")"); break;
+    case OpKind::kReduceL2: case OpKind::kReduceSumSquare: step = str_cat("v + sq(", val, ")"); break;
+    case OpKind::kReduceLogSumExp: step = str_cat("v + (isinf(m) ? expf(", val, ") : expf(", val, " - m))"); break;
+    default: break;  // Sum, Mean, LogSum: the plain sum
+  }
+  std::string s;
+  if (n.op == OpKind::kReduceLogSumExp)  // the maximum first, so that no exponential overflows
+    s += str_cat("    float m = -", inf, ";\n", loops, "      m = fmax_nan(m, ", val, ");\n");
+  s += str_cat("    ", ct, " v = ", init, ";\n", loops, "      v = ", step, ";\n");
+  switch (n.op) {
+    case OpKind::kReduceMean: s += str_cat("    v = v / (", ct, ")", count, ";\n"); break;
+    case OpKind::kReduceL2: s += "    v = sqrtf(v);\n"; break;
+    case OpKind::kReduceLogSum: s += "    v = logf(v);\n"; break;
+    case OpKind::kReduceLogSumExp: s += "    v = isinf(m) ? logf(v) : m + logf(v);\n"; break;
+    default: break;
+  }
   return s;
 }
 
