@@ -28,7 +28,7 @@ bool is_epilogue_op(OpKind op) {
 bool codegen_supports(const Node& n) {
   switch (n.op) {
     // Folded away by simplification when their inputs are constants; not compiled.
-    case OpKind::kConstant: case OpKind::kConstantOfShape: case OpKind::kRange: case OpKind::kShape:
+    case OpKind::kConstant: case OpKind::kConstantOfShape: case OpKind::kRange: case OpKind::kShape: case OpKind::kSize:
       return false;
     case OpKind::kBatchNormalization:
       return n.outputs.size() == 1;

@@ -167,7 +167,7 @@ class Generator {
   bool step() {
     const Val x = some_float();  // a copy: node() may grow floats_
     const int rank = static_cast<int>(x.shape.size());
-    switch (pick(27)) {
+    switch (pick(29)) {
       case 0: {
         static const char* kOps[] = {"Relu", "Neg", "Abs", "Sigmoid", "Tanh", "Erf"};
         const int k = pick(6);
@@ -401,6 +401,8 @@ class Generator {
       case 23:
       case 24: return activation(x);
       case 25: return reduction(x);
+      case 26: return conv1d(x);
+      case 27: return index_op(x);
       default: return misc(x);
     }
   }
@@ -430,6 +432,62 @@ class Generator {
     const auto [b, db] = other_operand(x);
     if (!broadcasts(da, db)) return false;
     node(chance(0.5) ? "Sum" : "Mean", {x.name, a, b}, broadcast(broadcast(x.shape, da), db));
+    return true;
+  }
+
+  // Conv1d (Whisper's front end, audio and text CNNs) on an [N, C, L] view of x: dense,
+  // grouped or depthwise, with strides, padding and dilation.
+  bool conv1d(const Val& x) {
+    const Val* v = float_of_rank(3, 3);
+    if (!v || v->shape[2] < 5) return false;
+    const int64_t C = v->shape[1], k = 1 + 2 * pick(3), s = 1 + pick(2), d = chance(0.3) ? 2 : 1, p = pick(k);
+    const int64_t groups = chance(0.4) ? (C % 2 == 0 && chance(0.5) ? 2 : C) : 1;
+    const int64_t Co = groups * (1 + pick(3));
+    const int64_t L = (v->shape[2] + 2 * p - d * (k - 1) - 1) / s + 1;
+    if (L < 1) return false;
+    std::vector<std::string> args = {v->name, float_const({Co, C / groups, k})};
+    if (chance(0.5)) args.push_back(float_const({Co}));
+    node("Conv", args, {v->shape[0], Co, L},
+         str_attrs({groups > 1 ? "group=" + std::to_string(groups) : "", "pads=" + ints_text({p, p}),
+                    "strides=" + ints_text({s}), d > 1 ? "dilations=" + ints_text({d}) : ""}));
+    return true;
+  }
+
+  // Pad (each mode, negative pads crop), Tile, Trilu: outputs that read x at rewritten indices.
+  bool index_op(const Val& x) {
+    const int rank = static_cast<int>(x.shape.size());
+    if (rank < 1) return false;
+    const int which = pick(3);
+    if (which == 0) {  // Pad: pads as input 1 (opset 17)
+      static const char* kModes[] = {"constant", "edge", "reflect"};
+      const int mode = pick(3);
+      Dims pads(2 * rank), out = x.shape;
+      for (int d = 0; d < rank; ++d) {
+        const int64_t n = x.shape[d];
+        for (int side = 0; side < 2; ++side) {
+          int64_t p = chance(0.5) ? 0 : pick(3);
+          if (mode == 2) p = std::min<int64_t>(p, n - 1);
+          else if (mode == 0 && n > 2 && chance(0.2)) p = -1;  // crop
+          pads[d + side * rank] = p;
+          out[d] += p;
+        }
+      }
+      if (numel(out) > kMaxElements) return false;
+      std::vector<std::string> args = {x.name, int_const(pads)};
+      if (mode == 0 && chance(0.5)) args.push_back(scalar_const(0.25 * pick(5)));
+      node("Pad", args, out, std::string("mode=\"") + kModes[mode] + "\"");
+      return true;
+    }
+    if (which == 1) {  // Tile
+      Dims reps(rank, 1), out = x.shape;
+      for (int d = 0; d < rank; ++d)
+        if (chance(0.4)) out[d] *= (reps[d] = 2);
+      if (numel(out) > kMaxElements) return false;
+      node("Tile", {x.name, int_const(reps)}, out);
+      return true;
+    }
+    if (rank < 2) return false;  // Trilu with a constant k
+    node("Trilu", {x.name, int_const({pick(5) - 2}, true)}, x.shape, chance(0.5) ? "upper=0" : "");
     return true;
   }
 

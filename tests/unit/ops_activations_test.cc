@@ -136,3 +136,53 @@ TEST(Variadic, SumMeanAndXor) {
 
 }  // namespace
 }  // namespace mono::testing
+
+namespace mono::testing {
+namespace {
+
+TEST(Pad, ModesAndCropping) {
+  const Tensor x = f32({4}, {1, 2, 3, 4});
+  auto pad = [&](const char* mode, std::vector<int64_t> p, int opset = 19) {
+    return run_op(OpKind::kPad, {x, i64({2}, p)}, {{"mode", S(mode)}}, 1, opset)[0];
+  };
+  EXPECT_TRUE(tensors_near(pad("constant", {2, 1}), f32({7}, {0, 0, 1, 2, 3, 4, 0})));
+  EXPECT_TRUE(tensors_near(pad("edge", {2, 1}), f32({7}, {1, 1, 1, 2, 3, 4, 4})));
+  EXPECT_TRUE(tensors_near(pad("reflect", {3, 2}), f32({9}, {4, 3, 2, 1, 2, 3, 4, 3, 2})));
+  EXPECT_TRUE(tensors_near(pad("wrap", {2, 3}), f32({9}, {3, 4, 1, 2, 3, 4, 1, 2, 3})));
+  EXPECT_TRUE(tensors_near(pad("constant", {-1, 2}), f32({5}, {2, 3, 4, 0, 0})));  // crop and pad
+  // The fill value (input 2), and pads on named axes (input 3, opset 18).
+  const Tensor m = f32({2, 2}, {1, 2, 3, 4});
+  const auto y = run_op(OpKind::kPad, {m, i64({2}, {1, 0}), f32({}, {9}), i64({1}, {-1})}, {}, 1, 18)[0];
+  EXPECT_TRUE(tensors_near(y, f32({2, 3}, {9, 1, 2, 9, 3, 4})));
+  EXPECT_USER_ERROR(pad("reflect", {4, 0}), "smaller than its extent");
+  EXPECT_USER_ERROR(pad("wrap", {1, 1}, 18), "mode 'wrap'");
+  EXPECT_USER_ERROR(pad("constant", {-3, -2}), "below 0");
+}
+
+TEST(ArgMax, TiesNaNAndKeepdims) {
+  const Tensor x = f32({2, 4}, {1, 5, 5, 2, 3, NAN, 0, NAN});
+  auto arg = [&](OpKind op, int64_t last, int64_t keep) {
+    return run_op(op, {x}, {{"axis", I(1)}, {"select_last_index", I(last)}, {"keepdims", I(keep)}})[0];
+  };
+  EXPECT_TRUE(arg(OpKind::kArgMax, 0, 1).identical(i64({2, 1}, {1, 1})));
+  EXPECT_TRUE(arg(OpKind::kArgMax, 1, 0).identical(i64({2}, {2, 3})));
+  EXPECT_TRUE(arg(OpKind::kArgMin, 0, 0).identical(i64({2}, {0, 1})));  // NaN is the extreme either way
+  EXPECT_USER_ERROR(run_op(OpKind::kArgMax, {f32({2, 0}, {})}, {{"axis", I(1)}}), "empty");
+}
+
+TEST(IndexOps, TriluTileIsInfSize) {
+  const Tensor m = f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_TRUE(tensors_near(run1(OpKind::kTrilu, {m, i64({}, {1})}), f32({3, 3}, {0, 2, 3, 0, 0, 6, 0, 0, 0})));
+  EXPECT_TRUE(tensors_near(run1(OpKind::kTrilu, {m, i64({}, {-1})}, {{"upper", I(0)}}),
+                           f32({3, 3}, {0, 0, 0, 4, 0, 0, 7, 8, 0})));
+  EXPECT_TRUE(tensors_near(run1(OpKind::kTile, {f32({1, 2}, {1, 2}), i64({2}, {2, 2})}),
+                           f32({2, 4}, {1, 2, 1, 2, 1, 2, 1, 2})));
+  EXPECT_USER_ERROR(run1(OpKind::kTile, {f32({2}, {1, 2}), i64({2}, {1, 1})}), "repeats has 2 values");
+  const Tensor inf = f32({3}, {INFINITY, -INFINITY, 1});
+  EXPECT_TRUE(run1(OpKind::kIsInf, {inf}).identical(Tensor::from_ints({3}, {1, 1, 0}, DType::kBool)));
+  EXPECT_TRUE(run1(OpKind::kIsInf, {inf}, {{"detect_negative", I(0)}}).identical(Tensor::from_ints({3}, {1, 0, 0}, DType::kBool)));
+  EXPECT_EQ(run1(OpKind::kSize, {m}).as_int(0), 9);
+}
+
+}  // namespace
+}  // namespace mono::testing

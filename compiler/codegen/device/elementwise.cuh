@@ -52,6 +52,11 @@ __device__ __forceinline__ float shrink(float x, float bias, float lambd) {
   return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f);
 }
 
+// IsInf with its two switches.
+__device__ __forceinline__ bool is_inf(float x, bool positive, bool negative) {
+  return isinf(x) && (x > 0.0f ? positive : negative);
+}
+
 // Sign: -1, 0 or 1; NaN stays NaN.
 __device__ __forceinline__ float sign_of(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }
 __device__ __forceinline__ long long sign_of(long long x) { return (x > 0) - (x < 0); }

@@ -125,6 +125,9 @@ std::string Expressions::elementwise(const Node& n, const std::vector<std::strin
     case OpKind::kGelu:
       return (node_attrs(n).attr_string("approximate") == "tanh" ? "gelu_tanh(" : "gelu_erf(") + a[0] + ")";
     case OpKind::kIsNaN: return "isnan(" + a[0] + ")";
+    case OpKind::kIsInf:
+      return str_cat("is_inf(", a[0], ", ", attrs.attr_int("detect_positive") ? "true" : "false", ", ",
+                     attrs.attr_int("detect_negative") ? "true" : "false", ")");
     case OpKind::kNot: return "(!" + a[0] + ")";
     case OpKind::kAnd: return "(" + a[0] + " && " + a[1] + ")";
     case OpKind::kOr: return "(" + a[0] + " || " + a[1] + ")";
@@ -156,7 +159,7 @@ bool is_elementwise_anchor(OpKind op) {
   switch (op) {
     case OpKind::kIsNaN: case OpKind::kNot: case OpKind::kAnd: case OpKind::kOr: case OpKind::kEqual:
     case OpKind::kLess: case OpKind::kLessOrEqual: case OpKind::kGreater: case OpKind::kGreaterOrEqual:
-    case OpKind::kWhere: case OpKind::kCast: case OpKind::kXor:
+    case OpKind::kWhere: case OpKind::kCast: case OpKind::kXor: case OpKind::kIsInf:
       return true;
     default:
       return is_epilogue_op(op);

@@ -52,6 +52,11 @@ std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) 
     case OpKind::kSoftmax: return softmax_axis_code(ex, n);
     case OpKind::kBatchNormalization: return batch_norm_code(ex, n);
     case OpKind::kCumSum: return cum_sum_code(ex, n, ct);
+    case OpKind::kTrilu: return trilu_code(ex, n, ct);
+    case OpKind::kTile: return tile_code(ex, n, ct);
+    case OpKind::kPad: return pad_code(ex, n, ct);
+    case OpKind::kArgMax:
+    case OpKind::kArgMin: return arg_extremum_code(ex, n);
     default: user_error(n.describe(), ": ", op_name(n.op), " cannot be compiled to CUDA yet");
   }
 }

@@ -12,15 +12,16 @@
 #include "compiler/support/error.h"
 
 namespace mono::emit {
-namespace {
 
-// The compile-time value of input i (an empty vector when absent).
 const Tensor* const_input(const KernelPlan& plan, const Node& n, int i) {
   const Value* v = n.input(i) ? plan.root(n.input(i)) : nullptr;
   if (!v) return nullptr;
   if (!v->is_constant()) user_error(n.describe(), ": input ", i, " must be a constant for the CUDA backend");
   return v->constant.get();
 }
+
+namespace {
+
 
 std::vector<int64_t> const_ints(const KernelPlan& plan, const Node& n, int i) {
   const Tensor* t = const_input(plan, n, i);
@@ -179,21 +180,24 @@ std::string global_pool_code(Expressions& ex, const Node& n) {
 std::string direct_conv_code(Expressions& ex, const Node& n) {
   const Shape& xs = n.inputs[0]->type.shape;
   const Shape& ws = n.inputs[1]->type.shape;
-  if (xs.size() != 4) user_error(n.describe(), ": grouped Conv is compiled for 2-D only");
+  const size_t spatial = xs.size() - 2;  // 1-D (Conv1d), 2-D or 3-D
   const WindowGeometry geo = conv_geometry(n);
   const int64_t groups = node_attrs(n).attr_int("group");
   const int64_t cin_g = ws[1], cout_g = ws[0] / groups;
   std::string s = "    float v = 0.0f;\n";
   s += str_cat("    const long long g = o1 / ", cout_g, "LL;\n");
-  s += str_cat("    for (long long c = 0; c < ", cin_g, "LL; ++c)\n    for (int kh = 0; kh < ", ws[2],
-               "; ++kh) {\n      const long long ih = o2 * ", geo.strides[0], "LL - ", geo.pad_begin[0], "LL + kh * ",
-               geo.dilations[0], "LL;\n      if (ih < 0 || ih >= ", xs[2], "LL) continue;\n      for (int kw = 0; kw < ",
-               ws[3], "; ++kw) {\n        const long long iw = o3 * ", geo.strides[1], "LL - ", geo.pad_begin[1],
-               "LL + kw * ", geo.dilations[1], "LL;\n        if (iw < 0 || iw >= ", xs[3], "LL) continue;\n");
-  const std::string xoff =
-      str_cat("((o0 * ", xs[1], "LL + g * ", cin_g, "LL + c) * ", xs[2], "LL + ih) * ", xs[3], "LL + iw");
-  const std::string woff = str_cat("((o1 * ", cin_g, "LL + c) * ", ws[2], "LL + kh) * ", ws[3], "LL + kw");
-  s += str_cat("        v += ", ex.load(n.inputs[0], xoff, "x"), " * ", ex.load(n.inputs[1], woff, "w"), ";\n      }\n    }\n");
+  s += str_cat("    for (long long c = 0; c < ", cin_g, "LL; ++c) {\n");
+  // One loop per spatial axis d: input position i_d = o_{d+2} * stride - pad + k_d * dilation.
+  std::string xoff = str_cat("o0 * ", xs[1], "LL + g * ", cin_g, "LL + c"), woff = str_cat("o1 * ", cin_g, "LL + c");
+  for (size_t d = 0; d < spatial; ++d) {
+    s += str_cat("    for (int k", d, " = 0; k", d, " < ", ws[d + 2], "; ++k", d, ") {\n",
+                 "      const long long i", d, " = o", d + 2, " * ", geo.strides[d], "LL - ", geo.pad_begin[d], "LL + k", d,
+                 " * ", geo.dilations[d], "LL;\n", "      if (i", d, " < 0 || i", d, " >= ", xs[d + 2], "LL) continue;\n");
+    xoff = str_cat("(", xoff, ") * ", xs[d + 2], "LL + i", d);
+    woff = str_cat("(", woff, ") * ", ws[d + 2], "LL + k", d);
+  }
+  s += str_cat("        v += ", ex.load(n.inputs[0], xoff, "x"), " * ", ex.load(n.inputs[1], woff, "w"), ";\n");
+  for (size_t d = 0; d <= spatial; ++d) s += "    }\n";
   if (n.input(2)) s += str_cat("    v += ", ex.load(n.inputs[2], "o1", "bias"), ";\n");
   return s;
 }

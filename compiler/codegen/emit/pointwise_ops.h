@@ -8,6 +8,9 @@
 
 namespace mono::emit {
 
+// The compile-time value of input i of `n` (null when absent or not constant).
+const Tensor* const_input(const KernelPlan& plan, const Node& n, int i);
+
 // Data movement: Slice, Concat, Gather, GatherElements (`ct`: the compute type).
 std::string slice_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string concat_code(Expressions& ex, const Node& n, const std::string& ct);
@@ -24,5 +27,10 @@ std::string softmax_axis_code(Expressions& ex, const Node& n);
 std::string cum_sum_code(Expressions& ex, const Node& n, const std::string& ct);
 // BatchNormalization (inference form).
 std::string batch_norm_code(Expressions& ex, const Node& n);
+// Index rewrites (pointwise_index_ops.cc): Trilu, Tile, Pad, and ArgMax / ArgMin along an axis.
+std::string trilu_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string tile_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string pad_code(Expressions& ex, const Node& n, const std::string& ct);
+std::string arg_extremum_code(Expressions& ex, const Node& n);
 
 }  // namespace mono::emit
