@@ -22,6 +22,9 @@ bool constant_folding(Graph& g);
 bool constant_masks(Graph& g);
 // One spelling per operation: Flatten -> Reshape, spatial ReduceMean -> GlobalAveragePool.
 bool canonicalize(Graph& g);
+// Rewrites ops without code generation of their own (LogSoftmax, GlobalMaxPool,
+// InstanceNormalization, DepthToSpace, SpaceToDepth) into ops that have it.
+bool decompose(Graph& g);
 // Collapses Reshape chains, Transpose chains and unit-axis Reshape/Transpose/Reshape
 // sandwiches into one Reshape or Transpose.
 bool fold_reshape_transpose(Graph& g);

@@ -14,6 +14,7 @@ const std::vector<PipelinePass>& simplification_pipeline() {
       {"fold_shape_arithmetic", fold_shape_arithmetic},
       {"constant_folding", constant_folding},
       {"constant_masks", constant_masks},
+      {"decompose", decompose},
       {"canonicalize", canonicalize},
       {"fold_reshape_transpose", fold_reshape_transpose},
       {"fold_batch_norm", fold_batch_norm},
