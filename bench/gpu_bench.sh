@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
 #   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
-#                      [--skip-devlib] [--profile] [--zoo] [--correctness N] [--ab NAME "FLAGS"]...
+#                      [--skip-devlib] [--profile] [--zoo tiny|all] [--correctness N] [--ab NAME "FLAGS"]...
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
@@ -9,8 +9,8 @@
 # --profile adds a per-stage profile of each full model. --ab NAME "FLAGS" (e.g.
 # --ab bpsm2 "--set blocks-per-sm=2") also checks and times every full model
 # built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL).
-# The kernel plan of every full model goes to plan_MODEL.txt. --zoo also exports the models of
-# bench/export_zoo.py, checks each on the GPU in fp32 and fp16 against PyTorch's outputs, and
+# The kernel plan of every full model goes to plan_MODEL.txt. --zoo tiny|all also exports the tiny
+# (or all) models of bench/export_zoo.py, checks each on the GPU in fp32 and fp16 against PyTorch's outputs, and
 # brings the tiny ones back in $OUT/zoo.tgz (they become test data) with the ops of all
 # (zoo_census.json in the logs). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
 logs=/tmp/mono-bench-logs
 rm -rf "$logs"; mkdir -p "$out" "$logs"
-tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 profile=0 zoo=0 correctness=0 ab=()
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 profile=0 zoo="" correctness=0 ab=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --skip-tiny) skip_tiny=1 ;;
     --skip-devlib) skip_devlib=1 ;;
     --profile) profile=1 ;;
-    --zoo) zoo=1 ;;
+    --zoo) zoo=$2; shift ;;
     --correctness) correctness=$2; shift ;;
     --ab) ab+=("$2|$3"); shift 2 ;;
     *) echo "gpu_bench.sh: unknown flag $1" >&2; exit 2 ;;
@@ -75,14 +75,21 @@ fi
 
 models=${only:-bert-base,gpt2,vit-base,resnet50}
 if [ $tiny_only = 0 ]; then
-  stamp "exporting the full models (background)"
-  (python3 bench/export_full.py /tmp/models --only "$models" > "$logs/export.txt" 2>&1; echo "export exit $?" >> "$logs/export.txt") &
+  missing=0
+  for n in ${models//,/ }; do [ -f /tmp/models/$n-opset20/test_data_set_0/output_0.pb ] || missing=1; done
+  if [ $missing = 1 ]; then
+    stamp "exporting the full models (background)"
+    (python3 bench/export_full.py /tmp/models --only "$models" > "$logs/export.txt" 2>&1; echo "export exit $?" >> "$logs/export.txt") &
+  else  # a warm machine that exported them in an earlier call
+    (echo "full models already in /tmp/models (exported by an earlier call on this machine)"; echo "export exit 0") > "$logs/export.txt" &
+  fi
   export_pid=$!
 fi
 
-if [ $zoo = 1 ]; then
-  stamp "zoo: export, then every model in fp32 and fp16 against PyTorch"
-  python3 bench/export_zoo.py /tmp/zoo --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
+if [ -n "$zoo" ]; then
+  stamp "zoo ($zoo): export, then every model in fp32 and fp16 against PyTorch"
+  zoo_flags=(); [ "$zoo" = tiny ] && zoo_flags=(--tiny)
+  python3 bench/export_zoo.py /tmp/zoo "${zoo_flags[@]}" --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
   cat "$logs/zoo_export.txt"
   for m in /tmp/zoo/*/; do
     m=${m%/}; for d in fp32 fp16; do
