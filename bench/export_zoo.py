@@ -121,7 +121,13 @@ def whisper_encoder(**kw):
 
 def randomize_norms(model):
     """Normalisation layers start as the identity (gamma 1, beta 0), which hides bugs in how
-    gamma and beta are read: give them random values (the seed is fixed)."""
+    gamma and beta are read: give them random values (the seed is fixed). Weights initialised
+    to zero (torchvision's ViT head) would make the outputs all zero and test nothing: give
+    them random values too."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
     for m in model.modules():
         if isinstance(m, (nn.LayerNorm, nn.GroupNorm, nn.BatchNorm2d, nn.InstanceNorm2d)) and m.weight is not None:
             with torch.no_grad():

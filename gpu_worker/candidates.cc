@@ -175,7 +175,7 @@ int runner_main(const std::string& dir) {
   };
   // The reference: the fragment's CPU reference on deterministic inputs, computed once.
   tuning::LoadedFragment f = tuning::load_fragment(run.at("fragment"), kWeightSeed);
-  const std::vector<Tensor> inputs = synthetic_inputs(*f.graph);
+  const std::vector<Tensor> inputs = fragment_inputs(f);
   const std::vector<Tensor> want = run_reference(*f.graph, inputs);
   const double tol = run.at("tolerance").get<double>();
   const int warmup = run.at("warmup").get<int>(), samples = run.at("samples").get<int>();

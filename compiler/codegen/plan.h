@@ -192,6 +192,9 @@ struct PlanOptions {
   // fp16 with fp32 fallback: largest |x| of float values on calibration inputs (from the CPU
   // reference). Values outside [kMinFp16Range, kMaxFp16Range] stay fp32.
   std::map<const Value*, float> ranges;
+  // Float values that were never negative on the calibration inputs (x * x, an RMS norm's
+  // mean square): a tuning fragment that takes one as an input feeds it non-negative values.
+  std::set<const Value*> nonnegative;
   // fp16: float values kept in fp32 whatever their range. A tuning fragment (a group cut out
   // of its model, compiler/tuning/fragment.h) lists here the values its model keeps in fp32
   // because they meet an fp32 GEMM outside the fragment.

@@ -20,7 +20,7 @@ LoadedModel load_model(const std::string& path, const ModelOptions& options) {
 
 int calibrate(const Graph& g, const std::vector<Tensor>& inputs, PlanOptions* plan) {
   if (plan->settings.precision != Precision::kF16) return 0;
-  plan->ranges = float_ranges(g, inputs);
+  plan->ranges = float_ranges(g, inputs, &plan->nonnegative);
   int out_of_range = 0;
   for (const auto& [v, r] : plan->ranges)
     if (r != 0.0f && (r < kMinFp16Range || r > kMaxFp16Range)) ++out_of_range;

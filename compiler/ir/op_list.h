@@ -15,11 +15,11 @@
   X(MatMul) X(Max) X(MaxPool) X(Mean) X(Min) X(Mish) X(Mod) X(Mul) X(Neg) X(Not)     \
   X(Or) X(PRelu) X(Pad) X(Pow) X(Range) X(Reciprocal) X(ReduceL1) X(ReduceL2)        \
   X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceMax) X(ReduceMean) X(ReduceMin)         \
-  X(ReduceProd) X(ReduceSum) X(ReduceSumSquare) X(Relu) X(Reshape) X(Round) X(Selu)  \
-  X(Shape) X(Shrink) X(Sigmoid) X(Sign) X(Sin) X(Sinh) X(Size) X(Slice) X(Softmax)   \
-  X(Softplus) X(Softsign) X(SpaceToDepth) X(Split) X(Sqrt) X(Squeeze) X(Sub) X(Sum)  \
-  X(Tan) X(Tanh) X(ThresholdedRelu) X(Tile) X(Transpose) X(Trilu) X(Unsqueeze)       \
-  X(Where) X(Xor)
+  X(ReduceProd) X(ReduceSum) X(ReduceSumSquare) X(Relu) X(Reshape) X(Round)          \
+  X(ScatterND) X(Selu) X(Shape) X(Shrink) X(Sigmoid) X(Sign) X(Sin) X(Sinh) X(Size)  \
+  X(Slice) X(Softmax) X(Softplus) X(Softsign) X(SpaceToDepth) X(Split) X(Sqrt)       \
+  X(Squeeze) X(Sub) X(Sum) X(Tan) X(Tanh) X(ThresholdedRelu) X(Tile) X(Transpose)    \
+  X(Trilu) X(Unsqueeze) X(Where) X(Xor)
 
 namespace mono {
 

@@ -147,31 +147,33 @@ class Parser {
     return t;
   }
 
+  // Integer elements are parsed as integers (exact over the whole int64 range: shape
+  // arithmetic uses INT64_MAX as "to the end"), float elements as doubles.
   Tensor tensor_literal(const TensorType& t) {
     expect('[');
-    std::vector<double> values;
+    std::vector<std::string> items;
     if (!try_consume(']')) {
       do {
         if (peek() == 't' || peek() == 'f') {
           std::string w = word();
           if (w != "true" && w != "false") fail(str_cat("bad element '", w, "'"));
-          values.push_back(w == "true");
+          items.push_back(w == "true" ? "1" : "0");
         } else {
-          values.push_back(real(number_text()));
+          items.push_back(number_text());
         }
       } while (try_consume(','));
       expect(']');
     }
-    if (static_cast<int64_t>(values.size()) != t.numel())
-      fail(str_cat("literal has ", values.size(), " elements; ", t.str(), " needs ", t.numel()));
+    if (static_cast<int64_t>(items.size()) != t.numel())
+      fail(str_cat("literal has ", items.size(), " elements; ", t.str(), " needs ", t.numel()));
     Tensor out(t);
     for (int64_t i = 0; i < t.numel(); ++i) {
       switch (t.dtype) {
-        case DType::kF32: out.mutable_data<float>()[i] = static_cast<float>(values[i]); break;
-        case DType::kF16: out.mutable_data<Half>()[i] = float_to_half(static_cast<float>(values[i])); break;
-        case DType::kI64: out.mutable_data<int64_t>()[i] = static_cast<int64_t>(values[i]); break;
-        case DType::kI32: out.mutable_data<int32_t>()[i] = static_cast<int32_t>(values[i]); break;
-        case DType::kBool: out.mutable_data<uint8_t>()[i] = values[i] != 0; break;
+        case DType::kF32: out.mutable_data<float>()[i] = static_cast<float>(real(items[i])); break;
+        case DType::kF16: out.mutable_data<Half>()[i] = float_to_half(static_cast<float>(real(items[i]))); break;
+        case DType::kI64: out.mutable_data<int64_t>()[i] = integer_of(items[i]); break;
+        case DType::kI32: out.mutable_data<int32_t>()[i] = static_cast<int32_t>(integer_of(items[i])); break;
+        case DType::kBool: out.mutable_data<uint8_t>()[i] = real(items[i]) != 0; break;
       }
     }
     return out;
@@ -211,7 +213,7 @@ class Parser {
         return v;
       }
       std::vector<int64_t> v;
-      for (const auto& t : items) v.push_back(std::strtoll(t.c_str(), nullptr, 10));
+      for (const auto& t : items) v.push_back(integer_of(t));
       return v;
     }
     if (isalpha(static_cast<unsigned char>(c)) && s_.compare(pos_, 3, "inf") != 0 &&

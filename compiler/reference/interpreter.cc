@@ -94,15 +94,23 @@ static float max_abs(const Tensor& t) {
   return m;
 }
 
-std::map<const Value*, float> float_ranges(const Graph& graph, const std::vector<Tensor>& inputs) {
+static bool all_nonnegative(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!(t.as_double(i) >= 0)) return false;  // NaN too
+  return true;
+}
+
+std::map<const Value*, float> float_ranges(const Graph& graph, const std::vector<Tensor>& inputs,
+                                          std::set<const Value*>* nonnegative) {
   std::map<const Value*, float> ranges;
-  for (size_t i = 0; i < graph.inputs.size() && i < inputs.size(); ++i)
-    if (is_float(inputs[i].dtype())) ranges[graph.inputs[i]] = max_abs(inputs[i]);
-  for (const Value* c : graph.constants())
-    if (is_float(c->type.dtype)) ranges[c] = max_abs(*c->constant);
-  run_reference(graph, inputs, nullptr, [&](const Value* v, const Tensor& t) {
-    if (is_float(t.dtype())) ranges[v] = max_abs(t);
-  });
+  auto record = [&](const Value* v, const Tensor& t) {
+    if (!is_float(t.dtype())) return;
+    ranges[v] = max_abs(t);
+    if (nonnegative && all_nonnegative(t)) nonnegative->insert(v);
+  };
+  for (size_t i = 0; i < graph.inputs.size() && i < inputs.size(); ++i) record(graph.inputs[i], inputs[i]);
+  for (const Value* c : graph.constants()) record(c, *c->constant);
+  run_reference(graph, inputs, nullptr, record);
   return ranges;
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ using Observer = std::function<void(const Value*, const Tensor&)>;
 std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>& inputs,
                                   RunStats* stats = nullptr, const Observer& observe = nullptr);
 
-// Largest |x| of every float value (inputs, constants and node outputs) on these inputs.
-std::map<const Value*, float> float_ranges(const Graph& graph, const std::vector<Tensor>& inputs);
+// Largest |x| of every float value (inputs, constants and node outputs) on these inputs; with
+// `nonnegative`, also the float values that were never negative (nor NaN) on them.
+std::map<const Value*, float> float_ranges(const Graph& graph, const std::vector<Tensor>& inputs,
+                                          std::set<const Value*>* nonnegative = nullptr);
 
 }  // namespace mono

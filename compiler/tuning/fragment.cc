@@ -8,6 +8,7 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
+#include "compiler/reference/inputs.h"
 #include "compiler/support/error.h"
 #include "compiler/tuning/signature.h"
 
@@ -18,7 +19,7 @@ using nlohmann::json;
 namespace {
 
 // The fields of a payload; load_fragment refuses any other.
-const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",    "sms",
+const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",     "nonnegative", "sms",
                                "threads", "blocks_per_sm", "smem_limit", "inline_groups"};
 
 // `nodes` and the view nodes they read through (transitively), in graph order. The plan's
@@ -161,10 +162,15 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
         d->second == DType::kF32 && range_fits_fp16(options, v))
       keep_fp32.push_back(v->name);
   }
+  json nonnegative = json::array();  // inputs of the fragment never negative in its model
+  for (const Value* in : sub.inputs)
+    for (const Value* v : originals)
+      if (v->name == in->name && options.nonnegative.count(v)) nonnegative.push_back(v->name);
   return json{{"ir", graph_to_string(sub, print)},
               {"precision", options.settings.precision == Precision::kF16 ? "fp16" : "fp32"},
               {"ranges", ranges},
               {"keep_fp32", keep_fp32},
+              {"nonnegative", nonnegative},
               {"sms", options.settings.sms},
               {"threads", options.settings.threads},
               {"blocks_per_sm", options.settings.blocks_per_sm},
@@ -229,6 +235,15 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
     }
   }
 
+  if (j.contains("nonnegative")) {
+    const json& nonneg = j.at("nonnegative");
+    if (!nonneg.is_array()) user_error("fragment: \"nonnegative\" must be an array, got ", nonneg.type_name());
+    for (const json& name : nonneg) {
+      if (!name.is_string()) user_error("fragment: \"nonnegative\" must hold value names, got ", name.dump());
+      o.nonnegative.insert(float_value(by_name, "nonnegative", name.get<std::string>()));
+    }
+  }
+
   // The planner checks the context itself (threads a multiple of 32, blocks that fit an SM).
   o.settings.sms = int_field(j, "sms", 1, 1024);
   o.settings.threads = int_field(j, "threads", 1, 1024);
@@ -237,6 +252,17 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
   if (j.contains("inline_groups")) o.settings.inline_groups = int_field(j, "inline_groups", 0, 1);
   enable_signatures(&o);
   return f;
+}
+
+std::vector<Tensor> fragment_inputs(const LoadedFragment& f) {
+  std::vector<Tensor> inputs = synthetic_inputs(*f.graph);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!f.options.nonnegative.count(f.graph->inputs[i])) continue;
+    std::vector<float> v = inputs[i].to_float_vector();
+    for (float& x : v) x = std::fabs(x);
+    inputs[i] = Tensor::from_floats(inputs[i].shape(), v, inputs[i].dtype());
+  }
+  return inputs;
 }
 
 const Group* find_group(const KernelPlan& plan, const std::string& signature) {

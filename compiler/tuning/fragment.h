@@ -57,6 +57,11 @@ struct LoadedFragment {
 // name, bad IR text).
 LoadedFragment load_fragment(const nlohmann::json& j, uint64_t seed);
 
+// The fragment's inputs for a run: synthetic_inputs (compiler/reference/inputs.h), made
+// non-negative where its model's values were ("nonnegative": a mean square under a square
+// root must not see negative values).
+std::vector<Tensor> fragment_inputs(const LoadedFragment& f);
+
 // The first group of the plan with this signature (Group::signature: the plan must be built
 // with signatures enabled), or null.
 const Group* find_group(const KernelPlan& plan, const std::string& signature);

@@ -443,8 +443,9 @@ class Generator {
     const int64_t C = v->shape[1], k = 1 + 2 * pick(3), s = 1 + pick(2), d = chance(0.3) ? 2 : 1, p = pick(k);
     const int64_t groups = chance(0.4) ? (C % 2 == 0 && chance(0.5) ? 2 : C) : 1;
     const int64_t Co = groups * (1 + pick(3));
-    const int64_t L = (v->shape[2] + 2 * p - d * (k - 1) - 1) / s + 1;
-    if (L < 1) return false;
+    const int64_t span = v->shape[2] + 2 * p - d * (k - 1) - 1;  // negative: the kernel does not fit
+    if (span < 0) return false;
+    const int64_t L = span / s + 1;
     std::vector<std::string> args = {v->name, float_const({Co, C / groups, k})};
     if (chance(0.5)) args.push_back(float_const({Co}));
     node("Conv", args, {v->shape[0], Co, L},

@@ -90,5 +90,31 @@ TEST(Golden, EveryPassHasCases) {
                                           << pass.name << ".test)";
 }
 
+// The IR text round-trips integers exactly over the whole int64 range (exporters write
+// INT64_MAX as a Slice's "to the end"; a parse through double turned it into INT64_MIN).
+TEST(IrText, IntegerConstantsRoundTripExactly) {
+  const std::string text =
+      "graph g (opset 17) {\n"
+      "  input %x: f32[4]\n"
+      "  const %big: i64[4] = [9223372036854775807, -9223372036854775808, 9007199254740993, -1]\n"
+      "  const %i32: i32[2] = [2147483647, -2147483648]\n"
+      "  %y = Identity(%x)\n"
+      "  output %y\n"
+      "}\n";
+  auto g = parse_graph(text);
+  const Tensor* big = nullptr;
+  const Tensor* i32 = nullptr;
+  for (const auto& v : g->values()) {
+    if (v->name == "big") big = v->constant.get();
+    if (v->name == "i32") i32 = v->constant.get();
+  }
+  ASSERT_TRUE(big && i32);
+  EXPECT_EQ(big->to_int_vector(), (std::vector<int64_t>{INT64_MAX, INT64_MIN, 9007199254740993LL, -1}));
+  EXPECT_EQ(i32->to_int_vector(), (std::vector<int64_t>{INT32_MAX, INT32_MIN}));
+  PrintOptions p;
+  p.max_constant_elements = 16;
+  EXPECT_EQ(graph_to_string(*parse_graph(graph_to_string(*g, p)), p), graph_to_string(*g, p));
+}
+
 }  // namespace
 }  // namespace mono

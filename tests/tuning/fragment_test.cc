@@ -191,7 +191,7 @@ TEST(Fragment, RunsOnTheCpuReferenceWithFiniteOutputs) {
     for (size_t i = 0; i < payloads.size(); ++i) {
       SCOPED_TRACE(str_cat(name, i == 0 ? " whole model" : str_cat(" group ", i - 1)));
       const LoadedFragment f = load_fragment(payloads[i], kSeed);
-      const std::vector<Tensor> outputs = run_reference(*f.graph, synthetic_inputs(*f.graph));
+      const std::vector<Tensor> outputs = run_reference(*f.graph, fragment_inputs(f));
       ASSERT_EQ(outputs.size(), f.graph->outputs.size());
       for (size_t o = 0; o < outputs.size(); ++o)
         EXPECT_TRUE(all_finite(outputs[o])) << "output %" << f.graph->outputs[o]->name << "\n"

@@ -52,6 +52,12 @@ __device__ __forceinline__ float shrink(float x, float bias, float lambd) {
   return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f);
 }
 
+// An index into an axis of extent n, negative counting from the end; out of range: -1.
+__device__ __forceinline__ long long wrap_index(long long i, long long n) {
+  if (i < 0) i += n;
+  return (i < 0 || i >= n) ? -1 : i;
+}
+
 // IsInf with its two switches.
 __device__ __forceinline__ bool is_inf(float x, bool positive, bool negative) {
   return isinf(x) && (x > 0.0f ? positive : negative);

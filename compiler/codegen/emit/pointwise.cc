@@ -57,6 +57,7 @@ std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) 
     case OpKind::kPad: return pad_code(ex, n, ct);
     case OpKind::kArgMax:
     case OpKind::kArgMin: return arg_extremum_code(ex, n);
+    case OpKind::kScatterND: return scatter_nd_code(ex, n, ct);
     default: user_error(n.describe(), ": ", op_name(n.op), " cannot be compiled to CUDA yet");
   }
 }

@@ -5,6 +5,7 @@
 #include "compiler/codegen/emit/names.h"
 #include "compiler/codegen/emit/pointwise_ops.h"
 #include "compiler/ops/pad.h"
+#include "compiler/ops/scatter_nd.h"
 #include "compiler/ops/shape_util.h"
 #include "compiler/ops/trilu.h"
 #include "compiler/support/error.h"
@@ -95,6 +96,33 @@ std::string arg_extremum_code(Expressions& ex, const Node& n) {
   return str_cat("    long long v = 0;\n    ", ct, " bv = 0;\n    for (long long a = 0; a < ", xs[axis],
                  "LL; ++a) {\n      const ", ct, " xv = ", val, ";\n      if (a == 0 || ", better,
                  last ? " || " + equal : "", ") {\n        v = a;\n        bv = xv;\n      }\n    }\n");
+}
+
+std::string scatter_nd_code(Expressions& ex, const Node& n, const std::string& ct) {
+  const Shape& ds = n.inputs[0]->type.shape;
+  const AttrReader attrs = node_attrs(n);
+  const ScatterNdShape s = scatter_nd_shape(attrs, ds, n.inputs[1]->type.shape, n.inputs[2]->type.shape);
+  const std::string flat = linear(index_vars("o", static_cast<int64_t>(ds.size())), ds);
+  // Each element scans the index rows, in order, for those naming its slice (indices may be
+  // computed at run time; an out-of-range one names no slice).
+  std::string row;  // the row's slice position `at`, and whether every index is in range
+  for (int64_t k = 0; k < s.q; ++k)
+    row += str_cat("      {\n        const long long ik = wrap_index(",
+                   ex.load(n.inputs[1], str_cat("u * ", s.q, "LL + ", k), "indices"), ", ", ds[k],
+                   "LL);\n        ok = ok && ik >= 0;\n        at = at * ", ds[k], "LL + ik;\n      }\n");
+  const std::string b = ex.load(n.inputs[2], str_cat("u * ", s.slice, "LL + inner"), "updates");
+  std::string step;
+  switch (s.reduction) {
+    case ScatterReduction::kNone: step = b; break;
+    case ScatterReduction::kAdd: step = "v + " + b; break;
+    case ScatterReduction::kMul: step = "v * " + b; break;
+    case ScatterReduction::kMax: step = str_cat("max(v, (", ct, ")", b, ")"); break;
+    case ScatterReduction::kMin: step = str_cat("min(v, (", ct, ")", b, ")"); break;
+  }
+  return str_cat("    const long long flat = ", flat, ", outer = flat / ", s.slice, "LL, inner = flat % ", s.slice, "LL;\n    ",
+                 ct, " v = ", ex.load(n.inputs[0], "flat", "data"), ";\n    for (long long u = 0; u < ", s.rows,
+                 "LL; ++u) {\n      long long at = 0;\n      bool ok = true;\n", row, "      if (ok && at == outer) v = ", step,
+                 ";\n    }\n");
 }
 
 }  // namespace mono::emit

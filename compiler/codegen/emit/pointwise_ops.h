@@ -27,10 +27,12 @@ std::string softmax_axis_code(Expressions& ex, const Node& n);
 std::string cum_sum_code(Expressions& ex, const Node& n, const std::string& ct);
 // BatchNormalization (inference form).
 std::string batch_norm_code(Expressions& ex, const Node& n);
-// Index rewrites (pointwise_index_ops.cc): Trilu, Tile, Pad, and ArgMax / ArgMin along an axis.
+// Index rewrites (pointwise_index_ops.cc): Trilu, Tile, Pad, ArgMax / ArgMin along an axis, ScatterND.
 std::string trilu_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string tile_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string pad_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string arg_extremum_code(Expressions& ex, const Node& n);
+// ScatterND: each element takes (or combines) the updates of the index rows naming its slice.
+std::string scatter_nd_code(Expressions& ex, const Node& n, const std::string& ct);
 
 }  // namespace mono::emit
