@@ -122,7 +122,7 @@ if [ "$correctness" -gt 0 ]; then
   grep -vE "^PASS" "$logs/gpu_conformance.txt" | tail -30
   stamp "differential tester: $correctness random graphs in fp32 and fp16, then the regressions"
   mkdir -p "$logs/difftest_failures"
-  timeout "${DIFFTEST_TIMEOUT:-900}" .gpu/bin/difftest --count "$correctness" --seed 100000 --dtype both --save "$logs/difftest_failures" \
+  timeout "${DIFFTEST_TIMEOUT:-900}" .gpu/bin/difftest --count "$correctness" --seed "${DIFFTEST_SEED:-100000}" --dtype both --save "$logs/difftest_failures" \
     > "$logs/difftest.txt" 2>&1; echo "exit $?" >> "$logs/difftest.txt"
   grep -E "^(MISMATCH|REFUSED|COMPILE|INVALID)|^difftest|^exit" "$logs/difftest.txt" | tail -40
   .gpu/bin/difftest --dtype both --regressions tests/data/difftest > "$logs/difftest_regressions.txt" 2>&1
