@@ -94,9 +94,11 @@ void compute_layer_normalization(ComputeContext& ctx) {
   for (int64_t r = 0; r < outer; ++r) {
     const float* src = xv.data() + r * inner;
     float* dst = out.data() + r * inner;
+    // The mean of x - x[0], plus x[0]: precise when the mean is far larger than the spread.
+    const float shift = inner > 0 ? src[0] : 0.0f;
     float sum = 0.0f;
-    for (int64_t i = 0; i < inner; ++i) sum += src[i];
-    const float mean = sum / static_cast<float>(inner);
+    for (int64_t i = 0; i < inner; ++i) sum += src[i] - shift;
+    const float mean = shift + sum / static_cast<float>(inner);
     float sq = 0.0f;
     for (int64_t i = 0; i < inner; ++i) {
       const float d = src[i] - mean;

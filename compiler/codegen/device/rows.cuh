@@ -39,6 +39,9 @@ struct NoStats {
 }  // namespace detail
 
 // y = (x - mean) / sqrt(var + eps) * gamma + beta   (biased variance; beta may be null).
+// The mean is taken of x - x[0] and x[0] added back: a row whose mean is far larger than its
+// spread (a residual stream with a large offset) keeps its precision (the CPU reference does
+// the same).
 // `stats(row, mean, rstd)` is called by every lane once the row's statistics are known (the
 // optional Mean and InvStdDev outputs). gamma and beta may differ in storage type (fp16
 // calibration keeps a tensor fp32 when its range does not fit).
@@ -52,16 +55,19 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const G* gamma
     // may not move a load above a store through another pointer, so reads interleaved with the
     // stores would cost one memory round trip per element.
     float v[detail::kRowCache], g[detail::kRowCache], b[detail::kRowCache];
-    float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < detail::kRowCache; ++j) {
       const int i = lane + 32 * j;
       v[j] = i < len ? in(row, i) : 0.0f;
       g[j] = i < len ? to_float(gamma[i]) : 0.0f;
       b[j] = (i < len && beta) ? to_float(beta[i]) : 0.0f;
-      s += v[j];
     }
-    const float mean = warp_sum(s) * inv_len;
+    const float shift = __shfl_sync(0xffffffffu, v[0], 0);
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < detail::kRowCache; ++j)
+      if (lane + 32 * j < len) s += v[j] - shift;
+    const float mean = shift + warp_sum(s) * inv_len;
     float q = 0.0f;
 #pragma unroll
     for (int j = 0; j < detail::kRowCache; ++j) {
@@ -77,9 +83,10 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const G* gamma
       if (i < len) out(row, i, (v[j] - mean) * rstd * g[j] + b[j]);
     }
   } else {
+    const float shift = in(row, 0);
     float s = 0.0f;
-    for (int i = lane; i < len; i += 32) s += in(row, i);
-    const float mean = warp_sum(s) * inv_len;
+    for (int i = lane; i < len; i += 32) s += in(row, i) - shift;
+    const float mean = shift + warp_sum(s) * inv_len;
     float q = 0.0f;
     for (int i = lane; i < len; i += 32) {
       const float d = in(row, i) - mean;
