@@ -11,4 +11,16 @@ namespace mono {
 void infer_arg_extremum(InferContext& ctx);
 void compute_arg_extremum(ComputeContext& ctx, bool is_max);
 
+template <bool kIsMax>
+OpDef arg_extremum_def(const char* name) {
+  return OpDef{name,
+               1,
+               1,
+               1,
+               1,
+               {attr("axis", int64_t{0}), attr("keepdims", int64_t{1}), attr("select_last_index", int64_t{0})},
+               infer_arg_extremum,
+               [](ComputeContext& ctx) { compute_arg_extremum(ctx, kIsMax); }};
+}
+
 }  // namespace mono

@@ -1,20 +1,11 @@
-// ArgMax: the index of the first (or, with select_last_index, the last) max of x along
-// axis (arg_extremum.h).
+// ArgMax: the index of the first (or, with select_last_index, the last) maximum of x
+// along axis (arg_extremum.h).
 #include "compiler/ops/arg_extremum.h"
 
 namespace mono {
 
-static void compute_arg_max(ComputeContext& ctx) { compute_arg_extremum(ctx, true); }
-
 const OpDef& op_def_ArgMax() {
-  static const OpDef def{"ArgMax",
-                         1,
-                         1,
-                         1,
-                         1,
-                         {attr("axis", int64_t{0}), attr("keepdims", int64_t{1}), attr("select_last_index", int64_t{0})},
-                         infer_arg_extremum,
-                         compute_arg_max};
+  static const OpDef def = arg_extremum_def<true>("ArgMax");
   return def;
 }
 

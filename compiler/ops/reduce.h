@@ -34,6 +34,24 @@ enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kL
 // before exponentiating. L2, LogSum and LogSumExp take float inputs only.
 void compute_reduce(ComputeContext& ctx, ReduceKind kind);
 
+// The definition of a Reduce op: input 1 (axes, optional), the attributes axes, keepdims
+// (default 1) and noop_with_empty_axes (default 0), input 0 of any numeric type (float types
+// only for L2, LogSum and LogSumExp). One line in each op's file.
+template <ReduceKind kKind, bool kFloatsOnly>
+OpDef reduce_op_def(const char* name) {
+  return OpDef{name,
+               1,
+               2,
+               1,
+               1,
+               {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
+               [](InferContext& ctx) {
+                 if (kFloatsOnly) infer_reduce(ctx, {DType::kF32, DType::kF16});
+                 else infer_reduce(ctx, {DType::kF32, DType::kF16, DType::kI64, DType::kI32});
+               },
+               [](ComputeContext& ctx) { compute_reduce(ctx, kKind); }};
+}
+
 // Splits `shape` around `axis` into outer (product of axes before), n (the axis) and inner
 // (product of axes after), so element (o, i, j) is at (o * n + i) * inner + j.
 void split_at_axis(const Shape& shape, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner);

@@ -1,23 +1,11 @@
-// ReduceL1: the sum of absolute values over the given axes (attribute before opset 18, optional input 1 from it);
-// absent or empty axes reduce all axes unless noop_with_empty_axes = 1.
+// ReduceL1: the sum of absolute values (axes an attribute before opset 18, input 1 from it) over the given axes;
+// absent or empty axes reduce all axes unless noop_with_empty_axes = 1 (reduce.h).
 #include "compiler/ops/reduce.h"
 
 namespace mono {
 
-static void infer_reduce_l1(InferContext& ctx) { infer_reduce(ctx, {DType::kF32, DType::kF16, DType::kI64, DType::kI32}); }
-
-static void compute_reduce_l1(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kL1); }
-
 const OpDef& op_def_ReduceL1() {
-  static const OpDef def{
-      "ReduceL1",
-      1,
-      2,
-      1,
-      1,
-      {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
-      infer_reduce_l1,
-      compute_reduce_l1};
+  static const OpDef def = reduce_op_def<ReduceKind::kL1, false>("ReduceL1");
   return def;
 }
 

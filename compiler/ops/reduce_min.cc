@@ -1,23 +1,11 @@
-// ReduceMin: the minimum (NaN wins) over the given axes (attribute before opset 18, optional input 1 from it);
-// absent or empty axes reduce all axes unless noop_with_empty_axes = 1.
+// ReduceMin: the minimum (NaN wins) (axes an attribute before opset 18, input 1 from it) over the given axes;
+// absent or empty axes reduce all axes unless noop_with_empty_axes = 1 (reduce.h).
 #include "compiler/ops/reduce.h"
 
 namespace mono {
 
-static void infer_reduce_min(InferContext& ctx) { infer_reduce(ctx, {DType::kF32, DType::kF16, DType::kI64, DType::kI32}); }
-
-static void compute_reduce_min(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kMin); }
-
 const OpDef& op_def_ReduceMin() {
-  static const OpDef def{
-      "ReduceMin",
-      1,
-      2,
-      1,
-      1,
-      {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
-      infer_reduce_min,
-      compute_reduce_min};
+  static const OpDef def = reduce_op_def<ReduceKind::kMin, false>("ReduceMin");
   return def;
 }
 

@@ -1,25 +1,11 @@
-// ReduceSum: the sum over the given axes (attribute before opset 13, optional input 1
-// from it); absent or empty axes reduce all axes unless noop_with_empty_axes = 1.
+// ReduceSum: the sum (axes an attribute before opset 13, input 1 from it) over the given axes;
+// absent or empty axes reduce all axes unless noop_with_empty_axes = 1 (reduce.h).
 #include "compiler/ops/reduce.h"
 
 namespace mono {
 
-static void infer_reduce_sum(InferContext& ctx) {
-  infer_reduce(ctx, {DType::kF32, DType::kF16, DType::kI64, DType::kI32});
-}
-
-static void compute_reduce_sum(ComputeContext& ctx) { compute_reduce(ctx, ReduceKind::kSum); }
-
 const OpDef& op_def_ReduceSum() {
-  static const OpDef def{
-      "ReduceSum",
-      1,
-      2,
-      1,
-      1,
-      {attr_ints("axes"), attr("keepdims", int64_t{1}), attr("noop_with_empty_axes", int64_t{0})},
-      infer_reduce_sum,
-      compute_reduce_sum};
+  static const OpDef def = reduce_op_def<ReduceKind::kSum, false>("ReduceSum");
   return def;
 }
 
