@@ -184,9 +184,11 @@ MODELS = {
     "whisper-encoder": (whisper_encoder(d_model=384, encoder_layers=4, encoder_attention_heads=6,
                                         encoder_ffn_dim=1536, num_mel_bins=80, max_source_positions=1500),
                         mel(80, 3000), True),
+    # the token ids must lie in the small vocabulary (the defaults are GPT-2's, ~50k)
     "tiny-whisper-encoder": (whisper_encoder(d_model=64, encoder_layers=2, encoder_attention_heads=4,
                                              encoder_ffn_dim=128, num_mel_bins=16, max_source_positions=32,
-                                             vocab_size=1000, decoder_layers=1), mel(16, 64), False),
+                                             vocab_size=1000, decoder_layers=1, pad_token_id=0, bos_token_id=1,
+                                             eos_token_id=2, decoder_start_token_id=1), mel(16, 64), False),
 }
 
 
