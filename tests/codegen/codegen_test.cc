@@ -8,12 +8,14 @@
 #include <iterator>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/cuda_emitter.h"
+#include "compiler/codegen/emit/names.h"
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
@@ -501,6 +503,49 @@ TEST(Codegen, KeyTransposeIsStoredSwapped) {
   const KernelPlan p = plan_kernel(*loaded.graph, PlanOptions{});
   ASSERT_EQ(p.swapped_last2.size(), 2u);  // one per layer
   for (const Value* v : p.swapped_last2) EXPECT_NE(v->producer->name.find("Mul_1"), std::string::npos) << v->name;
+}
+
+// Model text reaches the source only through comment_text and identifier: every byte value,
+// alone and between letters, leaves printable ASCII without a backslash, a '?' (trigraphs),
+// a NUL or a comment end.
+TEST(GeneratedSource, CommentTextEscapesEveryByte) {
+  for (int b = 0; b < 256; ++b) {
+    for (const std::string& in : {std::string(1, static_cast<char>(b)), "a" + std::string(1, static_cast<char>(b)) + "b",
+                                  std::string(3, static_cast<char>(b)) + "/"}) {
+      const std::string out = emit::comment_text(in);
+      for (unsigned char c : out) EXPECT_TRUE(c >= 0x20 && c <= 0x7e && c != '\\' && c != '?') << "byte " << b;
+      EXPECT_EQ(out.find("*/"), std::string::npos) << "byte " << b;
+    }
+  }
+  EXPECT_EQ(emit::comment_text("layer.0/attn\\"), "layer.0/attn<5c>");
+  EXPECT_EQ(emit::comment_text("a*/b??/c<5c>"), "a* /b<3f><3f>/c<3c>5c>");
+}
+
+// Names cannot change what a kernel computes: tiny-resnet with every node and value name ending
+// in a backslash, NUL, newline, "*/" and "??/" generates the same source once comments are
+// removed (the bug: a name ending in '\\' spliced the next line of code into its comment).
+TEST(GeneratedSource, NamesOnlyReachComments) {
+  auto strip_comments = [](const std::string& src) {
+    std::string out;
+    std::istringstream in(src);
+    for (std::string line; std::getline(in, line);) {
+      const size_t c = line.find("//");
+      out += (c == std::string::npos ? line : line.substr(0, c)) + "\n";
+    }
+    return out;
+  };
+  LoadResult plain = load_tiny("tiny-resnet-opset17");
+  LoadResult hostile = load_tiny("tiny-resnet-opset17");
+  const std::string suffix = std::string("\\\0\n*/??/\\", 9);
+  for (const auto& n : hostile.graph->nodes()) n->name += suffix;
+  for (const auto& v : hostile.graph->values()) v->name += suffix;
+  PlanOptions po;
+  const BuiltKernel a = build_kernel(*plain.graph, po, "m", NvrtcOptions{}, /*compile=*/false);
+  const BuiltKernel b = build_kernel(*hostile.graph, po, "m", NvrtcOptions{}, /*compile=*/false);
+  EXPECT_EQ(b.source.find('\0'), std::string::npos);
+  EXPECT_EQ(b.source.find("\\\n"), std::string::npos);  // no line ends in a backslash
+  EXPECT_NE(a.source, b.source);                         // the names do show, in comments
+  EXPECT_EQ(strip_comments(a.source), strip_comments(b.source));
 }
 
 }  // namespace

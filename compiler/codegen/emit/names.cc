@@ -30,8 +30,21 @@ std::string literal(double v) {
 }
 
 std::string comment_text(const std::string& s) {
+  static const char kHex[] = "0123456789abcdef";
   std::string out;
-  for (char c : s) out += (c == '\n' || c == '\r') ? ' ' : c;
+  for (unsigned char c : s) {
+    // Printable ASCII stays; everything else, and the characters that could change the source
+    // around a comment (a backslash splices the next line into it; '?' starts trigraphs like
+    // "??/"), is written as <hh>. A NUL would cut the source at nvrtcCreateProgram.
+    if (c >= 0x20 && c <= 0x7e && c != '\\' && c != '?' && c != '<') {
+      out += static_cast<char>(c);
+    } else {
+      out += '<';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      out += '>';
+    }
+  }
   size_t p;
   while ((p = out.find("*/")) != std::string::npos) out.replace(p, 2, "* /");
   return out;

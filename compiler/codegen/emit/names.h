@@ -11,8 +11,10 @@ namespace mono::emit {
 const char* ctype(DType d);         // the storage type: "float", "half_t", "long long", ...
 const char* compute_type(DType d);  // the type an element is computed in: float, bool or long long
 std::string literal(double v);      // a float literal ("0.5f"), NaN and infinities by bit pattern
-// Model text for a `//` comment: newlines and carriage returns become spaces, and "*/" is
-// broken, so that no name can end a comment early.
+// Model text for a comment: printable ASCII as it is, any other byte and '\\', '?', '<' as
+// <hh> (so no backslash can splice the next line into a `//` comment, no trigraph or NUL
+// reaches NVRTC, and the text stays unambiguous), "*/" broken, so that no name can end a
+// comment early. The one way model text reaches generated source besides identifier().
 std::string comment_text(const std::string& s);
 // A C identifier part made from model text: letters and digits kept, anything else (and runs
 // of it) one underscore, no leading or trailing underscore, at most 48 characters (the tail
