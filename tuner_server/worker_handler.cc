@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/failure_class.h"
+#include "tuner_server/report_check.h"
 
 namespace mono::server {
 
@@ -80,10 +81,15 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
   if (req.job_id().empty()) return absl::InvalidArgumentError("job_id is empty");
   v1::ReportReply reply;
   if (req.worker_failure()) {
-    auto accepted = store_->report_worker_failure(req.worker_id(), req.job_id(), req.worker_failure_reason());
+    auto accepted =
+        store_->report_worker_failure(req.worker_id(), req.job_id(), req.worker_failure_reason().substr(0, 2000));
     if (!accepted.ok()) return accepted.status();
     reply.set_accepted(*accepted);
     return reply;
+  }
+  // Checked against the job before anything is stored (an unknown job is the store's to answer).
+  if (auto job = store_->get_job(req.job_id()); job.ok()) {
+    if (auto s = check_report(req, *job); !s.ok()) return s;
   }
   std::vector<db::CandidateResult> results;
   for (const v1::CandidateResult& c : req.results()) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <functional>
 
 #include "db/clock.h"
 #include "proto/failure_class.h"
@@ -29,11 +31,11 @@ class WorkerHandlerTest : public ::testing::Test {
     EXPECT_TRUE(reply.ok()) << reply.status();
     return reply.ok() ? reply->worker_id() : "";
   }
-  void add_compile_job(const std::string& id) {
+  void add_compile_job(const std::string& id, const std::string& payload = "{}") {
     db::NewJob j;
     j.id = id;
     j.kind = db::JobKind::kCompile;
-    j.payload = "{}";
+    j.payload = payload;
     auto created = store_->add_job(j);
     ASSERT_TRUE(created.ok()) << created.status();
   }
@@ -114,6 +116,62 @@ TEST_F(WorkerHandlerTest, RejectsUnknownWorkersAndContradictoryResults) {
   c->set_ok(false);
   c->set_failure(v1::WORKER_LOST);
   EXPECT_EQ(handler_->Report(rep).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Issue 22, finding 3: negative or non-finite timings, indices the job does not have, repeated
+// candidates and oversized strings are refused before anything is stored.
+TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
+  std::string w = register_worker("w1", true);
+  add_compile_job("j", R"({"kind":"measure","candidates":[{"index":0},{"index":1}]})");
+  v1::LeaseRequest lr;
+  lr.set_worker_id(w);
+  ASSERT_TRUE(handler_->Lease(lr).ok());
+  auto report = [&](const std::function<void(v1::ReportRequest*)>& spoil) {
+    v1::ReportRequest rep;
+    rep.set_worker_id(w);
+    rep.set_job_id("j");
+    auto* c = rep.add_results();
+    c->set_candidate(0);
+    c->set_ok(true);
+    c->add_samples_us(12.5);
+    c->add_samples_us(12.7);
+    c->set_median_us(12.6);
+    c->set_spread(0.016);
+    spoil(&rep);
+    return handler_->Report(rep);
+  };
+  const double kNaN = std::nan(""), kInf = INFINITY;
+  struct Bad {
+    const char* what;
+    std::function<void(v1::ReportRequest*)> spoil;
+  };
+  const std::vector<Bad> bad = {
+      {"not one of", [](v1::ReportRequest* r) { r->mutable_results(0)->set_candidate(7); }},
+      {"not one of", [](v1::ReportRequest* r) { r->mutable_results(0)->set_candidate(-1); }},
+      {"twice", [](v1::ReportRequest* r) { *r->add_results() = r->results(0); }},
+      {"not a time", [](v1::ReportRequest* r) { r->mutable_results(0)->set_samples_us(0, -1002); }},
+      {"not a time", [=](v1::ReportRequest* r) { r->mutable_results(0)->set_samples_us(1, kNaN); }},
+      {"not a time", [=](v1::ReportRequest* r) { r->mutable_results(0)->set_median_us(kInf); }},
+      {"not a time", [](v1::ReportRequest* r) { r->mutable_results(0)->set_median_us(0); }},
+      {"spread", [=](v1::ReportRequest* r) { r->mutable_results(0)->set_spread(kNaN); }},
+      {"registers", [](v1::ReportRequest* r) { r->mutable_results(0)->set_registers(100000); }},
+      {"samples", [](v1::ReportRequest* r) {
+         for (int i = 0; i < 2000; ++i) r->mutable_results(0)->add_samples_us(1);
+       }},
+      {"environment string", [](v1::ReportRequest* r) { r->mutable_environment()->set_driver_version(std::string(4096, 'x')); }},
+  };
+  for (const Bad& b : bad) {
+    auto r = report(b.spoil);
+    ASSERT_FALSE(r.ok()) << b.what;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(r.status().message()).find(b.what), std::string::npos) << r.status();
+  }
+  auto rows = store_->job_results("j");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 0u) << "nothing of a refused report is stored";
+  auto good = report([](v1::ReportRequest*) {});
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->accepted());
 }
 
 TEST_F(WorkerHandlerTest, WorkerFailureRequeuesForAnotherWorker) {
