@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/codegen/device_headers.h"
+#include "compiler/support/atomic_file.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -42,11 +43,13 @@ static json schedule_json(const Graph& g, const KernelPlan& plan) {
   return json{{"source", source}, {"groups", groups}};
 }
 
-static void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) user_error("cannot write '", path, "'");
+// Every file of an artifact whole or not at all: a full disk is an error, never a truncated
+// cubin that a later run would load.
+static void write_bytes(const std::string& path, const void* data, size_t size) {
+  std::string error;
+  if (!write_file_atomic(path, data, size, &error)) user_error("cannot write '", path, "': ", error);
 }
+static void write_text(const std::string& path, const std::string& text) { write_bytes(path, text.data(), text.size()); }
 
 void write_artifact(const std::string& dir, const Graph& graph, const BuiltKernel& b, const json& verification) {
   mkdir(dir.c_str(), 0755);
@@ -55,14 +58,9 @@ void write_artifact(const std::string& dir, const Graph& graph, const BuiltKerne
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) user_error("cannot create output folder '", dir, "'");
   write_text(dir + "/model.cu", b.source);
   for (const DeviceHeader& h : device_headers()) write_text(dir + "/" + h.include_name, h.text);
-  {
-    std::ofstream w(dir + "/weights.bin", std::ios::binary);
-    w.write(reinterpret_cast<const char*>(b.weights.data()), static_cast<std::streamsize>(b.weights.size()));
-    if (!w) user_error("cannot write '", dir, "/weights.bin'");
-  }
+  write_bytes(dir + "/weights.bin", b.weights.data(), b.weights.size());
   if (!b.compiled.cubin.empty()) {
-    std::ofstream c(dir + "/kernel.cubin", std::ios::binary);
-    c.write(b.compiled.cubin.data(), static_cast<std::streamsize>(b.compiled.cubin.size()));
+    write_bytes(dir + "/kernel.cubin", b.compiled.cubin.data(), b.compiled.cubin.size());
     write_text(dir + "/build.log", b.compiled.log);
   }
   const Manifest& m = b.manifest;

@@ -10,13 +10,15 @@
 #include <sstream>
 
 #include "compiler/codegen/device_headers.h"
+#include "compiler/support/atomic_file.h"
 #include "compiler/support/error.h"
 
 namespace mono {
 
 // Bump when anything that changes generated cubins outside the source text changes.
 // 1: first version.
-constexpr int kCacheVersion = 1;
+// 2: entries are committed by a .meta file (sizes and hashes), each file written atomically.
+constexpr int kCacheVersion = 2;
 
 std::string ResourceUsage::str() const {
   return str_cat(registers, " registers, ", spill_store_bytes, " B spill stores, ", spill_load_bytes,
@@ -39,6 +41,14 @@ std::string default_cache_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/mono/cubin";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/mono/cubin";
   return "";
+}
+
+// The commit record of a cache entry: the sizes and hashes of its cubin and log.
+static std::string cache_meta(const std::string& cubin, const std::string& log) {
+  char text[128];
+  std::snprintf(text, sizeof text, "cubin %zu %016llx\nlog %zu %016llx\n", cubin.size(),
+                static_cast<unsigned long long>(fnv1a(cubin)), log.size(), static_cast<unsigned long long>(fnv1a(log)));
+  return text;
 }
 
 static void make_dirs(const std::string& path) {
@@ -96,8 +106,11 @@ CompiledKernel compile_cuda(const std::string& source, const std::string& kernel
   result.key = key;
   const std::string base = options.cache_dir.empty() ? "" : options.cache_dir + "/" + key;
   if (!base.empty()) {
-    std::string cubin, log;
-    if (read_file(base + ".cubin", &cubin) && read_file(base + ".log", &log)) {
+    // An entry counts only when its .meta (written last) names the cubin's and log's sizes and
+    // hashes: a torn or tampered entry is a miss, rebuilt and rewritten.
+    std::string cubin, log, meta;
+    if (read_file(base + ".meta", &meta) && read_file(base + ".cubin", &cubin) && read_file(base + ".log", &log) &&
+        meta == cache_meta(cubin, log)) {
       result.cubin.assign(cubin.begin(), cubin.end());
       result.log = log;
       result.usage = parse_ptxas_usage(log, kernel_name);
@@ -143,9 +156,12 @@ CompiledKernel compile_cuda(const std::string& source, const std::string& kernel
   result.usage = parse_ptxas_usage(result.log, kernel_name);
   if (!base.empty()) {
     make_dirs(options.cache_dir);
-    // The cubin first, the log last: a reader takes the entry only when both are there.
-    std::ofstream(base + ".cubin", std::ios::binary).write(result.cubin.data(), static_cast<std::streamsize>(result.cubin.size()));
-    std::ofstream(base + ".log", std::ios::binary) << result.log;
+    // Each file whole or not at all (temporary file, fsync, rename), the .meta last. A cache that
+    // cannot be written (a full disk) costs the next build a compile, nothing else.
+    const std::string cubin(result.cubin.begin(), result.cubin.end());
+    std::string ignored;
+    if (write_file_atomic(base + ".cubin", cubin, &ignored) && write_file_atomic(base + ".log", result.log, &ignored))
+      write_file_atomic(base + ".meta", cache_meta(cubin, result.log), &ignored);
   }
   return result;
 }

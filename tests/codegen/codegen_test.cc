@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <unistd.h>
+#include <filesystem>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -23,6 +25,7 @@
 #include "compiler/backend/artifact_writer.h"
 #include "compiler/backend/verify.h"
 #include "compiler/runtime/cuda_model.h"
+#include "compiler/runtime/nvrtc_compiler.h"
 #include "compiler/support/error.h"
 #include "tests/lib/test_models.h"
 
@@ -546,6 +549,32 @@ TEST(GeneratedSource, NamesOnlyReachComments) {
   EXPECT_EQ(b.source.find("\\\n"), std::string::npos);  // no line ends in a backslash
   EXPECT_NE(a.source, b.source);                         // the names do show, in comments
   EXPECT_EQ(strip_comments(a.source), strip_comments(b.source));
+}
+
+// The cubin cache trusts an entry only when its .meta (written last) matches the cubin and the
+// log: a truncated cubin (a full disk, a crash) is rebuilt, not loaded (issue 22, finding 4).
+TEST(NvrtcCache, ATornEntryIsRebuiltNotTrusted) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(MONO_BINARY_DIR) / ("test-cubin-cache-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  NvrtcOptions o;
+  o.cache_dir = dir.string();
+  const std::string src = "extern \"C\" __global__ void twice(float* p) { p[threadIdx.x] *= 2.0f; }\n";
+  const CompiledKernel a = compile_cuda(src, "twice", o);
+  EXPECT_FALSE(a.from_cache);
+  const CompiledKernel b = compile_cuda(src, "twice", o);
+  EXPECT_TRUE(b.from_cache);
+  EXPECT_EQ(b.cubin, a.cubin);
+  const fs::path cubin = dir / (a.key + ".cubin");
+  ASSERT_TRUE(fs::exists(cubin));
+  fs::resize_file(cubin, fs::file_size(cubin) / 2);
+  const CompiledKernel c = compile_cuda(src, "twice", o);
+  EXPECT_FALSE(c.from_cache) << "a truncated cubin was taken from the cache";
+  EXPECT_EQ(c.cubin, a.cubin);
+  EXPECT_TRUE(compile_cuda(src, "twice", o).from_cache);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+  fs::remove_all(dir);
 }
 
 }  // namespace
