@@ -1,4 +1,5 @@
 #include "tuner_server/grpc_services.h"
+#include "tuner_server/request_checks.h"
 
 #include <unistd.h>
 
@@ -70,6 +71,8 @@ grpc::Status TuningService::Submit(grpc::ServerContext* ctx, grpc::ServerReader<
   if (!reader->Read(&msg) || !msg.has_header())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a submission starts with its header");
   const v1::SubmitHeader header = msg.header();
+  if (auto s = check_submit_header(header); !s.ok())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
   if (header.total_bytes() > limits_.max_total_bytes)
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "model too large: " + std::to_string(header.total_bytes()) + " bytes, the limit is " +

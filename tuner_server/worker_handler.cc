@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/failure_class.h"
-#include "tuner_server/report_check.h"
+#include "tuner_server/request_checks.h"
 
 namespace mono::server {
 

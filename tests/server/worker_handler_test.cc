@@ -10,6 +10,7 @@
 
 #include "db/clock.h"
 #include "proto/failure_class.h"
+#include "tuner_server/request_checks.h"
 
 namespace mono::server {
 namespace {
@@ -172,6 +173,31 @@ TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
   auto good = report([](v1::ReportRequest*) {});
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_TRUE(good->accepted());
+}
+
+// Issue 22, finding 9: a submission's names are bounded and free of control bytes.
+TEST(SubmitHeader, NamesAreBoundedAndPrintable) {
+  v1::SubmitHeader h;
+  h.set_model_name("bert-base");
+  auto* b = h.add_shapes();
+  b->set_input("input_ids");
+  b->add_dims(1);
+  b->add_dims(128);
+  EXPECT_TRUE(check_submit_header(h).ok());
+  v1::SubmitHeader bad = h;
+  bad.set_model_name(std::string(201, 'x'));
+  EXPECT_NE(check_submit_header(bad).message().find("model_name must be 1 to 200"), std::string::npos);
+  bad.set_model_name(std::string("bert\0base", 9));
+  EXPECT_NE(check_submit_header(bad).message().find("control byte (0)"), std::string::npos);
+  bad = h;
+  bad.set_gpu_kind("H100\n");
+  EXPECT_NE(check_submit_header(bad).message().find("gpu_kind"), std::string::npos);
+  bad = h;
+  bad.mutable_shapes(0)->set_dims(0, 0);
+  EXPECT_NE(check_submit_header(bad).message().find("not >= 1"), std::string::npos);
+  bad = h;
+  bad.mutable_shapes(0)->set_input("");
+  EXPECT_EQ(check_submit_header(bad).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(WorkerHandlerTest, WorkerFailureRequeuesForAnotherWorker) {

@@ -1,4 +1,4 @@
-#include "tuner_server/report_check.h"
+#include "tuner_server/request_checks.h"
 
 #include <cmath>
 #include <set>
@@ -59,6 +59,33 @@ absl::Status check_report(const v1::ReportRequest& req, const db::JobRecord& job
       return absl::InvalidArgumentError(absl::StrCat("an environment string of ", s->size(), " bytes (at most ",
                                                      limits.max_env_string, ")"));
   if (e.sm_clock_mhz() < 0 || e.mem_clock_mhz() < 0) return absl::InvalidArgumentError("a negative clock");
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status check_text(const char* field, const std::string& s, bool may_be_empty) {
+  if (s.empty() && may_be_empty) return absl::OkStatus();
+  if (s.empty() || s.size() > 200)
+    return absl::InvalidArgumentError(absl::StrCat(field, " must be 1 to 200 bytes, got ", s.size()));
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return absl::InvalidArgumentError(absl::StrCat(field, " holds a control byte (", int{c}, ")"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status check_submit_header(const v1::SubmitHeader& header) {
+  if (auto s = check_text("model_name", header.model_name(), true); !s.ok()) return s;
+  if (auto s = check_text("gpu_kind", header.gpu_kind(), true); !s.ok()) return s;
+  if (header.shapes_size() > 64) return absl::InvalidArgumentError("more than 64 shape bindings");
+  for (const v1::ShapeBinding& b : header.shapes()) {
+    if (auto s = check_text("a shape binding's input name", b.input(), false); !s.ok()) return s;
+    if (b.dims_size() < 1 || b.dims_size() > 8)
+      return absl::InvalidArgumentError(absl::StrCat("shape of ", b.input(), ": 1 to 8 dimensions, got ", b.dims_size()));
+    for (int64_t d : b.dims())
+      if (d < 1) return absl::InvalidArgumentError(absl::StrCat("shape of ", b.input(), ": dimension ", d, " is not >= 1"));
+  }
   return absl::OkStatus();
 }
 

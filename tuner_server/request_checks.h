@@ -1,5 +1,6 @@
-// What a worker's report may say about its job, checked before anything is stored: results are
-// shared across models, so one bad report would poison every model that reuses them.
+// What requests from the network may carry, checked before anything is stored or uploaded:
+// a worker's report against its job (results are shared across models, so one bad report
+// would poison every model that reuses them), a submission's header.
 #pragma once
 
 #include "absl/status/status.h"
@@ -23,5 +24,10 @@ struct ReportLimits {
 // - registers, spill and shared-memory bytes within range;
 // - environment strings at most max_env_string bytes.
 absl::Status check_report(const v1::ReportRequest& req, const db::JobRecord& job, const ReportLimits& limits = {});
+
+// Ok, or InvalidArgument naming the field: model_name, gpu_kind and shape input names of 1 to
+// 200 printable characters (no control bytes: NUL, newlines), at most 64 shape bindings of at
+// most 8 dimensions, each >= 1.
+absl::Status check_submit_header(const v1::SubmitHeader& header);
 
 }  // namespace mono::server
