@@ -25,7 +25,10 @@ namespace mono::tuning {
 //   1 (2026-11): first version.
 //   2 (2026-11-24): attribute defaults filled from the op definitions (compiler/ops), every
 //     attribute that has one; the generated code is unchanged (issue 17), the text is not.
-constexpr int kSignatureVersion = 2;
+//   3 (2026-11-24): the generated code changed (issue 18): LayerNorm rows take the mean of
+//     x - x[0] (rows.cuh), grouped convolutions loop over each spatial axis, names in comments
+//     are escaped; measurements of version-2 kernels do not describe version-3 ones.
+constexpr int kSignatureVersion = 3;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)
