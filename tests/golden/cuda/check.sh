@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The generated kernels of two tiny models, checked in (tests/golden/cuda/*.cu) so that every
-# change to the code generator shows its effect on the CUDA in the diff. Fails when
-# `mono-compile --emit cuda` prints anything else; --update rewrites the files.
+# The generated kernels of two tiny models, checked in so that every change to the code
+# generator shows its effect on the CUDA in the diff: tests/golden/cuda/MODEL.DTYPE/ holds the
+# parts of `mono-compile --emit cuda` (split.py: the prelude, one file per group function, the
+# buffers and the kernel; concatenated in name order they are the source). Fails when the
+# generator prints anything else; --update rewrites them.
 #   tests/golden/cuda/check.sh BUILD_DIR [--update]
 set -euo pipefail
 build=$1
@@ -10,17 +12,18 @@ models=$here/../../data/models
 status=0
 for spec in tiny-bert-opset20:fp16 tiny-resnet-opset17:fp32; do
   model=${spec%%:*} dtype=${spec##*:}
-  golden=$here/$model.$dtype.cu
-  got=$(mktemp)
-  "$build/client/mono-compile" "$models/$model/model.onnx" --dtype "$dtype" --emit cuda > "$got" 2>/dev/null
+  golden=$here/$model.$dtype
+  work=$(mktemp -d)
+  "$build/client/mono-compile" "$models/$model/model.onnx" --dtype "$dtype" --emit cuda > "$work/model.cu" 2>/dev/null
+  python3 "$here/split.py" "$work/model.cu" "$work/parts"
   if [ "${2:-}" = --update ]; then
-    cp "$got" "$golden"
-  elif ! diff -u "$golden" "$got" > "$got.diff"; then
-    echo "generated CUDA of $model ($dtype) differs from $golden:"
-    head -40 "$got.diff"
+    rm -rf "$golden" && cp -r "$work/parts" "$golden"
+  elif ! diff -ru "$golden" "$work/parts" > "$work/diff"; then
+    echo "generated CUDA of $model ($dtype) differs from $golden/:"
+    head -40 "$work/diff"
     echo "(if the change is intended: tests/golden/cuda/check.sh $build --update, and review the diff)"
     status=1
   fi
-  rm -f "$got" "$got.diff"
+  rm -rf "$work"
 done
 exit $status

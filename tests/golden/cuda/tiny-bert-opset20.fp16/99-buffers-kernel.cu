@@ -1,0 +1,198 @@
+// ---- buffers, by tensor: the arena (t_), packed constants (w_), the caller's (in_, out_) ----
+#define in_input_ids ((const long long*)p.inputs[0])  // i64[1,16]
+#define w_m_embeddings_word_embeddings_weight ((const half_t*)(p.weights + 0))  // f16[1000,64]
+#define w_embedding_1 ((const half_t*)(p.weights + 128000))  // f16[1,16,64]
+#define w_embedding_2 ((const half_t*)(p.weights + 130048))  // f16[1,16,64]
+#define t_add_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define t_layer_norm ((half_t*)(p.arena + 2048))  // f16[1,16,64]
+#define w_m_embeddings_LayerNorm_weight ((const half_t*)(p.weights + 132096))  // f16[64]
+#define w_m_embeddings_LayerNorm_bias ((const half_t*)(p.weights + 132352))  // f16[64]
+#define w_val_37_nk_tiles ((const half_t*)(p.weights + 132608))  // f16[64,64] packed nk@t64x64
+#define t_val_78 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
+#define w_val_45_nk_tiles ((const half_t*)(p.weights + 142080))  // f16[64,64] packed nk@t64x64
+#define t_val_80 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
+#define w_val_53_nk_tiles ((const half_t*)(p.weights + 151296))  // f16[64,64] packed nk@t64x64
+#define t_transpose_2 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
+#define t_val_84 ((half_t*)(p.arena + 16384))  // f16[1,4,16,16]
+#define t_val_88 ((half_t*)(p.arena + 0))  // f16[1,4,16,16]
+#define t_transpose_3 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
+#define w_val_94_nk_tiles ((const half_t*)(p.weights + 160768))  // f16[64,64] packed nk@t64x64
+#define t_add_4 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
+#define t_layer_norm_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define w_val_98_nk_tiles ((const half_t*)(p.weights + 169984))  // f16[64,128] packed nk@t64x64
+#define t_gelu ((half_t*)(p.arena + 6144))  // f16[1,16,128]
+#define w_val_100_nk_tiles ((const half_t*)(p.weights + 188416))  // f16[128,64] packed nk@t64x128
+#define t_add_5 ((half_t*)(p.arena + 2048))  // f16[1,16,64]
+#define t_layer_norm_2 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define w_val_104_nk_tiles ((const half_t*)(p.weights + 205824))  // f16[64,64] packed nk@t64x64
+#define t_val_142 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
+#define w_val_112_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t64x64
+#define t_val_144 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
+#define w_val_120_nk_tiles ((const half_t*)(p.weights + 224256))  // f16[64,64] packed nk@t64x64
+#define t_transpose_6 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
+#define t_val_148 ((half_t*)(p.arena + 16384))  // f16[1,4,16,16]
+#define t_val_152 ((half_t*)(p.arena + 2048))  // f16[1,4,16,16]
+#define t_transpose_7 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
+#define w_val_158_nk_tiles ((const half_t*)(p.weights + 233472))  // f16[64,64] packed nk@t64x64
+#define t_add_6 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
+#define t_layer_norm_3 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define w_val_162_nk_tiles ((const half_t*)(p.weights + 242688))  // f16[64,128] packed nk@t64x64
+#define t_gelu_1 ((half_t*)(p.arena + 6144))  // f16[1,16,128]
+#define w_val_164_nk_tiles ((const half_t*)(p.weights + 261120))  // f16[128,64] packed nk@t64x128
+#define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
+#define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
+
+extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const MonoParams p) {
+  extern __shared__ __align__(1024) unsigned char smem[];  // 1024: TensorK's swizzled stages
+
+  // ---- stage 0 ----
+  // group 0: node_embedding (Gather) + node_add (Add) + node_add_1 (Add)
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
+    g0_gather(item, in_input_ids, w_m_embeddings_word_embeddings_weight, w_embedding_1, w_embedding_2, t_add_1);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 1 ----
+  // group 1: node_layer_norm (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_1, t_layer_norm, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 2 ----
+  // group 2: node_MatMul_36 (MatMul) + node_transpose (Transpose) + node_Mul_76 (Mul)
+  // group 3: node_MatMul_44 (MatMul) + node_Reshape_74.transpose.transpose (Transpose) + node_Mul_78 (Mul)
+  // group 4: node_MatMul_52 (MatMul) + node_transpose_2 (Transpose)
+  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
+    if (item < 1) g2_mat_mul(item, smem, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    else if (item < 2) g3_mat_mul(item - 1, smem, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    else g4_mat_mul(item - 2, smem, t_layer_norm, w_val_53_nk_tiles, G4Epilogue{t_layer_norm, w_val_53_nk_tiles, t_transpose_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 3 ----
+  // group 5: node_MatMul_82 (MatMul) + node_Softmax_84 (Softmax) + node_IsNaN_85 (IsNaN) + node_Where_86 (Where) + node_scaled_dot_product_attention (MatMul) + node_transpose_3 (Transpose)
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
+    do {  // attention
+      const long long ai = item;
+      const int q0 = (int)(ai % 1) * 16, nq = min(16, 16 - q0);
+      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), smem, t_val_78, t_val_80, G5Epilogue{t_val_78, t_val_80, t_val_84, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
+      __syncthreads();
+      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g6_softmax((int)(ai / 1) * 16 + q0 + r, t_val_84, t_val_88);  // P = softmax(S)
+      __syncthreads();
+      for (int t = 0; t < 1; ++t) g7_mat_mul((int)(ai * 1 + t), smem, t_val_88, t_transpose_2, G7Epilogue{t_val_88, t_transpose_2, t_transpose_3, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
+    } while (0);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 4 ----
+  // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+    g8_mat_mul(item, smem, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 5 ----
+  // group 9: node_layer_norm_1 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 6 ----
+  // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g10_mat_mul(item, smem, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 7 ----
+  // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+    g11_mat_mul(item, smem, t_gelu, w_val_100_nk_tiles, G11Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 8 ----
+  // group 12: node_layer_norm_2 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 9 ----
+  // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
+  // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
+  // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
+  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
+    if (item < 1) g13_mat_mul(item, smem, t_layer_norm_2, w_val_104_nk_tiles, G13Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else if (item < 2) g14_mat_mul(item - 1, smem, t_layer_norm_2, w_val_112_nk_tiles, G14Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else g15_mat_mul(item - 2, smem, t_layer_norm_2, w_val_120_nk_tiles, G15Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 10 ----
+  // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
+    do {  // attention
+      const long long ai = item;
+      const int q0 = (int)(ai % 1) * 16, nq = min(16, 16 - q0);
+      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), smem, t_val_142, t_val_144, G5Epilogue{t_val_142, t_val_144, t_val_148, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
+      __syncthreads();
+      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g17_softmax((int)(ai / 1) * 16 + q0 + r, t_val_148, t_val_152);  // P = softmax(S)
+      __syncthreads();
+      for (int t = 0; t < 1; ++t) g18_mat_mul((int)(ai * 1 + t), smem, t_val_152, t_transpose_6, G18Epilogue{t_val_152, t_transpose_6, t_transpose_7, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
+    } while (0);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 11 ----
+  // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+    g19_mat_mul(item, smem, t_transpose_7, w_val_158_nk_tiles, G19Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 12 ----
+  // group 20: node_layer_norm_3 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 13 ----
+  // group 21: node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g21_mat_mul(item, smem, t_layer_norm_3, w_val_162_nk_tiles, G21Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 14 ----
+  // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+    g22_mat_mul(item, smem, t_gelu_1, w_val_164_nk_tiles, G22Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 15 ----
+  // group 23: node_layer_norm_4 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_7, out_layer_norm_4, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+}

@@ -1,0 +1,50 @@
+// ---- group functions (shared by groups with the same code) ----
+
+struct Im2col_32x32_k3x3_s2x2_p1x1_d1x1_c3_f {
+  static constexpr bool rows_fastest = true;  // coalesced: neighbouring pixels
+  const float* x;
+  __device__ float operator()(int r, int k) const {
+    if (r >= 256 || k >= 27) return from_float<float>(0.0f);
+    const int ci = k / 9, kk = k % 9, kh = kk / 3, kw = kk % 3;
+    const int oh = r / 16, ow = r % 16;
+    const int ih = oh * 2 - 1 + kh * 1, iw = ow * 2 - 1 + kw * 1;
+    if (ih < 0 || ih >= 32 || iw < 0 || iw >= 32) return from_float<float>(0.0f);
+    return x[((long long)ci * 32 + ih) * 32 + iw];
+  }
+};
+
+struct G0Epilogue {
+  const float* a;
+  const float* b;
+  const float* bias;
+  float* out;
+  long long base;
+  struct In { float x[1]; };
+  template <bool L, bool S = true>
+  __device__ __forceinline__ float run(int m, int n, float v, In& in) const {
+    const long long i = base + (long long)m * 256LL + n;
+    v += (L ? (in.x[0] = to_float(bias[m])) : in.x[0]);  // bias
+    v = fmaxf(v, 0.0f);  // /stem/stem.2/Relu
+    if (!L && S) out[i] = from_float<float>(v);
+    return v;
+  }
+  __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }
+  __device__ __forceinline__ void operator()(int m, int n, float v, const In& in) const {
+    run<false>(m, n, v, const_cast<In&>(in));
+  }
+};
+
+// group 0
+__device__ __forceinline__ void g0_conv(int item, unsigned char* smem, const float* __restrict__ A, const float* __restrict__ B, G0Epilogue epi, float* ws, unsigned int* cnt) {
+  static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  const int split = 0;
+  int t = item;
+  const int tn = t % 4; t /= 4;
+  const int tm = t % 1;
+  const long long b = t / 1;
+  const int k0 = split * 32, k1 = min(27, k0 + 32);
+  Gather<float, StridedK<float>> la{StridedK<float>{A, 16, 27, 27}};
+  Gather<float, Im2col_32x32_k3x3_s2x2_p1x1_d1x1_c3_f> lb{Im2col_32x32_k3x3_s2x2_p1x1_d1x1_c3_f{B + (long long)b * 3072}};
+  epi.base = b * 4096LL;
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 256, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+}

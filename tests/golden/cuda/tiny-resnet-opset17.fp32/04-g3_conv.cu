@@ -1,0 +1,45 @@
+
+struct G3Epilogue {
+  const float* a;
+  const float* b;
+  const float* bias;
+  float* out;
+  const float* add1_in1;
+  long long base;
+  struct In { float x[2]; };
+  template <bool L, bool S = true>
+  __device__ __forceinline__ float run(int m, int n, float v, In& in) const {
+    const long long i = base + (long long)m * 64LL + n;
+    v += (L ? (in.x[0] = to_float(bias[m])) : in.x[0]);  // bias
+    int e0__rest = (int)(i);
+    const int e0_3 = e0__rest % 8; e0__rest /= 8;
+    const int e0_2 = e0__rest % 8; e0__rest /= 8;
+    const int e0_1 = e0__rest % 16; e0__rest /= 16;
+    const int e0_0 = e0__rest % 1; e0__rest /= 1;
+    (void)e0__rest;
+    v = (v + (L ? (in.x[1] = to_float(add1_in1[e0_1 * 64LL + e0_2 * 8LL + e0_3])) : in.x[1]));  // /Add
+    v = fmaxf(v, 0.0f);  // /Relu
+    if (!L && S) out[i] = from_float<float>(v);
+    return v;
+  }
+  __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }
+  __device__ __forceinline__ void operator()(int m, int n, float v, const In& in) const {
+    run<false>(m, n, v, const_cast<In&>(in));
+  }
+};
+
+// group 3
+__device__ __forceinline__ void g3_conv(int item, unsigned char* smem, const float* __restrict__ A, const float* __restrict__ B, G3Epilogue epi, float* ws, unsigned int* cnt) {
+  static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  const int split = item / 1;
+  int t = item % 1;
+  const int tn = t % 1; t /= 1;
+  const int tm = t % 1;
+  const long long b = t / 1;
+  const int k0 = split * 48, k1 = min(144, k0 + 48);
+  DenseK<float, true> la{A, 16, 144, 144};
+  Gather<float, Im2col_8x8_k3x3_s1x1_p1x1_d1x1_c16_f> lb{Im2col_8x8_k3x3_s1x1_p1x1_d1x1_c16_f{B + (long long)b * 1024}};
+  epi.base = b * 1024LL;
+  const long long tile_id = (b * 1 + tm) * 1 + tn;
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 64, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 4096LL, cnt + tile_id, 3, split);
+}

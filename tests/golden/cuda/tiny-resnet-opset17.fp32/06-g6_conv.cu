@@ -1,0 +1,48 @@
+
+struct Im2col_8x8_k1x1_s2x2_p0x0_d1x1_c16_f {
+  static constexpr bool rows_fastest = true;  // coalesced: neighbouring pixels
+  const float* x;
+  __device__ float operator()(int r, int k) const {
+    if (r >= 16 || k >= 16) return from_float<float>(0.0f);
+    const int ci = k / 1, kk = k % 1, kh = kk / 1, kw = kk % 1;
+    const int oh = r / 4, ow = r % 4;
+    const int ih = oh * 2 - 0 + kh * 1, iw = ow * 2 - 0 + kw * 1;
+    if (ih < 0 || ih >= 8 || iw < 0 || iw >= 8) return from_float<float>(0.0f);
+    return x[((long long)ci * 8 + ih) * 8 + iw];
+  }
+};
+
+struct G6Epilogue {
+  const float* a;
+  const float* b;
+  const float* bias;
+  float* out;
+  long long base;
+  struct In { float x[1]; };
+  template <bool L, bool S = true>
+  __device__ __forceinline__ float run(int m, int n, float v, In& in) const {
+    const long long i = base + (long long)m * 16LL + n;
+    v += (L ? (in.x[0] = to_float(bias[m])) : in.x[0]);  // bias
+    if (!L && S) out[i] = from_float<float>(v);
+    return v;
+  }
+  __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }
+  __device__ __forceinline__ void operator()(int m, int n, float v, const In& in) const {
+    run<false>(m, n, v, const_cast<In&>(in));
+  }
+};
+
+// group 6
+__device__ __forceinline__ void g6_conv(int item, unsigned char* smem, const float* __restrict__ A, const float* __restrict__ B, G6Epilogue epi, float* ws, unsigned int* cnt) {
+  static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  const int split = 0;
+  int t = item;
+  const int tn = t % 1; t /= 1;
+  const int tm = t % 1;
+  const long long b = t / 1;
+  const int k0 = split * 16, k1 = min(16, k0 + 16);
+  DenseK<float, true> la{A, 32, 16, 16};
+  Gather<float, Im2col_8x8_k1x1_s2x2_p0x0_d1x1_c16_f> lb{Im2col_8x8_k1x1_s2x2_p0x0_d1x1_c16_f{B + (long long)b * 1024}};
+  epi.base = b * 512LL;
+  GemmF32<32, 64, 16, 2, 4>::tile(32, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+}
