@@ -27,6 +27,7 @@
 #include "compiler/runtime/cuda_model.h"
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
+#include "tests/lib/gpu_tool.h"
 #include "tests/conformance/node_tests.h"
 
 namespace mono::conformance {
@@ -167,11 +168,7 @@ int main_body(int argc, char** argv) {
     if (flag == "--compile-only") {
       opt.compile_only = true;
     } else if (flag == "--dtype") {
-      const std::string v = flags.value(flag);
-      if (v == "fp32") opt.precisions = {Precision::kF32};
-      else if (v == "fp16") opt.precisions = {Precision::kF16};
-      else if (v == "both") opt.precisions = {Precision::kF32, Precision::kF16};
-      else user_error("--dtype ", v, " is not one of: fp32, fp16, both");
+      opt.precisions = test::precisions_flag(flags.value(flag));
     } else if (flag == "--list") {
       opt.list = true;
     } else if (flag == "--jobs") {
@@ -202,23 +199,17 @@ int main_body(int argc, char** argv) {
   for (const std::string& c : cases)
     for (Precision p : opt.precisions) work.emplace_back(c, p);
   std::vector<Result> results(work.size());
-  std::atomic<size_t> next{0};
   std::mutex gpu;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < opt.jobs; ++t)
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < work.size(); i = next++) results[i] = run_case(work[i].first, work[i].second, opt, gpu);
-    });
-  for (std::thread& t : threads) t.join();
+  test::run_parallel(work.size(), opt.jobs, [&](size_t i) { results[i] = run_case(work[i].first, work[i].second, opt, gpu); });
   std::map<std::pair<Precision, Outcome>, int> counts;
   for (const Result& r : results) {
     ++counts[{r.precision, r.outcome}];
-    std::printf("%-7s %-4s %s%s%s\n", outcome_name(r.outcome), r.precision == Precision::kF16 ? "fp16" : "fp32",
+    std::printf("%-7s %-4s %s%s%s\n", outcome_name(r.outcome), test::precision_name(r.precision),
                 r.name.c_str(), r.detail.empty() ? "" : ": ", r.detail.c_str());
   }
   int bad = 0;
   for (Precision p : opt.precisions) {
-    const char* pn = p == Precision::kF16 ? "fp16" : "fp32";
+    const char* pn = test::precision_name(p);
     std::printf("gpu conformance %s%s: %zu cases, %d %s, %d failed, %d refused, %d compile errors, %d beyond fp16\n",
                 pn, opt.compile_only ? " (compile only)" : "", cases.size(), counts[{p, Outcome::kPass}],
                 opt.compile_only ? "compiled" : "passed", counts[{p, Outcome::kFail}], counts[{p, Outcome::kRefused}],

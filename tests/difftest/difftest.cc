@@ -46,6 +46,7 @@
 #include "compiler/runtime/cuda_model.h"
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
+#include "tests/lib/gpu_tool.h"
 #include "tests/difftest/generator.h"
 
 namespace mono::difftest {
@@ -343,11 +344,7 @@ int main_body(int argc, char** argv) {
     } else if (flag == "--seed") {
       opt.seed = static_cast<uint64_t>(flags.int_value(flag));
     } else if (flag == "--dtype") {
-      const std::string v = flags.value(flag);
-      if (v == "fp32") opt.precisions = {Precision::kF32};
-      else if (v == "fp16") opt.precisions = {Precision::kF16};
-      else if (v == "both") opt.precisions = {Precision::kF32, Precision::kF16};
-      else user_error("--dtype ", v, " is not one of: fp32, fp16, both");
+      opt.precisions = test::precisions_flag(flags.value(flag));
     } else if (flag == "--compile-only") {
       opt.compile_only = true;
     } else if (flag == "--jobs") {
@@ -394,24 +391,18 @@ int main_body(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Check> results(jobs.size());
   std::vector<std::string> shrunk(jobs.size());
-  std::atomic<size_t> next{0};
   std::mutex gpu, io;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < opt.jobs; ++t)
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < jobs.size(); i = next++) {
-        const Job& j = jobs[i];
-        results[i] = check(j.text, j.seed, j.precision, opt.compile_only, gpu);
-        if (results[i].outcome == Outcome::kPass || results[i].outcome == Outcome::kInvalid) continue;
-        shrunk[i] = shrink(j.text, j.seed, j.precision, results[i].outcome, opt.compile_only, gpu);
-        std::lock_guard<std::mutex> lock(io);
-        std::printf("%s %s %s: %s\n", outcome_name(results[i].outcome), j.precision == Precision::kF16 ? "fp16" : "fp32",
-                    j.name.c_str(), results[i].detail.c_str());
-        std::printf("  shrunk to:\n%s", shrunk[i].c_str());
-        std::fflush(stdout);
-      }
-    });
-  for (std::thread& t : threads) t.join();
+  test::run_parallel(jobs.size(), opt.jobs, [&](size_t i) {
+    const Job& j = jobs[i];
+    results[i] = check(j.text, j.seed, j.precision, opt.compile_only, gpu);
+    if (results[i].outcome == Outcome::kPass || results[i].outcome == Outcome::kInvalid) return;
+    shrunk[i] = shrink(j.text, j.seed, j.precision, results[i].outcome, opt.compile_only, gpu);
+    std::lock_guard<std::mutex> lock(io);
+    std::printf("%s %s %s: %s\n", outcome_name(results[i].outcome), test::precision_name(j.precision), j.name.c_str(),
+                results[i].detail.c_str());
+    std::printf("  shrunk to:\n%s", shrunk[i].c_str());
+    std::fflush(stdout);
+  });
   std::map<Outcome, int> counts;
   for (size_t i = 0; i < jobs.size(); ++i) {
     ++counts[results[i].outcome];
@@ -421,7 +412,7 @@ int main_body(int argc, char** argv) {
       const std::string path = str_cat(opt.save, "/seed_", jobs[i].seed, jobs[i].precision == Precision::kF16 ? "_fp16" : "",
                                        ".mono");
       std::ofstream(path) << "# difftest regression: " << outcome_name(results[i].outcome) << " "
-                          << (jobs[i].precision == Precision::kF16 ? "fp16" : "fp32") << ": " << results[i].detail
+                          << test::precision_name(jobs[i].precision) << ": " << results[i].detail
                           << "\n# seed: " << jobs[i].seed << "\n"
                           << shrunk[i];
       std::printf("saved %s\n", path.c_str());
