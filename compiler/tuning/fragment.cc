@@ -162,10 +162,9 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
         d->second == DType::kF32 && range_fits_fp16(options, v))
       keep_fp32.push_back(v->name);
   }
-  json nonnegative = json::array();  // inputs of the fragment never negative in its model
-  for (const Value* in : sub.inputs)
-    for (const Value* v : originals)
-      if (v->name == in->name && options.nonnegative.count(v)) nonnegative.push_back(v->name);
+  json nonnegative = json::array();  // inputs of the fragment (its non-constant outside values) never negative
+  for (const Value* v : outside)
+    if (!v->is_constant() && options.nonnegative.count(v)) nonnegative.push_back(v->name);
   return json{{"ir", graph_to_string(sub, print)},
               {"precision", options.settings.precision == Precision::kF16 ? "fp16" : "fp32"},
               {"ranges", ranges},

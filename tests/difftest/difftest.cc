@@ -133,7 +133,14 @@ struct Reference {
 
 Reference reference(const std::string& text, uint64_t seed, const std::vector<Tensor>& inputs, Precision precision) {
   Reference r;
-  r.outputs = run_reference(*parse(text, seed), inputs);
+  const std::unique_ptr<Graph> g = parse(text, seed);
+  r.outputs = run_reference(*g, inputs);
+  // How far `got` is from the reference's output i, relative; infinite when they disagree in
+  // type or in where the NaNs are.
+  auto error = [&](const Tensor& got, size_t i) {
+    const Comparison c = compare_tensors(got, r.outputs[i]);
+    return c.same_type && !c.nan_mismatch ? c.rel : std::numeric_limits<double>::infinity();
+  };
   std::vector<Tensor> nudged;
   for (const Tensor& t : inputs) {
     if (!is_float(t.dtype())) {
@@ -144,11 +151,8 @@ Reference reference(const std::string& text, uint64_t seed, const std::vector<Te
     for (size_t i = 0; i < v.size(); ++i) v[i] *= 1.0f + (i % 2 ? 1.0f : -1.0f) * 0x1p-20f;
     nudged.push_back(Tensor::from_floats(t.shape(), v, t.dtype()));
   }
-  const std::vector<Tensor> moved = run_reference(*parse(text, seed), nudged);
-  for (size_t i = 0; i < moved.size(); ++i) {
-    const Comparison c = compare_tensors(moved[i], r.outputs[i]);
-    r.fp32_noise.push_back(c.same_type && !c.nan_mismatch ? c.rel : std::numeric_limits<double>::infinity());
-  }
+  const std::vector<Tensor> moved = run_reference(*g, nudged);
+  for (size_t i = 0; i < moved.size(); ++i) r.fp32_noise.push_back(error(moved[i], i));
   r.fp16_error.assign(r.outputs.size(), 0.0);
   if (precision != Precision::kF16) return r;
   std::unique_ptr<Graph> g16 = parse(text, seed);
@@ -157,9 +161,7 @@ Reference reference(const std::string& text, uint64_t seed, const std::vector<Te
   for (const Tensor& t : inputs) in16.push_back(t.dtype() == DType::kF32 ? t.cast(DType::kF16) : t);
   const std::vector<Tensor> out16 = run_reference(*g16, in16);
   for (size_t i = 0; i < out16.size(); ++i) {
-    const Tensor o = out16[i].dtype() == DType::kF16 ? out16[i].cast(r.outputs[i].dtype()) : out16[i];
-    const Comparison c = compare_tensors(o, r.outputs[i]);
-    r.fp16_error[i] = c.same_type && !c.nan_mismatch ? c.rel : std::numeric_limits<double>::infinity();
+    r.fp16_error[i] = error(out16[i].dtype() == DType::kF16 ? out16[i].cast(r.outputs[i].dtype()) : out16[i], i);
   }
   return r;
 }
