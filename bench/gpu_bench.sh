@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
 #   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
-#                      [--skip-devlib] [--profile] [--zoo tiny|all] [--correctness N] [--ab NAME "FLAGS"]...
+#                      [--skip-devlib] [--profile] [--zoo tiny|all|full] [--zoo-time] [--correctness N]
+#                      [--ab NAME "FLAGS"]...
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
@@ -12,7 +13,10 @@
 # The kernel plan of every full model goes to plan_MODEL.txt. --zoo tiny|all also exports the tiny
 # (or all) models of bench/export_zoo.py, checks each on the GPU in fp32 and fp16 against PyTorch's outputs, and
 # brings the tiny ones back in $OUT/zoo.tgz (they become test data) with the ops of all
-# (zoo_census.json in the logs). --correctness N adds,
+# (zoo_census.json in the logs); --zoo full exports and checks only the full-size ones. A model already
+# exported by an earlier call on the same warm machine is not exported again. --zoo-time times every
+# full-size zoo model in fp16 (mono-run --bench, one at a time) and in PyTorch (bench/zoo_baselines.py:
+# eager and torch.compile), and prints the zoo table (bench/zoo_table.py). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
 # conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
 # differential tester in both dtypes (failures shrunk into difftest_failures/), its saved
@@ -28,7 +32,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-bench}
 logs=/tmp/mono-bench-logs
 rm -rf "$logs"; mkdir -p "$out" "$logs"
-tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 profile=0 zoo="" correctness=0 ab=()
+tiny_only=0 baselines=1 only="" skip_tiny=0 skip_devlib=0 profile=0 zoo="" zoo_time=0 correctness=0 ab=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tiny-only) tiny_only=1 ;;
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
     --skip-devlib) skip_devlib=1 ;;
     --profile) profile=1 ;;
     --zoo) zoo=$2; shift ;;
+    --zoo-time) zoo_time=1 ;;
     --correctness) correctness=$2; shift ;;
     --ab) ab+=("$2|$3"); shift 2 ;;
     *) echo "gpu_bench.sh: unknown flag $1" >&2; exit 2 ;;
@@ -88,18 +93,38 @@ fi
 
 if [ -n "$zoo" ]; then
   stamp "zoo ($zoo): export, then every model in fp32 and fp16 against PyTorch"
-  zoo_flags=(); [ "$zoo" = tiny ] && zoo_flags=(--tiny)
-  python3 bench/export_zoo.py /tmp/zoo "${zoo_flags[@]}" --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
+  zoo_flags=(); [ "$zoo" = tiny ] && zoo_flags=(--tiny); [ "$zoo" = full ] && zoo_flags=(--full)
+  if [ -f "/tmp/zoo/.exported-$zoo" ]; then
+    echo "zoo ($zoo) already in /tmp/zoo (exported by an earlier call on this machine)" > "$logs/zoo_export.txt"
+  else
+    python3 bench/export_zoo.py /tmp/zoo "${zoo_flags[@]}" --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
+    touch "/tmp/zoo/.exported-$zoo"
+  fi
   cat "$logs/zoo_export.txt"
   for m in /tmp/zoo/*/; do
-    m=${m%/}; for d in fp32 fp16; do
+    m=${m%/}
+    case "$zoo:$(basename "$m")" in tiny:tiny-*|all:*) ;; full:tiny-*) continue ;; full:*) ;; *) continue ;; esac
+    for d in fp32 fp16; do
       echo "zoo_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0"
     done
   done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
   for f in "$logs"/zoo_*_fp*.log; do
     printf "%-40s %s\n" "$(basename "$f" .log)" "$(grep -E "worst relative error|error:" "$f" | tail -1)"
   done | tee "$logs/zoo.txt"
-  (cd /tmp && tar -czf "$out/zoo.tgz" zoo/tiny-*)
+  [ "$zoo" != full ] && (cd /tmp && tar -czf "$out/zoo.tgz" zoo/tiny-*)
+fi
+if [ $zoo_time = 1 ]; then
+  full_zoo=$(python3 -c "import sys; sys.path.insert(0, 'bench'); import export_zoo as z; print(','.join(n for n, m in z.MODELS.items() if m[2]))")
+  stamp "zoo: Mono fp16 timed, one model at a time"
+  for n in ${full_zoo//,/ }; do
+    d=/tmp/zoo/$n-opset20
+    [ -f "$d/model.onnx" ] && one_run "zootime_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
+    grep -h "bench:" "$logs/zootime_$n.log" 2>/dev/null
+  done
+  stamp "zoo: PyTorch eager and torch.compile"
+  timeout 560 python3 bench/zoo_baselines.py --only "$full_zoo" --json "$logs/zoo_baselines.json" > "$logs/zoo_baselines.txt" 2>&1
+  echo "exit $?" >> "$logs/zoo_baselines.txt"; tail -20 "$logs/zoo_baselines.txt"
+  python3 bench/zoo_table.py "$logs" | tee "$logs/zoo_table.txt"; cp "$logs/zoo_table.txt" "$out/"
 fi
 
 if [ $skip_tiny = 0 ]; then

@@ -3,23 +3,23 @@
 // Gelu and LayerNormalization are also produced by the pattern-recognition passes.
 #pragma once
 
-#define MONO_OPS(X)                                                                  \
-  X(Abs) X(Acos) X(Acosh) X(Add) X(And) X(ArgMax) X(ArgMin) X(Asin) X(Asinh) X(Atan) \
-  X(Atanh) X(AveragePool) X(BatchNormalization) X(Cast) X(Ceil) X(Celu) X(Clip)      \
-  X(Concat) X(Constant) X(ConstantOfShape) X(Conv) X(Cos) X(Cosh) X(CumSum)          \
-  X(DepthToSpace) X(Div) X(Dropout) X(Elu) X(Equal) X(Erf) X(Exp) X(Expand)          \
-  X(Flatten) X(Floor) X(Gather) X(GatherElements) X(Gelu) X(Gemm)                    \
-  X(GlobalAveragePool) X(GlobalMaxPool) X(Greater) X(GreaterOrEqual) X(HardSigmoid)  \
-  X(HardSwish) X(Identity) X(InstanceNormalization) X(IsInf) X(IsNaN)                \
-  X(LayerNormalization) X(LeakyRelu) X(Less) X(LessOrEqual) X(Log) X(LogSoftmax)     \
-  X(MatMul) X(Max) X(MaxPool) X(Mean) X(Min) X(Mish) X(Mod) X(Mul) X(Neg) X(Not)     \
-  X(Or) X(PRelu) X(Pad) X(Pow) X(Range) X(Reciprocal) X(ReduceL1) X(ReduceL2)        \
-  X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceMax) X(ReduceMean) X(ReduceMin)         \
-  X(ReduceProd) X(ReduceSum) X(ReduceSumSquare) X(Relu) X(Reshape) X(Round)          \
-  X(ScatterND) X(Selu) X(Shape) X(Shrink) X(Sigmoid) X(Sign) X(Sin) X(Sinh) X(Size)  \
-  X(Slice) X(Softmax) X(Softplus) X(Softsign) X(SpaceToDepth) X(Split) X(Sqrt)       \
-  X(Squeeze) X(Sub) X(Sum) X(Tan) X(Tanh) X(ThresholdedRelu) X(Tile) X(Transpose)    \
-  X(Trilu) X(Unsqueeze) X(Where) X(Xor)
+#define MONO_OPS(X)                                                                 \
+  X(Abs) X(Acos) X(Acosh) X(Add) X(And) X(ArgMax) X(ArgMin) X(Asin) X(Asinh)        \
+  X(Atan) X(Atanh) X(AveragePool) X(BatchNormalization) X(Cast) X(Ceil) X(Celu)     \
+  X(Clip) X(Concat) X(Constant) X(ConstantOfShape) X(Conv) X(Cos) X(Cosh) X(CumSum) \
+  X(DepthToSpace) X(Div) X(Dropout) X(Elu) X(Equal) X(Erf) X(Exp) X(Expand)         \
+  X(Flatten) X(Floor) X(Gather) X(GatherElements) X(Gelu) X(Gemm)                   \
+  X(GlobalAveragePool) X(GlobalMaxPool) X(Greater) X(GreaterOrEqual) X(HardSigmoid) \
+  X(HardSwish) X(Identity) X(InstanceNormalization) X(IsInf) X(IsNaN)               \
+  X(LayerNormalization) X(LeakyRelu) X(Less) X(LessOrEqual) X(Log) X(LogSoftmax)    \
+  X(MatMul) X(Max) X(MaxPool) X(Mean) X(Min) X(Mish) X(Mod) X(Mul) X(Neg) X(Not)    \
+  X(Or) X(PRelu) X(Pad) X(Pow) X(Range) X(Reciprocal) X(ReduceL1) X(ReduceL2)       \
+  X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceMax) X(ReduceMean) X(ReduceMin)        \
+  X(ReduceProd) X(ReduceSum) X(ReduceSumSquare) X(Relu) X(Reshape) X(Resize)        \
+  X(Round) X(ScatterND) X(Selu) X(Shape) X(Shrink) X(Sigmoid) X(Sign) X(Sin)        \
+  X(Sinh) X(Size) X(Slice) X(Softmax) X(Softplus) X(Softsign) X(SpaceToDepth)       \
+  X(Split) X(Sqrt) X(Squeeze) X(Sub) X(Sum) X(Tan) X(Tanh) X(ThresholdedRelu)       \
+  X(Tile) X(Transpose) X(Trilu) X(Unsqueeze) X(Where) X(Xor)
 
 namespace mono {
 

@@ -5,7 +5,11 @@
 //   InstanceNormalization    -> d = x - mean; d / sqrt(mean(d * d) + eps) * scale + B
 //                               (means over the spatial axes, scale and B per channel)
 //   DepthToSpace, SpaceToDepth -> Reshape, Transpose, Reshape (depth_space.h)
+//   Resize                   -> per resized axis d: sum over taps t of
+//                               Gather(x, index_t, axis d) * weight_t (+ the extrapolation value
+//                               where tf_crop_and_resize falls outside), from resize.h's tables
 #include "compiler/ops/depth_space.h"
+#include "compiler/ops/resize.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/softmax.h"
 #include "compiler/passes/pass_util.h"
@@ -112,6 +116,65 @@ bool depth_space(Graph& g, Node* n) {
   return true;
 }
 
+// One Gather per tap from the axis table, weighted and summed; an axis at a time (separable, as
+// ONNX's reference computes it). Taps that weigh nothing anywhere are left out.
+bool resize(Graph& g, Node* n) {
+  Value* x = n->inputs[0];
+  const Tensor* known[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (int i = 1; i < 4; ++i)
+    if (n->input(i) && n->input(i)->is_constant()) known[i] = n->input(i)->constant.get();
+  const ResizeSpec spec = resize_spec(node_attrs(*n), x->type.shape, known[1], known[2], known[3]);
+  const DType dt = x->type.dtype;
+  const int64_t rank = x->type.rank();
+  Builder b(g, n);
+  Value* v = x;
+  Shape shape = x->type.shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    const ResizeAxis& ax = spec.axes[d];
+    if (ax.identity()) continue;
+    shape[d] = ax.out;
+    const TensorType t{dt, shape};
+    Shape column(rank - d, 1);  // [out, 1, ...]: broadcast along the axes after d
+    column[0] = ax.out;
+    const std::string axis = str_cat("resize", d);
+    Value* sum = nullptr;
+    for (int tap = 0; tap < ax.taps; ++tap) {
+      std::vector<int64_t> index;
+      std::vector<float> weight;
+      bool used = false, unit = true;
+      for (int64_t o = 0; o < ax.out; ++o) {
+        index.push_back(ax.index[o * ax.taps + tap]);
+        weight.push_back(static_cast<float>(ax.weight[o * ax.taps + tap]));
+        used |= weight.back() != 0;
+        unit &= weight.back() == 1;
+      }
+      if (!used) continue;
+      const std::string tag = str_cat(axis, ".tap", tap);
+      Value* gathered = b.node(OpKind::kGather, {v, b.ints(index, (tag + ".index").c_str())}, t, tag.c_str(),
+                               {{"axis", d}});
+      if (!unit)
+        gathered = b.node(OpKind::kMul, {gathered, g.add_constant(gathered->name + ".weight", Tensor::from_floats(column, weight, dt))},
+                          t, (tag + ".weighted").c_str());
+      sum = sum ? b.node(OpKind::kAdd, {sum, gathered}, t, (tag + ".sum").c_str()) : gathered;
+    }
+    bool outside = false;
+    std::vector<float> fill;
+    for (int64_t o = 0; o < ax.out; ++o) {
+      outside |= ax.outside[o];
+      fill.push_back(ax.outside[o] ? static_cast<float>(spec.extrapolation) : 0.0f);
+    }
+    if (outside || !sum) {
+      Value* e = g.add_constant(str_cat(n->outputs[0]->name, ".", axis, ".extrapolation"), Tensor::from_floats(column, fill, dt));
+      sum = sum ? b.node(OpKind::kAdd, {sum, e}, t, (axis + ".extrapolated").c_str())
+                : b.node(OpKind::kExpand, {e, b.ints(shape, (axis + ".shape").c_str())}, t, (axis + ".extrapolated").c_str());
+    }
+    v = sum;
+  }
+  if (v == x) v = b.node(OpKind::kIdentity, {x}, x->type, "resized");
+  b.replace_output(v);
+  return true;
+}
+
 }  // namespace
 
 bool decompose(Graph& g) {
@@ -125,6 +188,7 @@ bool decompose(Graph& g) {
       case OpKind::kGlobalMaxPool: changed |= global_max_pool(g, n); break;
       case OpKind::kInstanceNormalization: changed |= instance_normalization(g, n); break;
       case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth: changed |= depth_space(g, n); break;
+      case OpKind::kResize: changed |= resize(g, n); break;
       default: break;
     }
   }

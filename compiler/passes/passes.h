@@ -23,7 +23,7 @@ bool constant_masks(Graph& g);
 // One spelling per operation: Flatten -> Reshape, spatial ReduceMean -> GlobalAveragePool.
 bool canonicalize(Graph& g);
 // Rewrites ops without code generation of their own (LogSoftmax, GlobalMaxPool,
-// InstanceNormalization, DepthToSpace, SpaceToDepth) into ops that have it.
+// InstanceNormalization, DepthToSpace, SpaceToDepth, Resize) into ops that have it.
 bool decompose(Graph& g);
 // Collapses Reshape chains, Transpose chains and unit-axis Reshape/Transpose/Reshape
 // sandwiches into one Reshape or Transpose.

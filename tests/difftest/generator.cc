@@ -110,7 +110,7 @@ class Generator {
                   bool bounded = false) {
     Val v{str_name("v"), out, bounded};
     body_ << "  %" << v.name << " = " << op << "(";
-    for (size_t i = 0; i < args.size(); ++i) body_ << (i ? ", " : "") << "%" << args[i];
+    for (size_t i = 0; i < args.size(); ++i) body_ << (i ? ", " : "") << (args[i] == "_" ? "" : "%") << args[i];
     body_ << ")" << (attrs.empty() ? "" : " {" + attrs + "}") << "\n";
     floats_.push_back(v);
     return floats_.back();
@@ -454,11 +454,27 @@ class Generator {
     return true;
   }
 
-  // Pad (each mode, negative pads crop), Tile, Trilu: outputs that read x at rewritten indices.
+  // Pad (each mode, negative pads crop), Tile, Trilu, Resize: outputs that read x at rewritten
+  // indices.
   bool index_op(const Val& x) {
     const int rank = static_cast<int>(x.shape.size());
     if (rank < 1) return false;
-    const int which = pick(3);
+    const int which = pick(4);
+    if (which == 3) {  // Resize of the last one or two axes by 0.5, 1, 1.5 or 2: sizes as input 3 (opset 17)
+      static const char* kModes[] = {"nearest", "linear", "cubic"};
+      static const char* kTransforms[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"};
+      Dims sizes = x.shape;
+      for (int d = std::max(0, rank - 2); d < rank; ++d)
+        if (chance(0.7)) sizes[d] = std::max<int64_t>(1, x.shape[d] * (1 + pick(4)) / 2);
+      if (numel(sizes) > kMaxElements) return false;
+      const int mode = pick(3);
+      node("Resize", {x.name, "_", "_", int_const(sizes)}, sizes,
+           str_attrs({std::string("mode=\"") + kModes[mode] + "\"",
+                      std::string("coordinate_transformation_mode=\"") + kTransforms[pick(4)] + "\"",
+                      mode == 0 && chance(0.5) ? "nearest_mode=\"floor\"" : "",
+                      mode == 2 && chance(0.3) ? "exclude_outside=1" : ""}));
+      return true;
+    }
     if (which == 0) {  // Pad: pads as input 1 (opset 17)
       static const char* kModes[] = {"constant", "edge", "reflect"};
       const int mode = pick(3);
