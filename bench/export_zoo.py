@@ -215,6 +215,8 @@ def export(name, make, inputs, full, outdir, exporter):
 
 
 def export_one(task):
+    """Exports one model; a full-size one the default exporter fails on is exported with the
+    older (TorchScript) one instead, as a user would. Returns an error line, or None."""
     name, exporter, outdir = task
     torch.set_num_threads(2)
     try:
@@ -222,7 +224,11 @@ def export_one(task):
         return None
     except Exception as e:
         shutil.rmtree(os.path.join(outdir, f"{name}-{exporter}"), ignore_errors=True)
-        return f"{name}-{exporter}: export failed: {str(e)[:300]}"
+        error = f"{name}-{exporter}: export failed: {str(e)[:300]}"
+    if exporter != "opset20" or not MODELS[name][2]:
+        return error
+    print(error.splitlines()[0] + " -- retrying with the TorchScript exporter (opset 17)", flush=True)
+    return export_one((name, "opset17", outdir))
 
 
 def census(outdir):

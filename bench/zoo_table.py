@@ -34,16 +34,19 @@ def error(text, bar):
     return f"{v:.1e} {'ok' if v <= bar else 'FAIL'}"
 
 
-names = sorted({m.group(1) for f in os.listdir(logs) for m in [re.match(r"zoo_(?!.*tiny-)(.+)-opset20_fp32\.log$", f)] if m})
+# full-size models: the default exporter's (opset20), or the older one's (opset17) where the default failed
+names = sorted({(m.group(1), m.group(2)) for f in os.listdir(logs)
+                for m in [re.match(r"zoo_(?!tiny-)(.+)-(opset\d+)_fp32\.log$", f)] if m})
 print(f"GPU: {base.get('gpu', '?')}   (batch 1; PyTorch {base.get('torch', '?')}; errors against PyTorch float32 on the CPU)")
 print(f"{'model':<20} {'fp32 error':>14} {'fp16 error':>14} {'Mono fp16 us':>13} {'eager us':>9} {'compile us':>11} {'vs compile':>10}")
-for n in names:
-    e32 = error(read(f"zoo_{n}-opset20_fp32.log"), 1e-4)
-    e16 = error(read(f"zoo_{n}-opset20_fp16.log"), 1e-2)
+for n, exporter in names:
+    e32 = error(read(f"zoo_{n}-{exporter}_fp32.log"), 1e-4)
+    e16 = error(read(f"zoo_{n}-{exporter}_fp16.log"), 1e-2)
     t = re.search(r"median ([\d.]+) us per inference", read(f"zootime_{n}.log"))
     mono = float(t.group(1)) if t else None
     b = base.get("models", {}).get(n, {})
     comp, eager = b.get("compile_us"), b.get("eager_us")
     fmt = lambda x: f"{x:.1f}" if isinstance(x, (int, float)) else "-"
     ratio = f"{comp / mono:.2f}x" if mono and comp else "-"
+    n = n if exporter == "opset20" else f"{n} ({exporter})"
     print(f"{n:<20} {e32:>14} {e16:>14} {fmt(mono):>13} {fmt(eager):>9} {fmt(comp):>11} {ratio:>10}")
