@@ -36,7 +36,7 @@ def error(text, bar):
 
 # full-size models: the default exporter's (opset20), or the older one's (opset17) where the default failed
 names = sorted({(m.group(1), m.group(2)) for f in os.listdir(logs)
-                for m in [re.match(r"zoo_(?!tiny-)(.+)-(opset\d+)_fp32\.log$", f)] if m})
+                for m in [re.match(r"zoo_(?!tiny-)(.+)-(opset\d+)_fp(32|16)\.log$", f)] if m})
 print(f"GPU: {base.get('gpu', '?')}   (batch 1; PyTorch {base.get('torch', '?')}; errors against PyTorch float32 on the CPU)")
 print(f"{'model':<20} {'fp32 error':>14} {'fp16 error':>14} {'Mono fp16 us':>13} {'eager us':>9} {'compile us':>11} {'vs compile':>10}")
 for n, exporter in names:
