@@ -1,5 +1,6 @@
 // mono-submit MODEL.onnx --server ADDR [--shape NAME=DIMS]... [--dtype fp16|fp32] [--gpu-kind NAME]
 //             [--dry-run] [--wait] [--out DIR] [--token-file FILE] [--name NAME]
+//             [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]
 // Submits a model for tuning: uploads model.onnx and its external-data files in chunks, then
 // (with --wait or --out) shows progress until the server has built the artifact, and writes
 // it to DIR.
@@ -20,6 +21,7 @@
 #include "client/cli.h"
 #include "compiler/support/error.h"
 #include "mono/v1/tuning.grpc.pb.h"
+#include "proto/transport.h"
 #include <onnx/onnx_pb.h>
 
 namespace mono {
@@ -30,6 +32,7 @@ namespace fs = std::filesystem;
 const char kUsage[] =
     "usage: mono-submit MODEL.onnx --server ADDR [--shape NAME=DIMS]... [--dtype fp16|fp32] [--gpu-kind NAME]\n"
     "                   [--dry-run] [--wait] [--out DIR] [--token-file FILE] [--name NAME]\n"
+    "                   [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]\n"
     "  --server ADDR      the tuner server (host:port)\n"
     "  --shape NAME=DIMS  bind a dynamic input, e.g. input_ids=1x128 (repeatable)\n"
     "  --dtype fp16|fp32  precision of the kernel (default fp16, fp32 accumulation)\n"
@@ -43,6 +46,7 @@ const char kUsage[] =
 
 struct Options {
   std::string model, server, gpu_kind, out, token, name;
+  transport::TlsFiles tls;
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   bool fp32 = false, dry_run = false, wait = false;
 };
@@ -265,8 +269,10 @@ int submit_main(int argc, char** argv) {
     else if (flag == "--out") o.out = args.value(flag);
     else if (flag == "--token-file") token_file = args.value(flag);
     else if (flag == "--name") o.name = args.value(flag);
-    else if (flag == "-h" || flag == "--help") {
+    else if (transport::take_tls_flag(args, flag, &o.tls)) {
+    } else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
+      std::fputs(transport::kClientTlsUsage, stdout);
       return kExitOk;
     } else cli::take_model_argument(flag, &o.model);
   }
@@ -281,7 +287,7 @@ int submit_main(int argc, char** argv) {
   }
   grpc::ChannelArguments ca;
   ca.SetMaxReceiveMessageSize(64 << 20);
-  auto channel = grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), ca);
+  auto channel = grpc::CreateCustomChannel(o.server, transport::channel_credentials(o.tls), ca);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
     user_error("cannot reach the tuner server at ", o.server, " (no connection within 10 s)");
   auto stub = v1::Tuning::NewStub(channel);

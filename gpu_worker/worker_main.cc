@@ -1,5 +1,6 @@
 // mono-worker --server ADDR [--gpus LIST] [--compile-only] [--token-file FILE] [--name NAME]
 //             [--metrics ADDR] [--work-dir DIR] [--compile-threads N]
+//             [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]
 // A fleet daemon: registers with the tuner server, leases jobs, keeps the leases alive by
 // heartbeat, builds candidate kernels on all cores, runs and times them in a child process
 // per GPU (the runner: this program with --runner), and reports. It survives server restarts
@@ -30,6 +31,7 @@
 #include "gpu_worker/gpu_health.h"
 #include "mono/v1/tuning.grpc.pb.h"
 #include "proto/failure_class.h"
+#include "proto/transport.h"
 
 namespace mono::worker {
 namespace {
@@ -40,7 +42,7 @@ void on_signal(int) { g_stop = true; }
 
 const char kUsage[] =
     "usage: mono-worker --server ADDR [--gpus LIST] [--compile-only] [--token-file FILE] [--name NAME]\n"
-    "                   [--metrics ADDR] [--work-dir DIR] [--compile-threads N]\n"
+    "                   [--metrics ADDR] [--work-dir DIR] [--compile-threads N] [--tls-ca F [--tls-cert F --tls-key F]]\n"
     "  --server ADDR        the tuner server's gRPC address (host:port)\n"
     "  --gpus LIST          GPUs to run candidates on, e.g. 0,1 (default: all); one runner each\n"
     "  --compile-only       take only compile and resource-check work (no GPU needed)\n"
@@ -81,6 +83,7 @@ class Worker {
  public:
   struct Options {
     std::string server, token, name, work_dir, exe;
+    transport::TlsFiles tls;
     bool compile_only = false;
     std::vector<int> gpus;
     int compile_threads = 1;
@@ -89,7 +92,7 @@ class Worker {
   Worker(Options o, Nvml* nvml, Metrics* metrics) : o_(std::move(o)), nvml_(nvml), metrics_(metrics) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
-    stub_ = v1::Workers::NewStub(grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args));
+    stub_ = v1::Workers::NewStub(grpc::CreateCustomChannel(o_.server, transport::channel_credentials(o_.tls), args));
   }
 
   int run() {
@@ -371,8 +374,10 @@ int worker_main(int argc, char** argv) {
     else if (flag == "--metrics") metrics_addr = flags.value(flag);
     else if (flag == "--work-dir") o.work_dir = flags.value(flag);
     else if (flag == "--compile-threads") o.compile_threads = flags.int_value(flag);
-    else if (flag == "-h" || flag == "--help") {
+    else if (transport::take_tls_flag(flags, flag, &o.tls)) {
+    } else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
+      std::fputs(transport::kClientTlsUsage, stdout);
       return kExitOk;
     } else Flags::unknown(flag);
   }

@@ -1,4 +1,6 @@
 #include "tuner_server/grpc_services.h"
+
+#include "proto/transport.h"
 #include "tuner_server/request_checks.h"
 
 #include <unistd.h>
@@ -22,7 +24,7 @@ grpc::Status check_token(const grpc::ServerContext* ctx, const std::string& toke
   if (token.empty()) return grpc::Status::OK;
   const auto& md = ctx->client_metadata();
   auto it = md.find("authorization");
-  if (it == md.end() || std::string(it->second.data(), it->second.size()) != "Bearer " + token)
+  if (it == md.end() || !transport::same_secret(std::string_view(it->second.data(), it->second.size()), "Bearer " + token))
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
   return grpc::Status::OK;
 }

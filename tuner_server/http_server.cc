@@ -5,10 +5,12 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
+#include "proto/transport.h"
 #include "tuner_server/web_assets.h"
 
 namespace mono::server {
@@ -17,10 +19,20 @@ namespace {
 
 constexpr size_t kMaxBody = 64 << 10;
 
+// The browser's way in when the server has a token: a form that posts it to /login, which
+// sets it as an HttpOnly cookie (kept out of URLs and of the page's scripts).
+const char kLoginPage[] =
+    "<!doctype html><html><head><meta charset=\"utf-8\"><title>Mono tuner: sign in</title></head>"
+    "<body style=\"font-family:sans-serif;margin:3em\"><h1>Mono tuner</h1>"
+    "<p>This server needs its token (the one in its --token-file).</p>%s"
+    "<form method=\"post\" action=\"/login\"><input type=\"password\" name=\"token\" autofocus "
+    "size=\"48\"> <button type=\"submit\">Sign in</button></form></body></html>";
+
 const char* reason_phrase(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 303: return "See Other";
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
@@ -82,13 +94,25 @@ class Handler : public CivetHandler {
 
   bool handleGet(CivetServer*, mg_connection* conn) override {
     const std::string_view path = mg_get_request_info(conn)->local_uri;
+    if (path == "/healthz") {  // the probes' path: open, and cheap
+      send(conn, 200, "text/plain", "ok\n");
+      return true;
+    }
+    if (path == "/login") {
+      send_login(conn, 200, "");
+      return true;
+    }
+    if (!authorized(conn)) {
+      if (path.rfind("/api/", 0) == 0 || path == "/metrics") {
+        send_error(conn, 401, "missing or wrong token: send 'Authorization: Bearer TOKEN'");
+      } else {  // a browser: to the sign-in form
+        mg_printf(conn, "HTTP/1.1 303 See Other\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      }
+      return true;
+    }
     if (path == "/metrics") {
       const std::string text = prometheus::TextSerializer().Serialize(metrics_->Collect());
       send(conn, 200, "text/plain; version=0.0.4; charset=utf-8", text);
-      return true;
-    }
-    if (path == "/healthz") {
-      send(conn, 200, "text/plain", "ok\n");
       return true;
     }
     if (path.rfind("/api/", 0) == 0) {
@@ -106,32 +130,71 @@ class Handler : public CivetHandler {
 
   bool handlePost(CivetServer*, mg_connection* conn) override {
     const std::string_view path = mg_get_request_info(conn)->local_uri;
-    if (path != "/api/baselines") {
-      send_error(conn, 404, "no such API: POST is accepted on /api/baselines only");
+    if (path != "/api/baselines" && path != "/login") {
+      send_error(conn, 404, "no such API: POST is accepted on /api/baselines (and /login) only");
       return true;
     }
-    if (!token_.empty()) {
-      const char* auth = mg_get_header(conn, "Authorization");
-      if (!auth || std::string_view(auth) != "Bearer " + token_) {
-        send_error(conn, 401, "missing or wrong token: send 'Authorization: Bearer TOKEN'");
-        return true;
-      }
-    }
     std::string body;
-    char buf[4096];
-    int n;
-    while ((n = mg_read(conn, buf, sizeof buf)) > 0) {
-      body.append(buf, static_cast<size_t>(n));
-      if (body.size() > kMaxBody) {
-        send_error(conn, 413, "the body is larger than 64 KiB");
-        return true;
-      }
+    if (!read_body(conn, &body)) {
+      send_error(conn, 413, "the body is larger than 64 KiB");
+      return true;
+    }
+    if (path == "/login") return login(conn, body);
+    if (!authorized(conn)) {
+      send_error(conn, 401, "missing or wrong token: send 'Authorization: Bearer TOKEN'");
+      return true;
     }
     const absl::Status st = dashboard_->record_baseline(body);
     if (st.ok()) {
       send_json(conn, 200, {{"ok", true}});
     } else {
       send_error(conn, http_status(st), std::string(st.message()));
+    }
+    return true;
+  }
+
+  // With a token, every request but /healthz and /login carries it: as 'Authorization: Bearer
+  // TOKEN' (API clients, Prometheus) or as the cookie /login sets (a browser).
+  bool authorized(mg_connection* conn) const {
+    if (token_.empty()) return true;
+    if (const char* auth = mg_get_header(conn, "Authorization"))
+      if (transport::same_secret(auth, "Bearer " + token_)) return true;
+    if (const char* cookies = mg_get_header(conn, "Cookie")) {
+      std::vector<char> value(token_.size() + 2);
+      const int n = mg_get_cookie(cookies, "mono_token", value.data(), value.size());
+      if (n >= 0 && transport::same_secret(std::string_view(value.data(), static_cast<size_t>(n)), token_)) return true;
+    }
+    return false;
+  }
+
+  void send_login(mg_connection* conn, int status, const char* message) {
+    char page[sizeof kLoginPage + 128];
+    std::snprintf(page, sizeof page, kLoginPage, message);
+    send(conn, status, "text/html; charset=utf-8", page);
+  }
+
+  bool login(mg_connection* conn, const std::string& body) {
+    std::vector<char> value(body.size() + 1);
+    const int n = mg_get_var(body.data(), body.size(), "token", value.data(), value.size());
+    if (token_.empty() || n < 0 || !transport::same_secret(std::string_view(value.data(), static_cast<size_t>(n)), token_)) {
+      send_login(conn, 401, token_.empty() ? "<p>This server has no token: nothing to sign in to.</p>"
+                                          : "<p><b>Wrong token.</b></p>");
+      return true;
+    }
+    mg_printf(conn,
+              "HTTP/1.1 303 See Other\r\nLocation: /\r\nSet-Cookie: mono_token=%s; Path=/; HttpOnly; SameSite=Strict\r\n"
+              "Content-Length: 0\r\nConnection: close\r\n\r\n",
+              token_.c_str());
+    return true;
+  }
+
+  // At most kMaxBody bytes; false when there are more.
+  static bool read_body(mg_connection* conn, std::string* body) {
+    char buf[4096];
+    int n;
+    while ((n = mg_read(conn, buf, sizeof buf)) > 0) {
+      body->append(buf, static_cast<size_t>(n));
+      if (body->size() > kMaxBody) return false;
     }
     return true;
   }
@@ -164,8 +227,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string&
                                                               std::string token) {
   auto impl = std::make_unique<Impl>();
   impl->handler = std::make_unique<Handler>(dashboard, std::move(metrics), std::move(token));
-  const std::vector<std::string> options = {"listening_ports", address, "num_threads", "8",
-                                            "request_timeout_ms", "10000"};
+  // Slow or idle clients hold a thread each until their timeout: enough threads that 100 of
+  // them leave the probes (/healthz, /metrics) answered at once, and a short timeout.
+  const std::vector<std::string> options = {"listening_ports", address, "num_threads", "160",
+                                            "request_timeout_ms", "5000", "enable_keep_alive", "no"};
   try {
     impl->server = std::make_unique<CivetServer>(options);
   } catch (const CivetException& e) {

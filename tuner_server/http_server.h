@@ -1,7 +1,9 @@
 // The server's HTTP side, on its --http address: the dashboard (web/, compiled in), its
 // JSON API (tuner_server/dashboard.h, docs/dashboard.md), Prometheus' /metrics and /healthz.
-// GETs are open, like /metrics (bind --http to loopback or a trusted network); POSTs need
-// "Authorization: Bearer TOKEN" when the server has a token.
+// With a token, every request but /healthz needs it: "Authorization: Bearer TOKEN" (API
+// clients, Prometheus' scrape) or the HttpOnly cookie that the sign-in form at /login sets (a
+// browser; GETs of pages without it are sent there). Without a token everything is open: bind
+// --http to loopback or a trusted network. Slow clients time out after 5 s; 160 threads.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,6 @@
 // mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE]
-//                   [--lease-seconds N] [--data-dir DIR]
+//                   [--lease-seconds N] [--data-dir DIR] [--tls-cert F --tls-key F [--tls-ca F]]
+//                   [--allow-no-token]
 // The tuning service: SQLite state (WAL), the Tuning (clients) and Workers gRPC services,
 // the coordinator that moves submissions on, lease expiry, and on http://ADDR/ the dashboard,
 // its JSON API (/api/..., docs/dashboard.md) and Prometheus metrics (/metrics).
@@ -15,6 +16,7 @@
 #include "compiler/support/flags.h"
 #include "db/clock.h"
 #include "db/store.h"
+#include "proto/transport.h"
 #include "tuner_server/dashboard.h"
 #include "tuner_server/grpc_services.h"
 #include "tuner_server/http_server.h"
@@ -26,19 +28,22 @@ void on_signal(int) { g_stop = true; }
 
 const char kUsage[] =
     "usage: mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE] [--lease-seconds N]\n"
-    "                         [--data-dir DIR]\n"
+    "                         [--data-dir DIR] [--tls-cert F --tls-key F [--tls-ca F]] [--allow-no-token]\n"
     "  --db FILE          SQLite database (default mono.db; created and migrated as needed)\n"
     "  --listen ADDR      gRPC address (default 127.0.0.1:50051)\n"
     "  --http ADDR        dashboard address (default 127.0.0.1:8080): / (dashboard), /api/ (JSON),\n"
     "                     /metrics (Prometheus), /healthz\n"
-    "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients (and\n"
-    "                     on POST /api/baselines)\n"
+    "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients, and on\n"
+    "                     every HTTP request but /healthz (browsers sign in at /login)\n"
+    "  --allow-no-token   listen beyond loopback without a token (refused otherwise)\n"
     "  --lease-seconds N  lease length (default 30); workers renew every third of it\n"
     "  --data-dir DIR     uploaded models and artifacts (default: DB file name + '.data')\n";
 
 int server_main(int argc, char** argv) {
   std::string db_path = "mono.db", listen = "127.0.0.1:50051", http = "127.0.0.1:8080", token_file, data_dir;
   int lease_seconds = 30;
+  bool allow_no_token = false;
+  mono::transport::TlsFiles tls;
   mono::Flags flags(argc, argv);
   std::string flag;
   while (flags.next(&flag)) {
@@ -48,8 +53,11 @@ int server_main(int argc, char** argv) {
     else if (flag == "--token-file") token_file = flags.value(flag);
     else if (flag == "--data-dir") data_dir = flags.value(flag);
     else if (flag == "--lease-seconds") lease_seconds = flags.int_value(flag);
-    else if (flag == "-h" || flag == "--help") {
+    else if (flag == "--allow-no-token") allow_no_token = true;
+    else if (mono::transport::take_tls_flag(flags, flag, &tls)) {
+    } else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
+      std::fputs(mono::transport::kServerTlsUsage, stdout);
       return mono::kExitOk;
     } else mono::Flags::unknown(flag);
   }
@@ -61,6 +69,20 @@ int server_main(int argc, char** argv) {
     std::ifstream in(token_file);
     if (!in || !std::getline(in, token) || token.empty()) mono::user_error("cannot read a token from '", token_file, "'");
   }
+  // Beyond loopback, anyone who reaches the ports could submit models, report results and read
+  // the dashboard: refused without a token unless asked for; a token without TLS travels in clear.
+  for (const std::string& address : {listen, http}) {
+    if (mono::transport::is_loopback(address)) continue;
+    if (token.empty() && !allow_no_token)
+      mono::user_error("refusing to listen on ", address, " (beyond loopback) without --token-file: anyone who reaches it could "
+                       "submit models and report results (--allow-no-token accepts that)");
+    if (address == listen && !tls.enabled())
+      std::fprintf(stderr, "mono-tuner-server: WARNING: gRPC on %s is plaintext: the token and every model travel in clear "
+                   "(use --tls-cert and --tls-key)\n", address.c_str());
+    if (token.empty())
+      std::fprintf(stderr, "mono-tuner-server: WARNING: %s is open to anyone who reaches it (no --token-file)\n", address.c_str());
+  }
+  auto credentials = mono::transport::server_credentials(tls);  // reads the PEM files now: a bad one fails before anything starts
 
   if (data_dir.empty()) data_dir = db_path + ".data";
   {
@@ -84,14 +106,15 @@ int server_main(int argc, char** argv) {
   mono::server::TuningService tuning(&coordinator, store->get(), data_dir, {}, token);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, credentials, &port);
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.RegisterService(&workers);
   builder.RegisterService(&tuning);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) mono::user_error("cannot listen on ", listen);
-  std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC), http://%s/ (dashboard, /api, /metrics), database %s (schema %d)\n", listen.c_str(),
-               http.c_str(), db_path.c_str(), (*store)->schema_version().value_or(-1));
+  std::fprintf(stderr, "mono-tuner-server: listening on %s (gRPC%s), http://%s/ (dashboard, /api, /metrics), database %s (schema %d)\n",
+               listen.c_str(), !tls.enabled() ? "" : tls.ca.empty() ? " over TLS" : " over mutual TLS", http.c_str(), db_path.c_str(),
+               (*store)->schema_version().value_or(-1));
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

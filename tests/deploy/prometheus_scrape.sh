@@ -7,14 +7,26 @@ build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 source "$src/tests/lib/stack.sh"
 command -v prometheus > /dev/null || { echo "FAIL: no prometheus (apt-get install prometheus; scripts/install-deps.sh --test)"; exit 1; }
 
-stack_start "$build"
-"$build/client/mono-submit" "$src/tests/data/models/tiny-bert-opset20/model.onnx" --server "$addr" --dry-run --wait \
+# The fleet as deployed: a token (which also guards /metrics: Prometheus sends it) and gRPC over
+# mutual TLS.
+STACK_TOKEN=1 STACK_TLS=mutual stack_start "$build"
+grep -q "over mutual TLS" "$work/server.log" || stack_fail "the server does not say it serves mutual TLS"
+model=$src/tests/data/models/tiny-bert-opset20/model.onnx
+# Refused: a plaintext client, a TLS client without a certificate, a client without the token.
+for refused in "--token-file $work/token" "--token-file $work/token --tls-ca $work/tls/ca.pem" \
+               "--tls-ca $work/tls/ca.pem --tls-cert $work/tls/client.pem --tls-key $work/tls/client.key"; do
+  # shellcheck disable=SC2086
+  if "$build/client/mono-submit" "$model" --server "$addr" $refused --dry-run > "$work/refused.out" 2>&1; then
+    stack_fail "mono-submit with only '$refused' was accepted"
+  fi
+done
+"$build/client/mono-submit" "$model" --server "$addr" "${client_flags[@]}" --dry-run --wait \
   > "$work/submit.out" 2> "$work/submit.log" || stack_fail "the dry-run submission failed"
 
 # deploy/prometheus.yml as shipped, pointed at this test's ports and scraping every second.
 mkdir -p "$work/prom"
 cp "$src/deploy/alerts.yml" "$work/prom/"
-sed -e "s/localhost:8080/127.0.0.1:$http/" -e "s/localhost:9101/127.0.0.1:$wmetrics/" \
+sed -e "s/localhost:8080/127.0.0.1:$http/" -e "s/localhost:9101/127.0.0.1:$wmetrics/" -e "s|/etc/mono/token|$work/token|" \
     -e "s/scrape_interval: [0-9]*s/scrape_interval: 1s/" -e "s/evaluation_interval: [0-9]*s/evaluation_interval: 1s/" \
     "$src/deploy/prometheus.yml" > "$work/prom/prometheus.yml"
 promtool check config "$work/prom/prometheus.yml" > "$work/promtool.log" 2>&1 || stack_fail "promtool rejects the configuration"

@@ -12,6 +12,7 @@
 
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
+#include "proto/transport.h"
 
 namespace mono {
 namespace {
@@ -130,6 +131,44 @@ TEST(ToolFlags, DaemonsCheckTheirValues) {
   expect_error("tuner_server", "mono-tuner-server", "--lease-seconds 1", "--lease-seconds must be 3 to 3600");
   expect_error("tuner_server", "mono-tuner-server", "--token-file /nonexistent/token",
                "cannot read a token from '/nonexistent/token'");
+}
+
+// Beyond loopback without a token: refused (before anything is created); TLS files are read at
+// start, and a certificate needs its key.
+TEST(ToolFlags, ServerRefusesOpenListeningAndBadTls) {
+  const fs::path db = fs::temp_directory_path() / ("mono_open_" + std::to_string(::getpid()) + ".db");
+  for (const char* where : {"--listen 0.0.0.0:0", "--http 0.0.0.0:0", "--listen [::]:0"}) {
+    const std::string address = std::string(where).substr(std::string(where).find(' ') + 1);
+    expect_error("tuner_server", "mono-tuner-server", std::string("--db ") + db.string() + " " + where,
+                 "refusing to listen on " + address + " (beyond loopback) without --token-file: anyone who reaches it "
+                 "could submit models and report results (--allow-no-token accepts that)");
+  }
+  EXPECT_FALSE(fs::exists(db));
+  expect_error("tuner_server", "mono-tuner-server", "--tls-cert /nonexistent/cert.pem",
+               "--tls-cert and --tls-key go together");
+  expect_error("tuner_server", "mono-tuner-server", "--tls-cert /nonexistent/cert.pem --tls-key /nonexistent/key.pem",
+               "cannot read the TLS private key '/nonexistent/key.pem'");
+  expect_error("tuner_server", "mono-tuner-server", "--tls-ca /nonexistent/ca.pem", "a TLS server needs --tls-cert and --tls-key");
+  const std::string model = std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset17/model.onnx";
+  expect_error("client", "mono-submit", model + " --server 127.0.0.1:1 --tls-key /nonexistent/key.pem",
+               "--tls-cert and --tls-key go together");
+  const fs::path not_pem = fs::temp_directory_path() / ("mono_not_pem_" + std::to_string(::getpid()));
+  std::ofstream(not_pem) << "not a certificate\n";
+  expect_error("client", "mono-submit", model + " --server 127.0.0.1:1 --tls-ca " + not_pem.string(),
+               "'" + not_pem.string() + "' is not a PEM file (TLS CA certificate)");
+  fs::remove(not_pem);
+}
+
+TEST(Transport, SecretsCompareWholeAndLoopbackIsRecognised) {
+  EXPECT_TRUE(transport::same_secret("Bearer abc", "Bearer abc"));
+  EXPECT_FALSE(transport::same_secret("Bearer abc", "Bearer abd"));
+  EXPECT_FALSE(transport::same_secret("Bearer ab", "Bearer abc"));
+  EXPECT_FALSE(transport::same_secret("", "x"));
+  EXPECT_FALSE(transport::same_secret(std::string("a\0b", 3), "a"));
+  for (const char* a : {"127.0.0.1:50051", "localhost:8080", "[::1]:50051", "unix:/run/mono.sock", "127.1.2.3:1"})
+    EXPECT_TRUE(transport::is_loopback(a)) << a;
+  for (const char* a : {"0.0.0.0:50051", "[::]:50051", "10.0.0.5:8080", "mono.example:443", ":8080"})
+    EXPECT_FALSE(transport::is_loopback(a)) << a;
 }
 
 // --verify: mono-run needs --gpu and the model (not an artifact); mono-compile --out records

@@ -9,9 +9,13 @@
 #include <prometheus/registry.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "../db/db_test_util.h"
 #include "db/migrations.h"
@@ -235,6 +239,8 @@ std::string http(int port, const std::string& request) {
     close(fd);
     return "connect failed";
   }
+  timeval limit{5, 0};  // a server that does not answer fails the test instead of hanging it
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   (void)!write(fd, request.data(), request.size());
   std::string out;
   char buf[4096];
@@ -244,12 +250,14 @@ std::string http(int port, const std::string& request) {
   return out;
 }
 
-std::string get(int port, const std::string& path) {
-  return http(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+std::string get(int port, const std::string& path, const std::string& header = "") {
+  return http(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + header + "\r\n");
 }
+const char kBearer[] = "Authorization: Bearer s3cret\r\n";
 
-std::string post(int port, const std::string& path, const std::string& body, const std::string& auth = "") {
-  return http(port, "POST " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n" +
+std::string post(int port, const std::string& path, const std::string& body, const std::string& auth = "",
+                 const std::string& type = "application/json") {
+  return http(port, "POST " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: " + type + "\r\n" +
                         (auth.empty() ? "" : "Authorization: " + auth + "\r\n") +
                         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
 }
@@ -263,21 +271,39 @@ TEST_F(DashboardTest, HttpServesApiMetricsAndPage) {
   const int port = (*server)->port();
   ASSERT_GT(port, 0);
 
-  std::string r = get(port, "/api/submissions");
+  // With a token every path but /healthz and /login needs it.
+  EXPECT_EQ(get(port, "/healthz").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(get(port, "/api/submissions").rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(get(port, "/metrics").rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(get(port, "/api/submissions", "Authorization: Bearer s3cre\r\n").rfind("HTTP/1.1 401", 0), 0u);
+  std::string r = get(port, "/");
+  EXPECT_EQ(r.rfind("HTTP/1.1 303", 0), 0u) << r;  // a browser is sent to the sign-in form
+  EXPECT_NE(r.find("Location: /login"), std::string::npos);
+  EXPECT_NE(get(port, "/login").find("<form method=\"post\" action=\"/login\">"), std::string::npos);
+  r = post(port, "/login", "token=wrong", "", "application/x-www-form-urlencoded");
+  EXPECT_EQ(r.rfind("HTTP/1.1 401", 0), 0u) << r;
+  EXPECT_EQ(r.find("Set-Cookie"), std::string::npos);
+  r = post(port, "/login", "token=s3cret", "", "application/x-www-form-urlencoded");
+  EXPECT_EQ(r.rfind("HTTP/1.1 303", 0), 0u) << r;
+  EXPECT_NE(r.find("Set-Cookie: mono_token=s3cret; Path=/; HttpOnly; SameSite=Strict"), std::string::npos) << r;
+  EXPECT_EQ(get(port, "/", "Cookie: a=b; mono_token=s3cret\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(get(port, "/api/overview", "Cookie: mono_token=s3cretX\r\n").rfind("HTTP/1.1 401", 0), 0u);
+
+  r = get(port, "/api/submissions", kBearer);
   EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
   EXPECT_NE(r.find("application/json"), std::string::npos);
   EXPECT_NE(r.find(sub_), std::string::npos);
-  EXPECT_EQ(get(port, "/api/submissions/s-none").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(get(port, "/api/nothing").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_NE(get(port, "/api/submissions/" + sub_ + "/groups").find("sig3"), std::string::npos);
-  r = get(port, "/metrics");
+  EXPECT_EQ(get(port, "/api/submissions/s-none", kBearer).rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(get(port, "/api/nothing", kBearer).rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_NE(get(port, "/api/submissions/" + sub_ + "/groups", kBearer).find("sig3"), std::string::npos);
+  r = get(port, "/metrics", kBearer);
   EXPECT_NE(r.find("mono_test_total 3"), std::string::npos) << r;
-  r = get(port, "/");
+  r = get(port, "/", kBearer);
   EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_NE(r.find("text/html"), std::string::npos);
   EXPECT_NE(r.find("/app.js"), std::string::npos);
-  EXPECT_EQ(get(port, "/app.js").rfind("HTTP/1.1 200", 0), 0u);
-  EXPECT_EQ(get(port, "/no-such-file").rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(get(port, "/app.js", kBearer).rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(get(port, "/no-such-file", kBearer).rfind("HTTP/1.1 404", 0), 0u);
 
   const std::string body = R"({"model_sha256": "abc", "name": "eager", "latency_us": 10})";
   EXPECT_EQ(post(port, "/api/baselines", body).rfind("HTTP/1.1 401", 0), 0u);
@@ -293,6 +319,47 @@ TEST_F(DashboardTest, HttpServesApiMetricsAndPage) {
   auto again = HttpServer::Start("127.0.0.1:" + std::to_string(port), &d, registry, "");
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.status().message().find("cannot listen on"), std::string::npos);
+}
+
+// Without a token the whole HTTP side is open (loopback or a trusted network only).
+TEST_F(DashboardTest, HttpWithoutTokenIsOpen) {
+  Dashboard d(store_.get(), &clock_);
+  auto server = HttpServer::Start("127.0.0.1:0", &d, std::make_shared<prometheus::Registry>(), "");
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  EXPECT_EQ(get(port, "/api/submissions").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(get(port, "/").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(post(port, "/login", "token=x", "", "application/x-www-form-urlencoded").rfind("HTTP/1.1 401", 0), 0u);
+}
+
+// 100 clients that open a connection and send half a request (no token needed) must not keep
+// the probes waiting: /healthz and /metrics answer within a second while they hang.
+TEST_F(DashboardTest, SlowClientsDoNotStarveProbes) {
+  Dashboard d(store_.get(), &clock_);
+  auto server = HttpServer::Start("127.0.0.1:0", &d, std::make_shared<prometheus::Registry>(), "s3cret");
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  std::vector<int> slow;
+  for (int i = 0; i < 100; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const char partial[] = "GET /api/overview HTTP/1.1\r\nHost: x\r\n";  // never finished
+    (void)!write(fd, partial, sizeof partial - 1);
+    slow.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every slow request is being read
+  for (const char* path : {"/healthz", "/metrics"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string r = get(port, path, kBearer);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << path << ": " << r;
+    EXPECT_LT(s, 1.0) << path;
+  }
+  for (int fd : slow) close(fd);
 }
 
 }  // namespace

@@ -180,8 +180,14 @@ def check_k8s(parsed):
         for v in volumes.values():
             if "persistentVolumeClaim" in v and v["persistentVolumeClaim"]["claimName"] not in pvcs:
                 fail(f"{where}: claim {v['persistentVolumeClaim']['claimName']} is not defined")
-            if "secret" in v and (v["secret"]["secretName"], "token") not in secrets:
-                fail(f"{where}: secret {v['secret']['secretName']} with key token is not in secret.example.yaml")
+            if "secret" in v:  # a Secret of secret.example.yaml, with the keys the volume takes
+                name = v["secret"]["secretName"]
+                keys = [i["key"] for i in v["secret"].get("items", [])] or (["token"] if name == "mono-token" else [])
+                if not any(n == name for n, _ in secrets):
+                    fail(f"{where}: secret {name} is not in secret.example.yaml")
+                for k in keys:
+                    if (name, k) not in secrets:
+                        fail(f"{where}: secret {name} with key {k} is not in secret.example.yaml")
         for c in pod.get("containers", []):
             cw = f"{where} container {c.get('name')}"
             image = c.get("image", "")
@@ -200,8 +206,10 @@ def check_k8s(parsed):
             for probe in ("livenessProbe", "readinessProbe"):
                 pr = c.get(probe) or {}
                 hg = pr.get("httpGet") or {}
-                if hg.get("path") != "/metrics":
-                    fail(f"{cw}: {probe} is not an HTTP GET of /metrics")
+                # The server's token guards /metrics: its probes use the open /healthz.
+                want = "/healthz" if binary == "mono-tuner-server" else "/metrics"
+                if hg.get("path") != want:
+                    fail(f"{cw}: {probe} is not an HTTP GET of {want}")
                 elif hg.get("port") not in ports:
                     fail(f"{cw}: {probe} port {hg.get('port')} is not a container port")
             for m in c.get("volumeMounts", []):

@@ -37,10 +37,12 @@ BUILTIN = {"up": ("gauge", {})}
 TARGET_LABELS = {"job", "instance"}  # plus the labels of prometheus.yml's static_configs
 
 FLAGS = {
-    "mono-tuner-server": {"--db", "--listen", "--http", "--token-file", "--lease-seconds", "--data-dir"},
-    "mono-worker": {"--server", "--gpus", "--compile-only", "--token-file", "--name", "--metrics", "--work-dir"},
+    "mono-tuner-server": {"--db", "--listen", "--http", "--token-file", "--lease-seconds", "--data-dir", "--tls-cert",
+                          "--tls-key", "--tls-ca", "--allow-no-token"},
+    "mono-worker": {"--server", "--gpus", "--compile-only", "--token-file", "--name", "--metrics", "--work-dir",
+                    "--tls-cert", "--tls-key", "--tls-ca"},
 }
-VALUELESS_FLAGS = {"--compile-only"}
+VALUELESS_FLAGS = {"--compile-only", "--allow-no-token"}
 FLAG_SOURCES = {"mono-tuner-server": "tuner_server/server_main.cc", "mono-worker": "gpu_worker/worker_main.cc"}
 _source_flags = {}
 
@@ -49,7 +51,13 @@ def source_flags(binary):
     """The flags the binary's main() parses (f == "--x"), or None before it exists."""
     if binary not in _source_flags:
         path = os.path.join(ROOT, FLAG_SOURCES[binary])
-        _source_flags[binary] = set(re.findall(r'==\s*"(--[a-z0-9-]+)"', read(path))) if os.path.exists(path) else None
+        flags = None
+        if os.path.exists(path):
+            text = read(path)
+            if "take_tls_flag" in text:  # the TLS flags are parsed in proto/transport.cc
+                text += read(os.path.join(ROOT, "proto", "transport.cc"))
+            flags = set(re.findall(r'==\s*"(--[a-z0-9-]+)"', text))
+        _source_flags[binary] = flags
     return _source_flags[binary]
 SEVERITIES = {"critical", "warning", "info"}
 
