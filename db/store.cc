@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, cons
                                                    StoreOptions options) {
   if (clock == nullptr) return absl::InvalidArgumentError("Store::Open: no clock");
   if (path.empty()) return absl::InvalidArgumentError("Store::Open: empty database path");
+  const bool in_memory = path == ":memory:" || path.rfind("file:", 0) == 0;
+  std::error_code ec;
+  const bool existed = !in_memory && std::filesystem::exists(path, ec);
+  if (existed && std::filesystem::file_size(path, ec) == 0 && !ec)
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " is an empty file (0 bytes): refusing to start on it (a lost or truncated database?). Restore a backup, "
+              "or move it away to start a new database"));
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
@@ -42,8 +50,28 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, cons
       return absl::Status(st.code(), absl::StrCat("open ", path, ": ", st.message()));
     }
   }
+  if (existed) {
+    // The first line quick_check reports ("ok" when sound); a file that is not a database at
+    // all fails already at the prepare.
+    std::string check = "ok";
+    absl::StatusOr<sql::Stmt> q = sql::Stmt::prepare(db, "PRAGMA quick_check");
+    absl::StatusOr<bool> row = q.ok() ? q->step() : absl::StatusOr<bool>(q.status());
+    if (!row.ok()) check = std::string(row.status().message());
+    else if (*row) check = q->text(0);
+    if (check != "ok")
+      return absl::DataLossError(absl::StrCat(path, " fails SQLite's integrity check (", check.substr(0, 200),
+                                              "): refusing to serve it. Restore a backup (docs/deploy.md)"));
+    MONO_ASSIGN_OR_RETURN(sql::Stmt t, sql::Stmt::prepare(db, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'"));
+    MONO_ASSIGN_OR_RETURN(bool has_row, t.step());
+    if (!has_row || t.text(0) == "0")
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, " exists but holds no Mono tables: refusing to start on it (its data may have been lost with a deleted "
+                "-wal file). Restore a backup, or move it away to start a new database"));
+  }
+  store->created_ = !existed && !in_memory;
   absl::Status st = apply_migrations(db, *clock);
   if (!st.ok()) return absl::Status(st.code(), absl::StrCat(path, ": ", st.message()));
+  if (!in_memory) MONO_RETURN_IF_ERROR(store->checkpoint());
   return store;
 }
 
@@ -51,6 +79,11 @@ Store::Store(sqlite3* db, const Clock* clock, StoreOptions options)
     : db_(db), clock_(clock), options_(options), rng_(std::random_device{}()) {}
 
 Store::~Store() { sqlite3_close_v2(db_); }
+
+absl::Status Store::checkpoint() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sql::exec(db_, "PRAGMA wal_checkpoint(PASSIVE)");
+}
 
 absl::Status Store::transaction(const char* begin,
                                 const std::function<absl::Status(sqlite3*)>& body) {

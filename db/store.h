@@ -45,7 +45,10 @@ class Store {
  public:
   // Opens (creating if needed) the database at `path` (":memory:" for tests) and applies
   // the schema migrations it lacks. A database with a newer schema than this build knows
-  // is refused (FailedPrecondition). `clock` must outlive the store.
+  // is refused (FailedPrecondition). An existing file is never silently replaced by an empty
+  // database: one of 0 bytes, or without Mono's tables (its data lost with a deleted -wal
+  // file), is refused (FailedPrecondition), and one that fails SQLite's quick_check (DataLoss).
+  // `clock` must outlive the store.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, const Clock* clock,
                                                      StoreOptions options = {});
   ~Store();
@@ -149,6 +152,11 @@ class Store {
   absl::StatusOr<int64_t> db_size_bytes();
   absl::StatusOr<std::string> journal_mode();  // "wal" for a file database
   absl::StatusOr<int> schema_version();
+  // Whether Open created the database (no file was there).
+  bool created() const { return created_; }
+  // Moves the write-ahead log into the database file, so that losing the -wal file loses
+  // little (the server calls it periodically).
+  absl::Status checkpoint();
 
  private:
   Store(sqlite3* db, const Clock* clock, StoreOptions options);
@@ -164,6 +172,7 @@ class Store {
 
   std::mutex mu_;  // guards db_ and rng_
   sqlite3* db_;
+  bool created_ = false;
   const Clock* clock_;
   StoreOptions options_;
   std::mt19937_64 rng_;

@@ -93,7 +93,18 @@ int server_main(int argc, char** argv) {
   }
   mono::db::SystemClock clock;
   auto store = mono::db::Store::Open(db_path, &clock);
-  if (!store.ok()) mono::user_error(db_path, ": ", store.status().message());
+  if (!store.ok()) mono::user_error(store.status().message());
+  if ((*store)->created()) {
+    std::fprintf(stderr, "mono-tuner-server: created a new, empty database %s\n", db_path.c_str());
+    // Folders of an earlier database's models and artifacts: nothing refers to them now.
+    std::error_code ec;
+    size_t orphans = 0;
+    for (const auto& e : std::filesystem::directory_iterator(data_dir, ec))
+      if (e.path().filename() != "staging") ++orphans;
+    if (orphans > 0)
+      std::fprintf(stderr, "mono-tuner-server: WARNING: %s holds %zu entries that no submission of the new database "
+                   "refers to (orphaned by an earlier database?)\n", data_dir.c_str(), orphans);
+  }
 
   mono::server::ServerMetrics metrics;
   mono::server::Dashboard dashboard(store->get(), &clock, {2LL * lease_seconds * 1000 + 30'000});
@@ -125,13 +136,15 @@ int server_main(int argc, char** argv) {
       for (int i = 0; i < 5 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  // Housekeeping: expired leases back to the queue, gauges from the database.
+  // Housekeeping: expired leases back to the queue, gauges from the database, checkpoints.
+  long ticks = 0;
   while (!g_stop) {
     if (auto n = (*store)->expire_leases(); n.ok() && *n > 0) {
       metrics.leases_expired(*n);
       std::fprintf(stderr, "mono-tuner-server: %d expired lease(s) returned to the queue\n", *n);
     }
     metrics.refresh(**store);
+    if (++ticks % 60 == 0) (void)(*store)->checkpoint();  // about once a minute: a lost -wal file loses little
     for (int i = 0; i < 10 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::fprintf(stderr, "mono-tuner-server: shutting down\n");
