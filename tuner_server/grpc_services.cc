@@ -59,6 +59,7 @@ grpc::Status WorkersService::Report(grpc::ServerContext* ctx, const v1::ReportRe
   if (auto s = check_token(ctx, token_); !s.ok()) return s;
   auto r = handler_->Report(*req);
   if (r.ok()) metrics_->report(r->accepted());
+  if (r.status().code() == absl::StatusCode::kInvalidArgument) metrics_->report_refused();
   return finish(r, reply);
 }
 

@@ -8,9 +8,10 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
   auto& leases = prometheus::BuildCounter().Name("mono_leases_total").Help("Jobs leased to workers, and leases that expired").Register(*registry_);
   leases_granted_ = &leases.Add({{"event", "granted"}});
   leases_expired_ = &leases.Add({{"event", "expired"}});
-  auto& reports = prometheus::BuildCounter().Name("mono_reports_total").Help("Worker reports, accepted or ignored as late/duplicate").Register(*registry_);
+  auto& reports = prometheus::BuildCounter().Name("mono_reports_total").Help("Worker reports: accepted, ignored as late/duplicate, or refused as invalid").Register(*registry_);
   reports_accepted_ = &reports.Add({{"outcome", "accepted"}});
   reports_duplicate_ = &reports.Add({{"outcome", "ignored"}});
+  reports_refused_ = &reports.Add({{"outcome", "refused"}});  // invalid: request_checks.h
   lease_latency_ = &prometheus::BuildHistogram().Name("mono_lease_seconds").Help("Time to serve a Lease RPC").Register(*registry_)
                         .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5});
   jobs_ = &prometheus::BuildGauge().Name("mono_jobs").Help("Jobs by kind and state").Register(*registry_);

@@ -22,6 +22,7 @@ class ServerMetrics {
   void lease_granted(int jobs) { leases_granted_->Increment(jobs); }
   void leases_expired(int jobs) { leases_expired_->Increment(jobs); }
   void report(bool accepted) { (accepted ? reports_accepted_ : reports_duplicate_)->Increment(); }
+  void report_refused() { reports_refused_->Increment(); }
   void lease_latency(double seconds) { lease_latency_->Observe(seconds); }
   // Gauges read from the database (jobs by state, failures by class, DB size).
   void refresh(db::Store& store);
@@ -32,6 +33,7 @@ class ServerMetrics {
   prometheus::Counter* leases_expired_;
   prometheus::Counter* reports_accepted_;
   prometheus::Counter* reports_duplicate_;
+  prometheus::Counter* reports_refused_;
   prometheus::Histogram* lease_latency_;
   prometheus::Family<prometheus::Gauge>* jobs_;
   prometheus::Family<prometheus::Gauge>* failures_;

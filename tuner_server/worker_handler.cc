@@ -1,5 +1,7 @@
 #include "tuner_server/worker_handler.h"
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "proto/failure_class.h"
 #include "tuner_server/request_checks.h"
@@ -19,7 +21,30 @@ absl::Status WorkerHandler::check_worker(const std::string& worker_id) {
   if (worker_id.empty()) return absl::InvalidArgumentError("worker_id is empty: register first");
   auto w = store_->get_worker(worker_id);
   if (!w.ok()) return absl::NotFoundError(std::string("unknown worker '") + worker_id + "': register again");
+  if (quarantined(worker_id))
+    return absl::PermissionDeniedError("worker '" + worker_id + "' is quarantined: " +
+                                       std::to_string(options_.quarantine_after) +
+                                       " of its reports in a row were refused (see the server log); fix it, then restart the server");
   return absl::OkStatus();
+}
+
+bool WorkerHandler::quarantined(const std::string& worker_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = refused_in_a_row_.find(worker_id);
+  return it != refused_in_a_row_.end() && it->second >= options_.quarantine_after;
+}
+
+absl::Status WorkerHandler::refused(const std::string& worker_id, absl::Status why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int n = ++refused_in_a_row_[worker_id];
+  std::fprintf(stderr, "mono-tuner-server: refused a report of worker %s (%d in a row%s): %s\n", worker_id.c_str(), n,
+               n >= options_.quarantine_after ? ", QUARANTINED" : "", std::string(why.message()).c_str());
+  return why;
+}
+
+void WorkerHandler::accepted(const std::string& worker_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refused_in_a_row_.erase(worker_id);
 }
 
 absl::StatusOr<v1::RegisterReply> WorkerHandler::Register(const v1::RegisterRequest& req) {
@@ -89,11 +114,11 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
   }
   // Checked against the job before anything is stored (an unknown job is the store's to answer).
   if (auto job = store_->get_job(req.job_id()); job.ok()) {
-    if (auto s = check_report(req, *job); !s.ok()) return s;
+    if (auto s = check_report(req, *job); !s.ok()) return refused(req.worker_id(), s);
   }
   std::vector<db::CandidateResult> results;
   for (const v1::CandidateResult& c : req.results()) {
-    if (c.candidate() < 0) return absl::InvalidArgumentError("a candidate index is negative");
+    if (c.candidate() < 0) return refused(req.worker_id(), absl::InvalidArgumentError("a candidate index is negative"));
     db::CandidateResult r;
     r.candidate = c.candidate();
     r.ok = c.ok();
@@ -106,9 +131,9 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
     r.spill_bytes = c.spill_bytes();
     r.smem_bytes = c.smem_bytes();
     if (r.ok && r.failure != db::FailureClass::kNone)
-      return absl::InvalidArgumentError(absl::StrCat("candidate ", r.candidate, " is ok but names a failure"));
+      return refused(req.worker_id(), absl::InvalidArgumentError(absl::StrCat("candidate ", r.candidate, " is ok but names a failure")));
     if (r.failure == db::FailureClass::kWorkerLost)
-      return absl::InvalidArgumentError("worker_lost is the server's verdict: report worker_failure instead");
+      return refused(req.worker_id(), absl::InvalidArgumentError("worker_lost is the server's verdict: report worker_failure instead"));
     results.push_back(std::move(r));
   }
   db::Environment env;
@@ -118,9 +143,10 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
   env.driver_version = req.environment().driver_version();
   env.cuda_version = req.environment().cuda_version();
   env.codegen_version = req.environment().codegen_version();
-  auto accepted = store_->report(req.worker_id(), req.job_id(), results, env);
-  if (!accepted.ok()) return accepted.status();
-  reply.set_accepted(*accepted);
+  auto stored = store_->report(req.worker_id(), req.job_id(), results, env);
+  if (!stored.ok()) return stored.status();
+  accepted(req.worker_id());
+  reply.set_accepted(*stored);
   return reply;
 }
 

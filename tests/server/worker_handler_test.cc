@@ -21,7 +21,7 @@ class WorkerHandlerTest : public ::testing::Test {
     auto s = db::Store::Open(":memory:", &clock_);
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = std::move(*s);
-    handler_ = std::make_unique<WorkerHandler>(store_.get(), WorkerHandlerOptions{30, 10, 4});
+    handler_ = std::make_unique<WorkerHandler>(store_.get(), WorkerHandlerOptions{30, 10, 4, 1000});
   }
   std::string register_worker(const std::string& name, bool compile_only) {
     v1::RegisterRequest r;
@@ -173,6 +173,44 @@ TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
   auto good = report([](v1::ReportRequest*) {});
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_TRUE(good->accepted());
+}
+
+// A worker whose reports are refused three times in a row gets no more work and its reports
+// are refused (it would poison every model that reuses its results); a good report in between
+// resets the count, and other workers carry on.
+TEST_F(WorkerHandlerTest, RepeatedlyRefusedWorkerIsQuarantined) {
+  handler_ = std::make_unique<WorkerHandler>(store_.get(), WorkerHandlerOptions{30, 10, 4, 3});
+  const std::string bad = register_worker("bad", true), good = register_worker("good", true);
+  add_compile_job("j1", R"({"kind":"measure","candidates":[{"index":0}]})");
+  add_compile_job("j2", R"({"kind":"measure","candidates":[{"index":0}]})");
+  v1::LeaseRequest lr;
+  lr.set_worker_id(bad);
+  ASSERT_TRUE(handler_->Lease(lr).ok());
+  auto report = [&](const std::string& job, double us) {
+    v1::ReportRequest rep;
+    rep.set_worker_id(bad);
+    rep.set_job_id(job);
+    auto* c = rep.add_results();
+    c->set_candidate(0);
+    c->set_ok(true);
+    c->add_samples_us(us);
+    c->set_median_us(us);
+    return handler_->Report(rep);
+  };
+  EXPECT_EQ(report("j1", -5).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(report("j1", -5).status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(report("j1", 10).ok());  // a good one resets the count
+  EXPECT_FALSE(handler_->quarantined(bad));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(report("j2", -5).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(handler_->quarantined(bad));
+  auto r = report("j2", 10);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(std::string(r.status().message()).find("is quarantined"), std::string::npos) << r.status();
+  EXPECT_EQ(handler_->Lease(lr).status().code(), absl::StatusCode::kPermissionDenied);
+  lr.set_worker_id(good);
+  auto leased = handler_->Lease(lr);
+  ASSERT_TRUE(leased.ok()) << leased.status();
+  EXPECT_FALSE(handler_->quarantined(good));
 }
 
 // Issue 22, finding 9: a submission's names are bounded and free of control bytes.

@@ -16,7 +16,7 @@ FAILURE_CLASSES = {"compile_error", "resource_error", "launch_error", "timeout",
 METRICS = {
     # mono-tuner-server (tuner_server/metrics.cc)
     "mono_leases_total": ("counter", {"event": {"granted", "expired"}}),
-    "mono_reports_total": ("counter", {"outcome": {"accepted", "ignored"}}),
+    "mono_reports_total": ("counter", {"outcome": {"accepted", "ignored", "refused"}}),
     "mono_lease_seconds": ("histogram", {}),
     "mono_jobs": ("gauge", {"kind": JOB_KINDS, "state": JOB_STATES}),
     "mono_failures": ("gauge", {"class": FAILURE_CLASSES}),
