@@ -32,6 +32,49 @@ static tuning::PreparedModel load_model_of(const db::SubmissionRecord& s) {
   return m;
 }
 
+Coordinator::Coordinator(db::Store* store, const db::Clock* clock, CoordinatorOptions options)
+    : store_(store), clock_(clock), options_(std::move(options)) {
+  for (int i = 0; i < std::max(1, options_.build_threads); ++i) builders_.emplace_back([this] { build_loop(); });
+}
+
+Coordinator::~Coordinator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  build_cv_.notify_all();
+  for (std::thread& t : builders_) t.join();
+}
+
+void Coordinator::build_loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    build_cv_.wait(lock, [this] { return stopping_ || !build_queue_.empty(); });
+    if (stopping_) return;  // queued builds are dropped: their submissions stay merging
+    std::function<void()> task = std::move(build_queue_.front());
+    build_queue_.pop_front();
+    ++builds_running_;
+    lock.unlock();
+    task();
+    lock.lock();
+    --builds_running_;
+    idle_cv_.notify_all();
+  }
+}
+
+bool Coordinator::drain(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  build_queue_.clear();
+  build_cv_.notify_all();
+  return idle_cv_.wait_for(lock, limit, [this] { return builds_running_ == 0; });
+}
+
+int Coordinator::builds_in_flight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(building_.size());
+}
+
 std::string Coordinator::pick_gpu_kind(const std::string& asked, bool dry_run, absl::Status* error) {
   if (dry_run) return tuning::dry_run_kind();
   if (!asked.empty()) return asked;
@@ -85,12 +128,15 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
   s.id = *id;
   v1::SubmitReply reply;
   reply.set_submission_id(s.id);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status st = plan(s, *l, &reply); !st.ok()) {
-    (void)store_->set_submission_state(s.id, db::SubmissionState::kFailed, std::string(st.message()));
-    return st;
+  {
+    std::lock_guard<std::mutex> lock(l->mu);  // planning may take a while: only this model's lock
+    if (absl::Status st = plan(s, *l, &reply); !st.ok()) {
+      (void)store_->set_submission_state(s.id, db::SubmissionState::kFailed, std::string(st.message()));
+      return st;
+    }
   }
-  loaded_[s.id] = l;
+  std::lock_guard<std::mutex> lock(mu_);
+  loaded_.emplace(s.id, l);
   return reply;
 }
 
@@ -120,9 +166,13 @@ absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::Sub
 }
 
 absl::StatusOr<std::shared_ptr<Coordinator::Loaded>> Coordinator::loaded(const db::SubmissionRecord& s) {
-  auto it = loaded_.find(s.id);
-  if (it != loaded_.end()) return it->second;
-  // After a restart: load the model again (the plan is deterministic, the jobs exist).
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = loaded_.find(s.id);
+    if (it != loaded_.end()) return it->second;
+  }
+  // After a restart: load the model again (the plan is deterministic, the jobs exist), without
+  // holding the lock.
   auto l = std::make_shared<Loaded>();
   try {
     l->model = load_model_of(s);
@@ -130,32 +180,47 @@ absl::StatusOr<std::shared_ptr<Coordinator::Loaded>> Coordinator::loaded(const d
   } catch (const std::exception& e) {
     return absl::FailedPreconditionError(std::string("cannot load the submitted model again: ") + e.what());
   }
-  loaded_[s.id] = l;
-  return l;
+  std::lock_guard<std::mutex> lock(mu_);
+  return loaded_.emplace(s.id, l).first->second;  // another thread's copy, if it was first
 }
 
 void Coordinator::step() {
   auto subs = store_->unfinished_submissions();
   if (!subs.ok()) return;
   for (const db::SubmissionRecord& s : *subs) {
-    absl::Status st;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      st = advance(s);
+      if (stopping_ || building_.count(s.id)) continue;  // its artifact is being built
     }
-    if (!st.ok()) {
-      std::fprintf(stderr, "mono-tuner-server: submission %s failed: %s\n", s.id.c_str(), std::string(st.message()).c_str());
-      (void)store_->set_submission_state(s.id, db::SubmissionState::kFailed, std::string(st.message()));
-      std::lock_guard<std::mutex> lock(mu_);
-      loaded_.erase(s.id);
-    }
+    auto l = loaded(s);
+    absl::Status st = l.status();
+    if (l.ok()) st = advance(s, *l);
+    if (!st.ok()) fail(s.id, st);
   }
 }
 
-absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
-  auto l = loaded(s);
-  if (!l.ok()) return l.status();
-  Loaded& L = **l;
+void Coordinator::fail(const std::string& submission_id, const absl::Status& why) {
+  std::fprintf(stderr, "mono-tuner-server: submission %s failed: %s\n", submission_id.c_str(), std::string(why.message()).c_str());
+  (void)store_->set_submission_state(submission_id, db::SubmissionState::kFailed, std::string(why.message()));
+  std::lock_guard<std::mutex> lock(mu_);
+  loaded_.erase(submission_id);
+}
+
+void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_ || !building_.insert(s.id).second) return;
+  build_queue_.push_back([this, s, l, f = std::move(f)] {
+    const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
+    if (!st.ok()) fail(s.id, st);
+    std::lock_guard<std::mutex> lock(mu_);
+    building_.erase(s.id);
+  });
+  build_cv_.notify_one();
+}
+
+absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l) {
+  std::lock_guard<std::mutex> lock(l->mu);
+  Loaded& L = *l;
   if (s.state == db::SubmissionState::kQueued) {
     // Recorded, but the server stopped before its jobs were: plan again (idempotent).
     return plan(s, L, nullptr);
@@ -177,7 +242,8 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s) {
                                                     : store_->set_submission_state(s.id, db::SubmissionState::kMerging);
   }
   if (!f.refused.empty()) return absl::FailedPreconditionError(f.refused);
-  return finish(s, L, f.choice, f.info, f.verification);
+  build(s, l, std::move(f));  // on the build pool: NVRTC may take minutes
+  return absl::OkStatus();
 }
 
 absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice,
@@ -191,7 +257,7 @@ absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const
   fs::remove_all(tmp, ec);
   std::string manifest;
   try {
-    manifest = tuning::write_tuned_artifact(l.model, choice, info, verification, tmp);
+    manifest = options_.build(l.model, choice, info, verification, tmp);
   } catch (const std::exception& e) {
     return absl::InternalError(std::string("building the artifact failed: ") + e.what());
   }
@@ -200,7 +266,10 @@ absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const
   if (ec) return absl::InternalError("cannot move the artifact into place: " + ec.message());
   if (auto st = store_->save_artifact(s.id, dir, manifest); !st.ok()) return st;
   std::fprintf(stderr, "mono-tuner-server: submission %s done: artifact %s\n", s.id.c_str(), dir.c_str());
-  loaded_.erase(s.id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    loaded_.erase(s.id);
+  }
   return store_->set_submission_state(s.id, db::SubmissionState::kDone);
 }
 
@@ -238,10 +307,15 @@ absl::StatusOr<v1::Progress> Coordinator::progress(const std::string& submission
   // Best-so-far speed-up against the untuned default (measured submissions only), computed
   // again only when more candidates have been measured: Watch asks several times a second.
   if (!s->dry_run && s->state != db::SubmissionState::kFailed) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = loaded_.find(submission_id);
-    if (it != loaded_.end()) {
-      Loaded& l = *it->second;
+    std::shared_ptr<Loaded> found;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = loaded_.find(submission_id);
+      if (it != loaded_.end()) found = it->second;
+    }
+    if (found) {
+      Loaded& l = *found;
+      std::lock_guard<std::mutex> lock(l.mu);
       if (l.speedup_at != p->candidates_measured) {
         l.speedup = 0;
         for (const tuning::ContextChoice& c : tuning::choose_schedules(*store_, l.space, task_kind_of(*s), false))

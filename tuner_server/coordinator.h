@@ -7,12 +7,23 @@
 //   any     -> failed   with the reason (a model that no longer loads, a failed build)
 // Everything it decides follows from the database, so a restarted server picks up every
 // unfinished submission where it was.
+//
+// Locking: `mu_` guards only the maps (loaded models, builds in flight) and is never held
+// across a slow step. Each loaded model has its own mutex for its plan and estimates; artifact
+// builds (NVRTC, seconds to minutes) run on a bounded pool of build threads, so Submit, Watch
+// and the other submissions go on meanwhile.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/tuning/jobs.h"
@@ -25,24 +36,38 @@ namespace mono::server {
 struct CoordinatorOptions {
   std::string data_dir;  // models/, artifacts/ and staging/ live here
   int whole_kernel_contexts = 2;  // top contexts timed as whole kernels
+  int build_threads = 2;          // artifact builds at once
+  // Builds the artifact into a folder; returns the manifest (tuning::write_tuned_artifact; tests
+  // replace it).
+  std::function<std::string(const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json& info,
+                            const nlohmann::json& verification, const std::string& dir)>
+      build = tuning::write_tuned_artifact;
 };
 
 class Coordinator {
  public:
-  Coordinator(db::Store* store, const db::Clock* clock, CoordinatorOptions options)
-      : store_(store), clock_(clock), options_(std::move(options)) {}
+  Coordinator(db::Store* store, const db::Clock* clock, CoordinatorOptions options);
+  ~Coordinator();  // waits for the builds in flight (see drain)
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
 
   // A new submission of the model stored in `model_dir` (model.onnx inside): loads and plans
   // it (InvalidArgument naming the problem when the model cannot be compiled), records it,
   // and queues the jobs the database does not already have.
   absl::StatusOr<v1::SubmitReply> submit(const v1::SubmitHeader& header, const std::string& model_dir,
                                          const std::string& model_sha256);
-  // Moves every unfinished submission on as far as the database allows. Call periodically.
+  // Moves every unfinished submission on as far as the database allows; a submission ready
+  // for its artifact is handed to the build pool. Call periodically.
   void step();
+  // Stops taking builds and waits up to `limit` for those in flight; false if some still run
+  // (their submissions stay merging and are built again after a restart).
+  bool drain(std::chrono::milliseconds limit);
+  int builds_in_flight();
   absl::StatusOr<v1::Progress> progress(const std::string& submission_id);
 
  private:
   struct Loaded {
+    std::mutex mu;  // guards what follows but `model`, which does not change once loaded
     tuning::PreparedModel model;
     tuning::TuningSpace space;
     nlohmann::json fragment;  // the whole model, for whole-kernel jobs (made once, when needed)
@@ -51,7 +76,10 @@ class Coordinator {
   };
   // The submission's model, loaded and planned once per server run.
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);
-  absl::Status advance(const db::SubmissionRecord& s);
+  absl::Status advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l);
+  void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
+  void fail(const std::string& submission_id, const absl::Status& why);
+  void build_loop();
   absl::Status plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply);
   absl::Status finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice, nlohmann::json info,
                       const nlohmann::json& verification);
@@ -60,8 +88,14 @@ class Coordinator {
   db::Store* store_;
   const db::Clock* clock_;
   CoordinatorOptions options_;
-  std::mutex mu_;  // guards loaded_ and serialises advancing
+  std::mutex mu_;  // guards the members below; never held across a slow step
   std::map<std::string, std::shared_ptr<Loaded>> loaded_;
+  std::set<std::string> building_;                 // submissions queued for or in a build
+  std::deque<std::function<void()>> build_queue_;
+  std::condition_variable build_cv_, idle_cv_;
+  int builds_running_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> builders_;
 };
 
 }  // namespace mono::server

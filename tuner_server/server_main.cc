@@ -5,6 +5,7 @@
 // the coordinator that moves submissions on, lease expiry, and on http://ADDR/ the dashboard,
 // its JSON API (/api/..., docs/dashboard.md) and Prometheus metrics (/metrics).
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
@@ -150,6 +151,15 @@ int server_main(int argc, char** argv) {
   std::fprintf(stderr, "mono-tuner-server: shutting down\n");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   coordinator_thread.join();
+  // Artifact builds in flight get a few seconds; one that takes longer is abandoned (its
+  // submission stays merging and is built again at the next start; the database is
+  // consistent at every commit), so SIGTERM stops the server within seconds.
+  if (!coordinator.drain(std::chrono::seconds(5))) {
+    std::fprintf(stderr, "mono-tuner-server: %d artifact build(s) abandoned; they run again at the next start\n",
+                 coordinator.builds_in_flight());
+    std::fflush(stderr);
+    std::_Exit(mono::kExitOk);
+  }
   return mono::kExitOk;
 }
 

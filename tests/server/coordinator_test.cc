@@ -1,0 +1,142 @@
+// The coordinator never holds its lock across an artifact build (issue 22, finding 2): while
+// one submission's build runs (here: a stand-in build that waits to be released), step(),
+// progress() and a new submission all answer at once; SIGTERM's drain gives up on a build
+// after its time limit instead of waiting for it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <future>
+
+#include "../db/db_test_util.h"
+#include "tuner_server/coordinator.h"
+
+namespace mono::server {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = db::Store::Open(":memory:", &clock_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+    db::WorkerCaps caps;
+    caps.compile_only = true;
+    auto w = store_->register_worker("cpu", caps);
+    ASSERT_TRUE(w.ok()) << w.status();
+    worker_ = *w;
+  }
+  // A dry-run submission of a checked-in tiny model, stored as the server stores uploads.
+  std::string submit(Coordinator& c, const std::string& name) {
+    const std::string dir = dir_.file(name);
+    fs::create_directories(dir);
+    fs::copy_file(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset17/model.onnx", dir + "/model.onnx");
+    v1::SubmitHeader h;
+    h.set_model_name(name);
+    h.set_dry_run(true);
+    auto r = c.submit(h, dir, name + "-sha");
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->submission_id() : "";
+  }
+  // What compile-only workers would do: every queued job leased and reported.
+  void finish_jobs() {
+    while (true) {
+      auto jobs = store_->lease(worker_, 64, 60'000);
+      ASSERT_TRUE(jobs.ok()) << jobs.status();
+      if (jobs->empty()) return;
+      for (const db::JobRecord& j : *jobs) ASSERT_TRUE(store_->report(worker_, j.id, {}, db::Environment{}).ok());
+    }
+  }
+  db::testing::TempDir dir_;
+  db::FakeClock clock_;
+  std::unique_ptr<db::Store> store_;
+  std::string worker_;
+};
+
+TEST_F(CoordinatorTest, ArtifactBuildsDoNotHoldTheLock) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> started{0};
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
+                const std::string& out) {
+    fs::create_directories(out);
+    ++started;
+    released.wait();  // an NVRTC build of a large model
+    return std::string("{}");
+  };
+  Coordinator c(store_.get(), &clock_, o);
+  const std::string first = submit(c, "first");
+  finish_jobs();
+  auto stepped = std::async(std::launch::async, [&] { c.step(); });
+  const bool step_returned = stepped.wait_for(seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(step_returned) << "step() waited for the build";
+  for (int i = 0; i < 200 && started == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(started, 1) << "the build did not start";
+  EXPECT_EQ(c.builds_in_flight(), 1);
+
+  // Meanwhile everything else answers (each call on its own thread, so a blocked one fails the
+  // test instead of hanging it).
+  auto progress = std::async(std::launch::async, [&] { return c.progress(first); });
+  ASSERT_EQ(progress.wait_for(seconds(10)), std::future_status::ready) << "progress() waited for the build";
+  ASSERT_TRUE(progress.get().ok());
+  auto second = std::async(std::launch::async, [&] { return submit(c, "second"); });
+  ASSERT_EQ(second.wait_for(seconds(30)), std::future_status::ready) << "submit() waited for the build";
+  const std::string second_id = second.get();
+  EXPECT_FALSE(second_id.empty());
+  // The second submission reuses every task: its build starts on the pool's other thread,
+  // and the first one is not queued again.
+  for (int k = 0; k < 3; ++k) {
+    auto again = std::async(std::launch::async, [&] { c.step(); });
+    ASSERT_EQ(again.wait_for(seconds(10)), std::future_status::ready);
+  }
+  for (int i = 0; i < 200 && started < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(started, 2);
+  EXPECT_EQ(c.builds_in_flight(), 2);
+
+  release.set_value();
+  stepped.wait();
+  for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(c.builds_in_flight(), 0);
+  auto done = store_->get_submission(first);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->state, db::SubmissionState::kDone) << done->error;
+  EXPECT_EQ(started, 2);
+}
+
+TEST_F(CoordinatorTest, DrainGivesUpOnALongBuild) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  std::atomic<int> started{0};
+  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
+                const std::string& out) {
+    fs::create_directories(out);
+    ++started;
+    released.wait();
+    return std::string("{}");
+  };
+  Coordinator c(store_.get(), &clock_, o);
+  const std::string id = submit(c, "m");
+  finish_jobs();
+  c.step();
+  for (int i = 0; i < 200 && started == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(started, 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(c.drain(std::chrono::milliseconds(300)));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(5));
+  release.set_value();  // let the build end before the coordinator is destroyed
+  EXPECT_TRUE(c.drain(seconds(30)));
+  auto s = store_->get_submission(id);
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(s->state, db::SubmissionState::kFailed) << s->error;
+}
+
+}  // namespace
+}  // namespace mono::server
