@@ -80,6 +80,11 @@ grpc::Status TuningService::Submit(grpc::ServerContext* ctx, grpc::ServerReader<
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "model too large: " + std::to_string(header.total_bytes()) + " bytes, the limit is " +
                             std::to_string(limits_.max_total_bytes));
+  // Uploads in flight are bounded per client (its address, without the port) and in total.
+  std::string client = ctx->peer();
+  client = client.substr(0, client.rfind(':'));
+  auto ticket = quota_.admit(client, data_dir_ + "/models");
+  if (!ticket.ok()) return to_grpc(ticket.status());
   // A private staging folder per upload; the Upload removes it unless committed.
   static std::atomic<uint64_t> counter{0};
   const std::string staging = data_dir_ + "/staging/" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
@@ -93,7 +98,15 @@ grpc::Status TuningService::Submit(grpc::ServerContext* ctx, grpc::ServerReader<
   auto dir = upload.commit(data_dir_ + "/models");
   if (!dir.ok()) return to_grpc(dir.status());
   auto r = coordinator_->submit(header, *dir, upload.sha256());
-  if (!r.ok()) return to_grpc(r.status());
+  if (!r.ok()) {
+    // A model stored by this upload and then refused goes again (a copy stored before stays:
+    // another submission may use it).
+    if (upload.stored_new()) {
+      std::error_code ec;
+      std::filesystem::remove_all(*dir, ec);
+    }
+    return to_grpc(r.status());
+  }
   *reply = *r;
   return grpc::Status::OK;
 }

@@ -36,8 +36,14 @@ class WorkersService final : public v1::Workers::Service {
 // Clients: submit a model (streamed), watch its progress, fetch its artifact.
 class TuningService final : public v1::Tuning::Service {
  public:
-  TuningService(Coordinator* coordinator, db::Store* store, std::string data_dir, InboxLimits limits, std::string token)
-      : coordinator_(coordinator), store_(store), data_dir_(std::move(data_dir)), limits_(limits), token_(std::move(token)) {}
+  TuningService(Coordinator* coordinator, db::Store* store, std::string data_dir, InboxLimits limits, std::string token,
+                UploadQuota::Limits quota = {})
+      : coordinator_(coordinator),
+        store_(store),
+        data_dir_(std::move(data_dir)),
+        limits_(limits),
+        token_(std::move(token)),
+        quota_(quota) {}
 
   grpc::Status Submit(grpc::ServerContext* ctx, grpc::ServerReader<v1::SubmitRequest>* reader,
                       v1::SubmitReply* reply) override;
@@ -52,6 +58,7 @@ class TuningService final : public v1::Tuning::Service {
   std::string data_dir_;
   InboxLimits limits_;
   std::string token_;
+  UploadQuota quota_;
 };
 
 }  // namespace mono::server

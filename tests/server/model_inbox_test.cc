@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace mono::server {
 namespace {
@@ -65,6 +66,43 @@ TEST_F(InboxTest, AnAbandonedUploadLeavesNothing) {
   }
   EXPECT_FALSE(fs::exists(staging("d")));
   EXPECT_FALSE(fs::exists(models()));
+}
+
+// The identity is taken from hashes fed as chunks arrive: the same as hashing the whole files.
+TEST_F(InboxTest, IdentityIsTheHashOfNamesSizesAndContents) {
+  Upload up(staging("h"), {}, 0);
+  ASSERT_TRUE(up.add_chunk("model.onnx", 0, "abc").ok());
+  ASSERT_TRUE(up.add_chunk("model.onnx", 3, "def").ok());
+  ASSERT_TRUE(up.add_chunk("w.bin", 0, std::string(5000, 'z')).ok());
+  auto d = up.commit(models());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(up.stored_new());
+  const std::string expected = sha256_hex("model.onnx\n6\n" + sha256_hex("abcdef") + "\nw.bin\n5000\n" +
+                                          sha256_hex(std::string(5000, 'z')) + "\n");
+  EXPECT_EQ(up.sha256(), expected);
+  EXPECT_EQ(*d, models() + "/" + expected);
+}
+
+TEST_F(InboxTest, QuotaBoundsUploadsPerClientInTotalAndStoredBytes) {
+  UploadQuota q({2, 3, 1000});
+  auto a1 = q.admit("ipv4:10.0.0.1", models()), a2 = q.admit("ipv4:10.0.0.1", models());
+  ASSERT_TRUE(a1.ok() && a2.ok());
+  auto a3 = q.admit("ipv4:10.0.0.1", models());
+  ASSERT_FALSE(a3.ok());
+  EXPECT_EQ(a3.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(a3.status().message()).find("uploads in flight"), std::string::npos);
+  auto b1 = q.admit("ipv4:10.0.0.2", models());
+  ASSERT_TRUE(b1.ok());
+  auto b2 = q.admit("ipv4:10.0.0.2", models());
+  ASSERT_FALSE(b2.ok()) << "3 in total";
+  a1->reset();  // an upload ends: room again
+  EXPECT_TRUE(q.admit("ipv4:10.0.0.2", models()).ok());
+  // Stored models over the limit: no new upload.
+  fs::create_directories(models() + "/x");
+  { std::ofstream(models() + "/x/model.onnx") << std::string(1000, 'm'); }
+  auto full = q.admit("ipv4:10.0.0.3", models());
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(std::string(full.status().message()).find("storage is full"), std::string::npos);
 }
 
 TEST(Sha256, KnownVector) {

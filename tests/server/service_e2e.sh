@@ -109,8 +109,10 @@ grep -q ", 0 new jobs" "$work/submit2.log" || fail "resubmission created jobs: $
 cmp -s "$work/artifact/model.cu" "$work/artifact2/model.cu" || fail "the resubmission's kernel differs"
 echo "resubmission: 0 new jobs, the same kernel"
 
-# Bad input: one clear line and exit 2 each; nothing recorded on the server.
+# Bad input: one clear line and exit 2 each; nothing recorded on the server, and no upload
+# left in its storage (the server's default --data-dir is the database's name + .data).
 subs_before=$(sql "SELECT COUNT(*) FROM submissions")
+models_before=$(ls "$db.data/models" | wc -l)
 expect_error() {  # expect_error PATTERN ARGS...
   local pattern=$1; shift
   set +e; out=$("$submit_bin" "$@" 2>&1); rc=$?; set -e
@@ -123,4 +125,7 @@ head -c 1000 "$model/model.onnx" > "$work/truncated.onnx"
 expect_error "not an ONNX model" "$work/truncated.onnx" --server "$addr" --dry-run
 expect_error "cannot reach the tuner server" "$model" --server 127.0.0.1:1 --dry-run
 [ "$(sql "SELECT COUNT(*) FROM submissions")" = "$subs_before" ] || fail "a rejected submission was recorded"
+[ "$(ls "$db.data/models" | wc -l)" = "$models_before" ] || fail "a rejected upload stayed in $db.data/models"
+[ -z "$(ls "$db.data/staging" 2>/dev/null)" ] || fail "an upload was left in $db.data/staging"
+echo "rejected uploads left nothing in the server's storage"
 echo "PASS"
