@@ -120,6 +120,8 @@ expect_error() {  # expect_error PATTERN ARGS...
   echo "rejected as expected: $(echo "$out" | tail -n 1)"
 }
 expect_error "is not an input of the model" "$model" --server "$addr" --dry-run --shape nosuch=1x2
+# The same refusal for a model the server had not stored before: its upload must not stay.
+expect_error "is not an input of the model" "$model/../tiny-resnet-opset17" --server "$addr" --dry-run --shape nosuch=1x2
 expect_error "no GPU worker has registered" "$model" --server "$addr"
 head -c 1000 "$model/model.onnx" > "$work/truncated.onnx"
 expect_error "not an ONNX model" "$work/truncated.onnx" --server "$addr" --dry-run
