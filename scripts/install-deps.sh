@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Mono builds with; does nothing when they are all present.
 #   scripts/install-deps.sh [--test]   --test adds what the tests drive: Chromium (the
-#                                      dashboard's browser test), Prometheus, curl, Node.js
+#                                      dashboard's browser test), Prometheus, curl, Node.js,
+#                                      clang with libFuzzer (tests/fuzz)
 set -euo pipefail
 
 packages=(
@@ -11,7 +12,7 @@ packages=(
   libonnx-dev libonnx-testdata libgtest-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(chromium prometheus curl)
+  packages+=(chromium prometheus curl clang libclang-rt-14-dev)
   # Node.js and npm from Debian, unless the machine already has its own.
   command -v node > /dev/null || packages+=(nodejs)
   command -v npm > /dev/null || packages+=(npm)

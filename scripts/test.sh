@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: unit, golden pass tests, ONNX conformance, tiny models, error
 # handling through the tools, and the damaged-model fuzz test — the latter again under
-# AddressSanitizer and UBSan.
+# AddressSanitizer and UBSan — then the libFuzzer harnesses for a bounded time (tests/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --test
@@ -18,3 +18,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:protect_shadow_gap=0 UBSAN_OPTIONS=
   ./build-asan/tests/fuzz_models_test
 ASAN_OPTIONS=detect_leaks=1:protect_shadow_gap=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ./build-asan/tests/bad_input_test
+
+echo
+echo "== coverage-guided fuzzing (libFuzzer, clang, ASan + UBSan): 30 s per harness"
+tests/fuzz/run.sh 30

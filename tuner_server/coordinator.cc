@@ -211,7 +211,14 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
   if (stopping_ || !building_.insert(s.id).second) return;
   build_queue_.push_back([this, s, l, f = std::move(f)] {
     const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
-    if (!st.ok()) fail(s.id, st);
+    if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
+      std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
+                   std::string(st.message()).c_str(), options_.retry_seconds);
+      std::lock_guard<std::mutex> lock(l->mu);
+      l->retry_at_ms = clock_->now_ms() + int64_t{options_.retry_seconds} * 1000;
+    } else if (!st.ok()) {
+      fail(s.id, st);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     building_.erase(s.id);
   });
@@ -242,6 +249,7 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shar
                                                     : store_->set_submission_state(s.id, db::SubmissionState::kMerging);
   }
   if (!f.refused.empty()) return absl::FailedPreconditionError(f.refused);
+  if (clock_->now_ms() < L.retry_at_ms) return absl::OkStatus();  // after a full disk
   build(s, l, std::move(f));  // on the build pool: NVRTC may take minutes
   return absl::OkStatus();
 }
@@ -256,14 +264,26 @@ absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const
   fs::create_directories(options_.data_dir + "/artifacts", ec);
   fs::remove_all(tmp, ec);
   std::string manifest;
+  std::string error;
   try {
     manifest = options_.build(l.model, choice, info, verification, tmp);
   } catch (const std::exception& e) {
-    return absl::InternalError(std::string("building the artifact failed: ") + e.what());
+    error = std::string("building the artifact failed: ") + e.what();
   }
-  fs::remove_all(dir, ec);
-  fs::rename(tmp, dir, ec);
-  if (ec) return absl::InternalError("cannot move the artifact into place: " + ec.message());
+  if (error.empty()) {
+    fs::remove_all(dir, ec);
+    fs::rename(tmp, dir, ec);
+    if (ec) error = "cannot move the artifact into place: " + ec.message();
+  }
+  if (!error.empty()) {
+    fs::remove_all(tmp, ec);
+    // A full disk is transient: the submission stays merging and its build is tried again.
+    const fs::space_info space = fs::space(options_.data_dir, ec);
+    if (!ec && space.available < options_.min_free_bytes)
+      return absl::UnavailableError(error + " (only " + std::to_string(space.available >> 20) + " MiB free in " +
+                                    options_.data_dir + ")");
+    return absl::InternalError(error);
+  }
   if (auto st = store_->save_artifact(s.id, dir, manifest); !st.ok()) return st;
   std::fprintf(stderr, "mono-tuner-server: submission %s done: artifact %s\n", s.id.c_str(), dir.c_str());
   {

@@ -37,6 +37,10 @@ struct CoordinatorOptions {
   std::string data_dir;  // models/, artifacts/ and staging/ live here
   int whole_kernel_contexts = 2;  // top contexts timed as whole kernels
   int build_threads = 2;          // artifact builds at once
+  // A build that fails with less than this free in data_dir is tried again after
+  // retry_seconds instead of failing the submission (a transiently full disk).
+  uint64_t min_free_bytes = uint64_t{256} << 20;
+  int retry_seconds = 30;
   // Builds the artifact into a folder; returns the manifest (tuning::write_tuned_artifact; tests
   // replace it).
   std::function<std::string(const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json& info,
@@ -73,6 +77,7 @@ class Coordinator {
     nlohmann::json fragment;  // the whole model, for whole-kernel jobs (made once, when needed)
     double speedup = 0;     // best-so-far speed-up estimate for progress reports,
     int64_t speedup_at = -1;  // ... as of this many measured candidates
+    int64_t retry_at_ms = 0;  // no build before this (a build failed on a full disk)
   };
   // The submission's model, loaded and planned once per server run.
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);

@@ -138,5 +138,60 @@ TEST_F(CoordinatorTest, DrainGivesUpOnALongBuild) {
   EXPECT_NE(s->state, db::SubmissionState::kFailed) << s->error;
 }
 
+// A build that fails while the disk is (nearly) full leaves no .tmp folder and is tried again
+// after a pause instead of failing the submission (issue 22, finding 9); any other failed
+// build fails it.
+TEST_F(CoordinatorTest, BuildOnAFullDiskIsRetriedNotFailed) {
+  std::atomic<int> attempts{0};
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  o.min_free_bytes = ~uint64_t{0};  // "full" whatever the disk holds
+  o.retry_seconds = 30;
+  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
+                const std::string& out) {
+    fs::create_directories(out);
+    if (++attempts == 1) throw std::runtime_error("write: No space left on device");
+    return std::string("{}");
+  };
+  Coordinator c(store_.get(), &clock_, o);
+  const std::string id = submit(c, "m");
+  finish_jobs();
+  auto wait_builds = [&] {
+    c.step();
+    for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  wait_builds();
+  EXPECT_EQ(attempts, 1);
+  auto s = store_->get_submission(id);
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(s->state, db::SubmissionState::kFailed) << s->error;
+  EXPECT_NE(s->state, db::SubmissionState::kDone);
+  EXPECT_FALSE(fs::exists(o.data_dir + "/artifacts/" + id + ".tmp"));
+  wait_builds();
+  EXPECT_EQ(attempts, 1) << "tried again before the pause";
+  clock_.advance(31'000);
+  wait_builds();
+  EXPECT_EQ(attempts, 2);
+  s = store_->get_submission(id);
+  EXPECT_EQ(s->state, db::SubmissionState::kDone) << s->error;
+}
+
+TEST_F(CoordinatorTest, OtherBuildFailuresFailTheSubmission) {
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  o.min_free_bytes = 0;
+  o.build = [](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
+               const std::string&) -> std::string { throw std::runtime_error("NVRTC said no"); };
+  Coordinator c(store_.get(), &clock_, o);
+  const std::string id = submit(c, "m");
+  finish_jobs();
+  c.step();
+  for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto s = store_->get_submission(id);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->state, db::SubmissionState::kFailed);
+  EXPECT_NE(s->error.find("NVRTC said no"), std::string::npos) << s->error;
+}
+
 }  // namespace
 }  // namespace mono::server
