@@ -23,7 +23,7 @@ for t in "${targets[@]}"; do
   [ $grow = 1 ] && dirs=("$corpus")
   echo "== $t: ${seconds} s"
   if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:protect_shadow_gap=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      "build-fuzz/$t" "${dirs[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=20 -max_len=65536 \
+      "build-fuzz/tests/fuzz/$t" "${dirs[@]}" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=20 -max_len=65536 \
       -artifact_prefix="build-fuzz/findings/$t-" -print_final_stats=1 > "build-fuzz/$t.log" 2>&1; then
     echo "FINDING in $t:"; tail -40 "build-fuzz/$t.log"; status=1
   fi
