@@ -159,6 +159,10 @@ absl::StatusOr<std::string> Upload::commit(const std::string& models_root) {
     return dest;
   }
   fs::rename(staging_, dest, ec);  // atomic within one file system
+  if (ec && fs::exists(dest)) {     // an identical upload committed first, meanwhile
+    committed_ = false;
+    return dest;
+  }
   if (ec) return absl::InternalError(absl::StrCat("cannot store the model: ", ec.message()));
   (void)sync_path(models_root);
   committed_ = true;

@@ -1,6 +1,7 @@
 // Parser for the textual IR printed by print_graph(): golden pass tests are written in it,
 // and tuning fragments travel in it (with their float weights elided and made up here).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -88,7 +89,9 @@ class Parser {
       char c = s_[pos_++];
       if (c == '\\' && pos_ < s_.size()) {
         char e = s_[pos_++];
-        if (e == 'x' && pos_ + 2 <= s_.size()) {
+        if (e == 'x') {  // exactly two hex digits (found by tests/fuzz: "\xz?" threw std::invalid_argument)
+          auto hex = [](char h) { return isxdigit(static_cast<unsigned char>(h)) != 0; };
+          if (pos_ + 2 > s_.size() || !hex(s_[pos_]) || !hex(s_[pos_ + 1])) fail("a \\x escape needs two hex digits");
           out += static_cast<char>(std::stoi(s_.substr(pos_, 2), nullptr, 16));
           pos_ += 2;
         } else {
