@@ -80,6 +80,22 @@ Store::Store(sqlite3* db, const Clock* clock, StoreOptions options)
 
 Store::~Store() { sqlite3_close_v2(db_); }
 
+absl::StatusOr<int> Store::cancel_orphaned_jobs() {
+  int deleted = 0;
+  MONO_RETURN_IF_ERROR(transaction("BEGIN IMMEDIATE", [&](sqlite3* db) -> absl::Status {
+    static const char kOrphans[] =
+        "SELECT id FROM jobs WHERE state = 'queued' AND ("
+        " (task_id IS NOT NULL AND task_id NOT IN (SELECT st.task_id FROM submission_tasks st"
+        "   JOIN submissions s ON s.id = st.submission_id WHERE s.state IN ('queued', 'tuning', 'merging')))"
+        " OR (task_id IS NULL AND submission_id IN (SELECT id FROM submissions WHERE state IN ('failed', 'done'))))";
+    MONO_RETURN_IF_ERROR(sql::exec(db, std::string("DELETE FROM job_exclusions WHERE job_id IN (") + kOrphans + ")"));
+    MONO_RETURN_IF_ERROR(sql::exec(db, std::string("DELETE FROM jobs WHERE id IN (") + kOrphans + ")"));
+    deleted = sqlite3_changes(db);
+    return absl::OkStatus();
+  }));
+  return deleted;
+}
+
 absl::Status Store::checkpoint() {
   std::lock_guard<std::mutex> lock(mu_);
   return sql::exec(db_, "PRAGMA wal_checkpoint(PASSIVE)");

@@ -152,6 +152,11 @@ class Store {
   absl::StatusOr<int64_t> db_size_bytes();
   absl::StatusOr<std::string> journal_mode();  // "wal" for a file database
   absl::StatusOr<int> schema_version();
+  // Deletes the queued jobs no unfinished submission needs (after a submission failed): those
+  // of tasks that no queued, tuning or merging submission links to, and whole-kernel jobs of
+  // finished submissions. A later submission of the same tasks queues them again (job ids are
+  // deterministic). Returns how many went.
+  absl::StatusOr<int> cancel_orphaned_jobs();
   // Whether Open created the database (no file was there).
   bool created() const { return created_; }
   // Moves the write-ahead log into the database file, so that losing the -wal file loses

@@ -202,6 +202,10 @@ void Coordinator::step() {
 void Coordinator::fail(const std::string& submission_id, const absl::Status& why) {
   std::fprintf(stderr, "mono-tuner-server: submission %s failed: %s\n", submission_id.c_str(), std::string(why.message()).c_str());
   (void)store_->set_submission_state(submission_id, db::SubmissionState::kFailed, std::string(why.message()));
+  // Its jobs that no other submission needs leave the queue (workers would spend time on them).
+  if (auto n = store_->cancel_orphaned_jobs(); n.ok() && *n > 0)
+    std::fprintf(stderr, "mono-tuner-server: submission %s: %d queued job(s) no other submission needs were cancelled\n",
+                 submission_id.c_str(), *n);
   std::lock_guard<std::mutex> lock(mu_);
   loaded_.erase(submission_id);
 }

@@ -493,6 +493,27 @@ TEST_F(StoreTest, SubmissionLifecycle) {
             absl::StatusCode::kNotFound);
 }
 
+// A failed submission's queued jobs leave the queue unless another unfinished submission needs
+// their task (issue 22, finding 9); planning the task again queues them again.
+TEST_F(StoreTest, FailedSubmissionsQueuedJobsAreCancelledUnlessShared) {
+  const std::string s1 = *store_->create_submission(submission("a")), s2 = *store_->create_submission(submission("b"));
+  TaskPlan shared{"sig-shared", kH100, "ctx", "{}", 1, {job("shared-measure", 0, JobKind::kMeasure, kH100)}};
+  TaskPlan own{"sig-own", kH100, "ctx", "{}", 1, {job("own-measure", 0, JobKind::kMeasure, kH100)}};
+  ASSERT_TRUE(store_->add_plan(s1, {shared, own}).ok());
+  ASSERT_TRUE(store_->add_plan(s2, {shared}).ok());
+  for (const std::string& s : {s1, s2}) ASSERT_TRUE(store_->set_submission_state(s, SubmissionState::kTuning).ok());
+  ASSERT_TRUE(store_->set_submission_state(s1, SubmissionState::kFailed, "model rejected").ok());
+  EXPECT_EQ(*store_->cancel_orphaned_jobs(), 1);
+  EXPECT_EQ(store_->get_job("own-measure").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store_->get_job("shared-measure").ok()) << "s2 still needs it";
+  EXPECT_EQ(*store_->cancel_orphaned_jobs(), 0);
+  const std::string s3 = *store_->create_submission(submission("a again"));
+  auto again = store_->add_plan(s3, {shared, own});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->jobs_created, 1);
+  EXPECT_TRUE(store_->get_job("own-measure").ok());
+}
+
 TEST_F(StoreTest, PlanSharesTasksAcrossSubmissionsAndTracksProgress) {
   const std::string a = worker("a", gpu_caps(kH100));
   const std::string s1 = *store_->create_submission(submission("bert"));
