@@ -24,6 +24,8 @@ constexpr int kMaxOpset = 21;
 
 namespace {
 
+constexpr int kMaxNodes = 200000;  // nodes in one graph (ONNX functions and subgraphs aside)
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) user_error("cannot open '", path, "'");
@@ -70,6 +72,10 @@ class Loader {
     g->opset = opset_;
     for (const auto& f : model.functions()) functions_.insert(f.domain() + "::" + f.name());
     if (gp->sparse_initializer_size() > 0) fail("sparse initializers are not supported");
+    // Compilation and planning are linear in the graph's size (bench/plan_scaling), but one
+    // kernel of more nodes than this is not a model anyone runs: refuse before the work.
+    if (gp->node_size() > kMaxNodes)
+      fail("the graph has ", gp->node_size(), " nodes; Mono compiles at most ", kMaxNodes, " into one kernel");
     add_initializers(gp);
     add_inputs(*gp);
     add_nodes(gp);

@@ -129,6 +129,23 @@ TEST_F(BadInput, Cycle) {
   expect_one_line_error("mono-compile", path("cycle.onnx"), {"cycle"});
 }
 
+// A graph over the node limit is refused in one line before any work (issue 22, finding 2).
+TEST_F(BadInput, TooManyNodes) {
+  onnx::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  std::string cur = g->node(0).output(0);
+  for (int i = 0; i < 200000; ++i) {
+    auto* n = g->add_node();
+    n->set_op_type("Relu");
+    n->add_input(cur);
+    cur = "r" + std::to_string(i);
+    n->add_output(cur);
+  }
+  g->mutable_output(0)->set_name(cur);
+  write_model_proto(m, path("huge.onnx"));
+  expect_one_line_error("mono-compile", path("huge.onnx"), {"the graph has 200001 nodes; Mono compiles at most 200000"});
+}
+
 TEST_F(BadInput, InconsistentShapes) {
   // Declared output shape disagrees with what the graph computes.
   onnx::ModelProto m = relu_model();

@@ -4,6 +4,8 @@
 // stage may reuse it); split-K workspaces and tile counters come first.
 #include <algorithm>
 #include <cstdint>
+#include <set>
+#include <utility>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -13,9 +15,10 @@
 namespace mono::planner {
 namespace {
 
-void pack(KernelPlan* plan, const Value* v, const Packing& packing) {
-  for (const auto& c : plan->constants)
-    if (c.value == v && c.packing == packing) return;
+// `packed`: the (constant, packing) pairs already in the blob (a lookup, not a scan of every
+// constant: planning stays linear in the graph's size).
+void pack(KernelPlan* plan, const Value* v, const Packing& packing, std::set<std::pair<const Value*, Packing>>* packed) {
+  if (!packed->insert({v, packing}).second) return;
   const size_t bytes = packed_bytes(*plan, *v, packing);
   plan->constants.push_back({v, packing, plan->weights_bytes, bytes});
   plan->weights_bytes += bytes;
@@ -57,6 +60,8 @@ size_t place_split_k(KernelPlan* plan) {
 }  // namespace
 
 void place_tensors(const Graph& graph, KernelPlan* plan) {
+  std::set<std::pair<const Value*, Packing>> packed;
+  for (const auto& c : plan->constants) packed.insert({c.value, c.packing});
   // Graph inputs and outputs.
   for (size_t i = 0; i < graph.inputs.size(); ++i)
     plan->placement[graph.inputs[i]] = {Placement::kInput, 0, static_cast<int>(i)};
@@ -64,7 +69,7 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
     const Value* r = plan->root(graph.outputs[i]);
     if (!r->producer || plan->placement.count(r)) {  // an input, a constant or another output
       plan->output_copies.push_back({r, static_cast<int>(i)});
-      if (r->is_constant()) pack(plan, r, Packing{});
+      if (r->is_constant()) pack(plan, r, Packing{}, &packed);
       continue;
     }
     plan->placement[r] = {Placement::kOutput, 0, static_cast<int>(i)};
@@ -74,7 +79,7 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
     auto use = [&](const Node* n) {
       for (int i = 0; i < n->num_inputs(); ++i) {
         const Value* v = n->inputs[i] ? plan->root(n->inputs[i]) : nullptr;
-        if (v && v->is_constant()) pack(plan, v, plan->packing(*n, i));
+        if (v && v->is_constant()) pack(plan, v, plan->packing(*n, i), &packed);
       }
     };
     use(grp.anchor);
@@ -107,7 +112,10 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
   }
   const size_t ws_bytes = place_split_k(plan);
   // First fit over stages: the candidate offsets are the workspace's end and the end of each
-  // placed block; a buffer takes the first that overlaps no block still live when it is written.
+  // block still live when the buffer is written; it takes the first that overlaps none of them.
+  // Blocks dead by then are dropped for good (buffers come in stage order): the end of a dead
+  // block is never a better offset than the end of the live block below it, so the result is
+  // the first fit over every placed block, in time linear in the number of buffers.
   std::sort(live.begin(), live.end(),
             [](const Live& a, const Live& b) { return a.first < b.first || (a.first == b.first && a.bytes > b.bytes); });
   struct Block {
@@ -117,6 +125,7 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
   std::vector<Block> used;
   size_t top = ws_bytes;  // workspace first
   for (const Live& l : live) {
+    used.erase(std::remove_if(used.begin(), used.end(), [&](const Block& b) { return b.last < l.first; }), used.end());
     size_t off = SIZE_MAX;
     std::vector<size_t> candidates = {ws_bytes};
     for (const Block& b : used) candidates.push_back(b.off + b.bytes);
