@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -85,13 +86,14 @@ std::vector<std::pair<std::string, std::string>> model_files(const std::string& 
   return files;
 }
 
-std::string submit(const Options& o, v1::Tuning::Stub& stub) {
+// One upload of the model; the server's status (reply filled on success).
+grpc::Status upload(const Options& o, v1::Tuning::Stub& stub, v1::SubmitReply* reply_out) {
   const auto files = model_files(o.model);
   uint64_t total = 0;
   for (const auto& [name, p] : files) total += fs::file_size(p);
   grpc::ClientContext ctx;
   add_token(&ctx, o);
-  v1::SubmitReply reply;
+  v1::SubmitReply& reply = *reply_out;
   auto writer = stub.Submit(&ctx, &reply);
   v1::SubmitRequest req;
   v1::SubmitHeader* h = req.mutable_header();
@@ -123,8 +125,28 @@ std::string submit(const Options& o, v1::Tuning::Stub& stub) {
     }
   }
   writer->WritesDone();
-  grpc::Status s = writer->Finish();
-  if (!s.ok()) rpc_error(o, "the server did not accept the submission", s);
+  return writer->Finish();
+}
+
+// Submits, waiting while the server is at its limit of uploads in flight (RESOURCE_EXHAUSTED
+// with "try again" or "in flight": a busy server, not a refusal) with growing, jittered pauses,
+// for up to 30 minutes.
+std::string submit(const Options& o, v1::Tuning::Stub& stub) {
+  v1::SubmitReply reply;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(30);
+  std::mt19937 rng(std::random_device{}());
+  for (double pause = 1;; pause = std::min(pause * 2, 15.0)) {
+    reply.Clear();
+    const grpc::Status s = upload(o, stub, &reply);
+    if (s.ok()) break;
+    const bool busy = s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+                      (s.error_message().find("try again") != std::string::npos ||
+                       s.error_message().find("in flight") != std::string::npos);
+    if (!busy || std::chrono::steady_clock::now() > give_up) rpc_error(o, "the server did not accept the submission", s);
+    const double wait = pause * std::uniform_real_distribution<double>(0.5, 1.0)(rng);
+    std::fprintf(stderr, "server busy (%s): trying again in %.1f s\n", s.error_message().c_str(), wait);
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+  }
   std::fprintf(stderr, "submitted %s: submission %s, %d tuning tasks (%d already tuned), %lld new jobs\n",
                o.name.c_str(), reply.submission_id().c_str(), reply.groups_total(), reply.groups_reused(),
                static_cast<long long>(reply.jobs_created()));
