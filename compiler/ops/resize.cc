@@ -72,6 +72,7 @@ ResizeAxis axis_table(const AttrReader& ctx, const Rules& r, int64_t in, int64_t
   if (out > 0 && in == 0) ctx.fail("cannot resize an empty axis to a non-empty one");
   for (int64_t o = 0; o < out; ++o) {
     const double x = source_coordinate(r, o, in, out, scale, roi0, roi1);
+    if (!(std::fabs(x) < 1e15)) ctx.fail(str_cat("output index ", o, " maps to the input coordinate ", x, " (roi?)"));
     if (r.transform == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) ax.outside[o] = true;
     const double base = std::floor(x), frac = x - base;
     std::vector<int64_t> idx;
@@ -182,8 +183,11 @@ ResizeSpec resize_spec(const AttrReader& ctx, const Shape& in, const Tensor* roi
     for (size_t i = 0; i < na; ++i)
       out[axes[i]] = policy == "stretch" ? z[i] : static_cast<int64_t>(scale[axes[i]] * static_cast<double>(in[axes[i]]) + 0.5);
   }
-  if (scales)
-    for (int64_t a : axes) out[a] = static_cast<int64_t>(std::floor(scale[a] * static_cast<double>(in[a])));
+  for (int64_t a : axes) {  // a nonsense scale must not overflow the extent's integer
+    const double extent = scale[a] * static_cast<double>(in[a]);
+    if (!(extent < 2147483648.0)) ctx.fail(str_cat("axis ", a, " would be resized to ", extent, " elements"));
+    if (scales) out[a] = static_cast<int64_t>(std::floor(extent));
+  }
   std::vector<double> r0(rank, 0.0), r1(rank, 1.0);
   if (r.transform == "tf_crop_and_resize") {
     if (!roi || roi->numel() == 0) ctx.fail("tf_crop_and_resize needs roi (input 1)");
