@@ -130,4 +130,11 @@ expect_error "cannot reach the tuner server" "$model" --server 127.0.0.1:1 --dry
 [ "$(ls "$db.data/models" | wc -l)" = "$models_before" ] || fail "a rejected upload stayed in $db.data/models"
 [ -z "$(ls "$db.data/staging" 2>/dev/null)" ] || fail "an upload was left in $db.data/staging"
 echo "rejected uploads left nothing in the server's storage"
+
+# SIGTERM with a worker still connected: the server drains and exits within seconds.
+t0=$(date +%s%N)
+kill -TERM "$server_pid"
+for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$server_pid" 2>/dev/null && fail "the server was still running 10 s after SIGTERM"
+echo "SIGTERM: the server stopped in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 echo "PASS"
