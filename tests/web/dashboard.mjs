@@ -16,8 +16,19 @@ try {
   page.on("pageerror", e => errors.push(e.message));
   page.on("console", m => { if (m.type() === "error") errors.push(m.text()); });
 
-  // ---- the list ----
+  // ---- signing in (a server with a token sends the browser to /login first) ----
   await page.goto(url);
+  if (process.env.MONO_TOKEN) {
+    check(page.url().endsWith("/login"), "without the token the browser is sent to the sign-in form");
+    await page.fill('input[name="token"]', "wrong");
+    await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    check((await page.content()).includes("Wrong token"), "a wrong token is refused");
+    await page.fill('input[name="token"]', process.env.MONO_TOKEN);
+    await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+    check(!page.url().endsWith("/login"), "signed in with the token");
+  }
+
+  // ---- the list ----
   await page.waitForSelector("#submissions tr.submission", { timeout: 15000 });
   const rows = await page.locator("#submissions tr.submission").count();
   check(rows === 1, `the list shows 1 submission (${rows})`);

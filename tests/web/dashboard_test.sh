@@ -21,19 +21,20 @@ if ! cmp -s "$src/tests/web/package-lock.json" "$t/package-lock.json" || [ ! -d 
 fi
 cp "$src/tests/web/dashboard.mjs" "$t/"
 
-stack_start "$build"
+# With a token, as deployed: the browser signs in at /login first.
+STACK_TOKEN=1 stack_start "$build"
 models=$src/tests/data/models
-"$build/client/mono-submit" "$models/tiny-bert-opset20/model.onnx" --server "$addr" --dry-run --wait \
+"$build/client/mono-submit" "$models/tiny-bert-opset20/model.onnx" --server "$addr" "${client_flags[@]}" --dry-run --wait \
   > "$work/submit1.out" 2> "$work/submit1.log" || stack_fail "the dry-run submission of tiny-bert failed"
 sub=$(tail -n 1 "$work/submit1.out")
 # A baseline recorded through the API shows in the result view.
-curl -sf -X POST -d "{\"submission_id\": \"$sub\", \"name\": \"torch.compile (test value)\", \"latency_us\": 99.5, \"source\": \"dashboard_test\"}" \
+curl -sf -X POST -H "Authorization: Bearer $(cat "$work/token")" -d "{\"submission_id\": \"$sub\", \"name\": \"torch.compile (test value)\", \"latency_us\": 99.5, \"source\": \"dashboard_test\"}" \
   "http://127.0.0.1:$http/api/baselines" > /dev/null || stack_fail "POST /api/baselines failed"
 
 # The second submission is started by the browser script once the page is open, so the
 # page must pick it up by itself.
-second="$build/client/mono-submit $models/tiny-resnet-opset20/model.onnx --server $addr --dry-run --wait"
-(cd "$t" && CHROMIUM=$chromium node dashboard.mjs "http://127.0.0.1:$http/" "$sub" "$build/test-artifacts/dashboard.png" "$second") \
+second="$build/client/mono-submit $models/tiny-resnet-opset20/model.onnx --server $addr ${client_flags[*]} --dry-run --wait"
+(cd "$t" && CHROMIUM=$chromium MONO_TOKEN=$(cat "$work/token") node dashboard.mjs "http://127.0.0.1:$http/" "$sub" "$build/test-artifacts/dashboard.png" "$second") \
   > "$work/browser.log" 2>&1 || { cat "$work/browser.log"; stack_fail "browser checks failed"; }
 cat "$work/browser.log"
 echo "screenshot: $build/test-artifacts/dashboard.png"
