@@ -21,7 +21,9 @@ namespace mono::tuning {
 
 // Part of every signature. Bump it whenever the canonical text, the hash or the code a
 // group generates for a given schedule changes in a way that invalidates stored results,
-// and say why here (like XLA's autotune cache version):
+// and say why here (like XLA's autotune cache version). The code_version test
+// (tests/tuning/code_version.sh) fails when the device library or the golden kernels change
+// under the same version:
 //   1 (2026-11): first version.
 //   2 (2026-11-24): attribute defaults filled from the op definitions (compiler/ops), every
 //     attribute that has one; the generated code is unchanged (issue 17), the text is not.
