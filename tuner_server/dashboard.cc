@@ -5,6 +5,8 @@
 #include <limits>
 #include <set>
 
+#include "compiler/tuning/signature.h"
+
 namespace mono::server {
 
 using nlohmann::json;
@@ -54,6 +56,7 @@ absl::StatusOr<const Dashboard::TaskInfo*> Dashboard::task_info(int64_t task_id)
     info.description = task.value("description", "");
     info.context_json = task.value("context", json::object());
     info.default_est_us = task.value("default_est_us", 0.0);
+    info.code_version = task.value("signature_version", 0);
     const json& cands = task.at("candidates");
     for (size_t i = 0; i < cands.size(); ++i) {
       info.est_us.push_back(cands[i].value("est_us", 0.0));
@@ -300,7 +303,11 @@ absl::StatusOr<json> Dashboard::submission(const std::string& id, const std::str
               {"ok", r.ok},
               {"failures", failures_json(r.failures)},
               {"default_us", r.default_measured > 0 ? r.default_measured : r.info->default_est_us},
-              {"default_measured", r.default_measured > 0}};
+              {"default_measured", r.default_measured > 0},
+              // Results of another tuning code version describe code this build no longer
+              // generates: never reused (the version keys every task), shown as stale.
+              {"code_version", r.info->code_version},
+              {"stale", r.info->code_version != tuning::kSignatureVersion}};
     if (std::isfinite(r.best)) {
       g["best_us"] = r.best;
       g["best_measured"] = r.measured;

@@ -57,6 +57,7 @@ class Dashboard {
     double default_est_us = 0;
     int default_index = -1;
     std::vector<double> est_us;  // per candidate index
+    int code_version = 0;        // the tuning code version its jobs were planned with (0: unknown)
   };
 
  private:

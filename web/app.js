@@ -190,7 +190,7 @@ function groupsTable(groups) {
     .concat(contexts.map(c => `<option value="${esc(c)}"${c === contextFilter ? " selected" : ""}>${esc(fmtContext(c))}</option>`)).join("");
   const rows = shown.map(g => `<tr class="group">
       <td class="mono">${esc(g.signature)}</td>
-      <td>${esc(g.ops)}<div class="muted">${esc(g.kind)} · ${g.instances}× in the model</div></td>
+      <td>${esc(g.ops)}<div class="muted">${esc(g.kind)} · ${g.instances}× in the model${g.stale ? ` · <b class="stale-results" title="measured on the code of tuning version ${g.code_version}; this server generates other code: not reused">stale (code version ${g.code_version})</b>` : ""}</div></td>
       <td class="muted">${esc(fmtContext(g.context))}</td>
       <td>${state(g.state)}</td>
       <td class="num">${fmtUs(g.default_us, g.default_measured)}</td>

@@ -19,6 +19,7 @@
 
 #include "../db/db_test_util.h"
 #include "db/migrations.h"
+#include "compiler/tuning/signature.h"
 #include "tuner_server/dashboard.h"
 #include "tuner_server/http_server.h"
 
@@ -29,7 +30,8 @@ using db::testing::measured;
 using nlohmann::json;
 
 // A task payload as plan_tuning writes it (without the fragment the dashboard ignores).
-std::string payload(const std::string& context, double default_est, std::vector<double> est, int default_index) {
+std::string payload(const std::string& context, double default_est, std::vector<double> est, int default_index,
+                    int code_version = tuning::kSignatureVersion) {
   json cands = json::array();
   for (size_t i = 0; i < est.size(); ++i)
     cands.push_back({{"est_us", est[i]}, {"default", static_cast<int>(i) == default_index}});
@@ -38,6 +40,7 @@ std::string payload(const std::string& context, double default_est, std::vector<
                 {"description", "MatMul + Add -> f16[1,8]"},
                 {"context", {{"threads", 256}}},
                 {"default_est_us", default_est},
+                {"signature_version", code_version},
                 {"candidates", cands}}}}
       .dump();
 }
@@ -57,7 +60,9 @@ class DashboardTest : public ::testing::Test {
     std::vector<db::TaskPlan> plan(3);
     plan[0] = {"sig1", "H100", "A", payload("A", 4, {4, 3.5}, 0), 2, {db::testing::job("j1", 0, db::JobKind::kMeasure, "H100")}};
     plan[1] = {"sig2", "H100", "A", payload("A", 10, {10}, 0), 1, {db::testing::job("j2", 0, db::JobKind::kMeasure, "H100")}};
-    plan[2] = {"sig3", "H100", "B", payload("B", 10, {10}, 0), 3, {db::testing::job("j3", 0, db::JobKind::kMeasure, "H100")}};
+    // sig3 was planned by an older tuning code version: its results are stale.
+    plan[2] = {"sig3", "H100", "B", payload("B", 10, {10}, 0, tuning::kSignatureVersion - 1), 3,
+               {db::testing::job("j3", 0, db::JobKind::kMeasure, "H100")}};
     ASSERT_TRUE(store_->add_plan(sub_, plan).ok());
     worker_ = *store_->register_worker("gpu0", db::testing::gpu_caps("H100"));
   }
@@ -128,6 +133,9 @@ TEST_F(DashboardTest, TimelineReplaysResultsInOrder) {
   EXPECT_DOUBLE_EQ(groups[0]["default_us"], 3.0);
   EXPECT_TRUE(groups[0]["default_measured"]);
   EXPECT_EQ(groups[0]["state"], "done");
+  EXPECT_FALSE(groups[0]["stale"]);
+  EXPECT_EQ(groups[0]["code_version"], tuning::kSignatureVersion);
+  EXPECT_TRUE(groups[2]["stale"]) << "planned by the previous tuning code version";
   EXPECT_EQ(groups[1]["failures"]["wrong_answer"], 1);
   EXPECT_TRUE(groups[1]["best_us"].is_null());
   EXPECT_FALSE(groups[1]["default_measured"]);
