@@ -65,11 +65,7 @@ static bool sync_path(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<UploadQuota::Ticket>> UploadQuota::admit(const std::string& client,
                                                                          const std::string& models_root) {
-  uint64_t stored = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(models_root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    if (it->is_regular_file(ec)) stored += it->file_size(ec);
+  const uint64_t stored = stored_bytes(models_root);
   if (stored >= limits_.max_stored_bytes)
     return absl::ResourceExhaustedError(absl::StrCat("the server's model storage is full (", stored, " bytes of ",
                                                      limits_.max_stored_bytes, "): ask its operator"));
@@ -84,6 +80,25 @@ absl::StatusOr<std::unique_ptr<UploadQuota::Ticket>> UploadQuota::admit(const st
   ++mine;
   ++total_;
   return std::make_unique<Ticket>(this, client);
+}
+
+// Measured by walking models_root, at most every Limits::measure_every (not once per upload).
+uint64_t UploadQuota::stored_bytes(const std::string& models_root) {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stored_root_ == models_root && now - stored_at_ < limits_.measure_every) return stored_bytes_;
+  }
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(models_root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  std::lock_guard<std::mutex> lock(mu_);
+  stored_bytes_ = bytes;
+  stored_at_ = now;
+  stored_root_ = models_root;
+  return bytes;
 }
 
 void UploadQuota::release(const std::string& client) {

@@ -6,6 +6,7 @@
 // in total, and the bytes stored.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +32,7 @@ class UploadQuota {
     int per_client = 4;
     int total = 32;
     uint64_t max_stored_bytes = uint64_t{200} << 30;
+    std::chrono::milliseconds measure_every{30'000};  // the stored bytes are walked this often at most
   };
   explicit UploadQuota(Limits limits) : limits_(limits) {}
   // A ticket while the upload runs; ResourceExhausted naming the limit when over one.
@@ -39,10 +41,14 @@ class UploadQuota {
 
  private:
   void release(const std::string& client);
+  uint64_t stored_bytes(const std::string& models_root);
   Limits limits_;
   std::mutex mu_;
   std::map<std::string, int> by_client_;
   int total_ = 0;
+  uint64_t stored_bytes_ = 0;                        // models_root's size as last measured ...
+  std::chrono::steady_clock::time_point stored_at_;  // ... then
+  std::string stored_root_;
 };
 
 class UploadQuota::Ticket {

@@ -98,13 +98,16 @@ int server_main(int argc, char** argv) {
   if ((*store)->created()) {
     std::fprintf(stderr, "mono-tuner-server: created a new, empty database %s\n", db_path.c_str());
     // Folders of an earlier database's models and artifacts: nothing refers to them now.
-    std::error_code ec;
     size_t orphans = 0;
-    for (const auto& e : std::filesystem::directory_iterator(data_dir, ec))
-      if (e.path().filename() != "staging") ++orphans;
+    for (const char* kind : {"/models", "/artifacts"}) {
+      std::error_code ec;
+      for (auto it = std::filesystem::directory_iterator(data_dir + kind, ec); !ec && it != std::filesystem::directory_iterator();
+           it.increment(ec))
+        ++orphans;
+    }
     if (orphans > 0)
-      std::fprintf(stderr, "mono-tuner-server: WARNING: %s holds %zu entries that no submission of the new database "
-                   "refers to (orphaned by an earlier database?)\n", data_dir.c_str(), orphans);
+      std::fprintf(stderr, "mono-tuner-server: WARNING: %s holds %zu stored models and artifacts that no submission of the "
+                   "new database refers to (orphaned by an earlier database?)\n", data_dir.c_str(), orphans);
   }
 
   mono::server::ServerMetrics metrics;

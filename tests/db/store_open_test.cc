@@ -27,10 +27,9 @@ TEST(StoreOpen, NewFileIsCreatedAndReopenedAsSuch) {
   FakeClock clock;
   const std::string path = dir.file("mono.db");
   {
-    auto s = Store::Open(path, &clock);
-    ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_TRUE((*s)->created());
-    add_jobs(**s, 3);
+    auto s = testing::open_or_die(path, &clock);
+    EXPECT_TRUE(s->created());
+    add_jobs(*s, 3);
   }
   auto again = Store::Open(path, &clock);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -74,11 +73,7 @@ TEST(StoreOpen, CorruptPagesAreRefused) {
   TempDir dir;
   FakeClock clock;
   const std::string path = dir.file("mono.db");
-  {
-    auto s = Store::Open(path, &clock);
-    ASSERT_TRUE(s.ok()) << s.status();
-    add_jobs(**s, 40);
-  }  // closing checkpoints the log into the file
+  add_jobs(*testing::open_or_die(path, &clock), 40);  // closing checkpoints the log into the file
   const auto size = fs::file_size(path);
   ASSERT_GT(size, 16u * 4096);
   {

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -18,8 +19,7 @@ inline const std::string& scratch(const char* name, const uint8_t* data, size_t 
   static const std::string dir = [] {
     const char* t = getenv("TMPDIR");
     std::string d = std::string(t && *t ? t : "/tmp") + "/mono_fuzz_" + std::to_string(::getpid());
-    std::string cmd = "mkdir -p " + d;
-    (void)!system(cmd.c_str());
+    std::filesystem::create_directories(d);
     return d;
   }();
   static std::string path;

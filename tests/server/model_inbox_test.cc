@@ -84,7 +84,7 @@ TEST_F(InboxTest, IdentityIsTheHashOfNamesSizesAndContents) {
 }
 
 TEST_F(InboxTest, QuotaBoundsUploadsPerClientInTotalAndStoredBytes) {
-  UploadQuota q({2, 3, 1000});
+  UploadQuota q({2, 3, 1000, std::chrono::milliseconds(0)});  // storage measured at every upload
   auto a1 = q.admit("ipv4:10.0.0.1", models()), a2 = q.admit("ipv4:10.0.0.1", models());
   ASSERT_TRUE(a1.ok() && a2.ok());
   auto a3 = q.admit("ipv4:10.0.0.1", models());
