@@ -12,11 +12,11 @@ cmake --build build -j "$(nproc)" --target mono-run mono-compile mono-tuner-serv
   gpu_conformance difftest
 mkdir -p .gpu/bin
 check_src=(tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu)
-/usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 "${check_src[@]}" -o build/device_lib_check &
+/usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 "${check_src[@]}" -o build/device_lib_check &
 check_pid=$!
 probe=()
 if [ "${PROBE:-0}" = 1 ]; then
-  /usr/local/cuda/bin/nvcc -arch=sm_90 -O2 -I. -std=c++17 -DMONO_PROBE_BUILD "${check_src[@]}" -o build/device_lib_probe
+  /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 -DMONO_PROBE_BUILD "${check_src[@]}" -o build/device_lib_probe
   probe=(build/device_lib_probe)
 fi
 wait $check_pid  # fails the script if the check did not build

@@ -17,7 +17,8 @@
 # exported by an earlier call on the same warm machine is not exported again. --zoo-time times every
 # full-size zoo model in fp16 (mono-run --bench, one at a time) and in PyTorch (bench/zoo_baselines.py:
 # torch.compile; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
-# ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in. --correctness N adds,
+# ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in. TINY_FLAGS adds mono-run
+# flags to every tiny-model run (e.g. "--set wgmma=on"). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
 # conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
 # differential tester in both dtypes (failures shrunk into difftest_failures/), its saved
@@ -132,7 +133,7 @@ if [ $skip_tiny = 0 ]; then
   stamp "tiny models, fp32 and fp16, $jobs in parallel"
   for m in tests/data/models/*/; do
     m=${m%/}; for d in fp32 fp16; do
-      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0 --verify"
+      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0 --verify ${TINY_FLAGS:-}"
     done
   done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
   for f in "$logs"/tiny_*.log; do

@@ -47,6 +47,9 @@ const char* group_kind_name(GroupKind k);
 struct GemmSchedule {
   int bm = 64, bn = 64, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int splits = 1;  // split-K: partial tiles combined with atomics, the last one applies the epilogue
+  // The tile runs on wgmma (GemmWg, sm_90a) instead of mma.sync (GemmF16): fp16 only, A through
+  // a tensor map, B weights packed swizzled; warps_m = bm / 16 (a multiple of 4).
+  bool wgmma = false;
   std::string str() const;
   bool operator==(const GemmSchedule& o) const;
   bool operator!=(const GemmSchedule& o) const { return !(*this == o); }
@@ -84,14 +87,17 @@ struct Packing {
   // Packed tile by tile for one schedule (tile_pack.h: each tile_rows x tile_k block laid out
   // as a pipeline stage in shared memory, one bulk copy per stage); 0: row by row.
   int tile_rows = 0, tile_k = 0;
+  // Tiles laid out for wgmma (GemmWg) instead: unpadded, 128-byte swizzled (tile_pack.h).
+  bool swizzled = false;
 
   bool tiled() const { return tile_rows > 0; }
   bool operator==(const Packing& o) const {
-    return transposed == o.transposed && tile_rows == o.tile_rows && tile_k == o.tile_k;
+    return transposed == o.transposed && tile_rows == o.tile_rows && tile_k == o.tile_k && swizzled == o.swizzled;
   }
   bool operator!=(const Packing& o) const { return !(*this == o); }
   bool operator<(const Packing& o) const;
-  // "" (as is), "nk" (transposed), "nk@t64x128" (and tiled): signatures and messages.
+  // "" (as is), "nk" (transposed), "nk@t64x128" (and tiled), "nk@t64x128s" (swizzled):
+  // signatures and messages.
   std::string str() const;
 };
 

@@ -26,12 +26,12 @@ const char* group_kind_name(GroupKind k) {
 
 std::string GemmSchedule::str() const {
   return str_cat("tile ", bm, "x", bn, "x", bk, ", warps ", warps_m, "x", warps_n, ", stages ", stages,
-                 ", split-k ", splits);
+                 ", split-k ", splits, wgmma ? ", wgmma" : "");
 }
 
 bool GemmSchedule::operator==(const GemmSchedule& o) const {
   return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
-         stages == o.stages && splits == o.splits;
+         stages == o.stages && splits == o.splits && wgmma == o.wgmma;
 }
 
 bool Schedule::operator==(const Schedule& o) const {
@@ -95,11 +95,11 @@ size_t KernelPlan::constant_offset(const Value* v, const Packing& packing) const
 }
 
 bool Packing::operator<(const Packing& o) const {
-  return std::tie(transposed, tile_rows, tile_k) < std::tie(o.transposed, o.tile_rows, o.tile_k);
+  return std::tie(transposed, tile_rows, tile_k, swizzled) < std::tie(o.transposed, o.tile_rows, o.tile_k, o.swizzled);
 }
 
 std::string Packing::str() const {
-  return str_cat(transposed ? "nk" : "", tiled() ? str_cat("@t", tile_rows, "x", tile_k) : std::string());
+  return str_cat(transposed ? "nk" : "", tiled() ? str_cat("@t", tile_rows, "x", tile_k, swizzled ? "s" : "") : std::string());
 }
 
 }  // namespace mono

@@ -60,6 +60,10 @@ const std::vector<Setting>& table() {
          else return false;
          return true;
        }},
+      {"wgmma", "on|off",
+       "default GEMM tiles on Hopper's wgmma where the operands allow (A through a tensor map, packed weights, "
+       "64-row tiles) (default off)",
+       [](KernelSettings* s, const std::string& v) { return parse_switch(v, &s->wgmma); }},
   };
   return settings;
 }

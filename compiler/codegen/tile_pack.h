@@ -1,30 +1,40 @@
 #pragma once
 // Tile-contiguous packing of a GEMM operand for BulkTileK (device/loaders.cuh): the operand is a
 // [rows][K] matrix (K contiguous); its (row tile rt, k tile kt) block of tile_rows x bk elements
-// is stored exactly as GemmF16 lays out a pipeline stage in shared memory (rows padded to
-// bk + 8 elements), blocks ordered [row tile][k tile]. One bulk copy then fills a stage.
+// is stored exactly as the GEMM lays out a pipeline stage in shared memory, blocks ordered
+// [row tile][k tile]. One bulk copy then fills a stage. Two layouts:
+//  - padded (GemmF16): rows of bk + 8 elements, so that ldmatrix is conflict-free;
+//  - swizzled (GemmWg, wgmma): unpadded, [bk/64][tile_rows][64] fp16, the 16-byte chunk c of
+//    row r of each 64-wide k block at chunk c ^ (r % 8): the 128-byte swizzle wgmma reads.
 // Header-only: the compiler (pack_weights) and the device-library check use it.
 #include <cstddef>
 #include <cstdint>
 
 namespace mono {
 
+// Elements of one packed block (padding included).
+inline int64_t tile_block_elems(int tile_rows, int bk, bool swizzled) {
+  return static_cast<int64_t>(tile_rows) * (swizzled ? bk : bk + 8);
+}
+
 // Elements of the packed operand (padding included).
-inline int64_t tile_packed_elems(int64_t rows, int64_t K, int tile_rows, int bk) {
-  return ((rows + tile_rows - 1) / tile_rows) * ((K + bk - 1) / bk) * tile_rows * (bk + 8);
+inline int64_t tile_packed_elems(int64_t rows, int64_t K, int tile_rows, int bk, bool swizzled = false) {
+  return ((rows + tile_rows - 1) / tile_rows) * ((K + bk - 1) / bk) * tile_block_elems(tile_rows, bk, swizzled);
 }
 
 // Calls copy(dst_index, r, k) for every element (r < rows, k < K) of the operand with its index in
 // the packed form. Padding, rows beyond `rows` and k beyond K are not visited: the caller
-// zero-fills the destination first.
+// zero-fills the destination first. Swizzled packing needs bk % 64 == 0 (fp16 elements).
 template <class Copy>
-void for_each_tile_packed(int64_t rows, int64_t K, int tile_rows, int bk, const Copy& copy) {
-  const int64_t ld = bk + 8, kt_count = (K + bk - 1) / bk;
+void for_each_tile_packed(int64_t rows, int64_t K, int tile_rows, int bk, const Copy& copy, bool swizzled = false) {
+  const int64_t kt_count = (K + bk - 1) / bk, block_elems = tile_block_elems(tile_rows, bk, swizzled);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t rt = r / tile_rows, rr = r % tile_rows;
     for (int64_t k = 0; k < K; ++k) {
-      const int64_t block = rt * kt_count + k / bk;
-      copy(static_cast<size_t>((block * tile_rows + rr) * ld + k % bk), r, k);
+      const int64_t block = rt * kt_count + k / bk, kk = k % bk;
+      const int64_t in_block = swizzled ? (kk / 64) * tile_rows * 64 + rr * 64 + ((((kk % 64) / 8) ^ (rr % 8)) * 8) + kk % 8
+                                        : rr * (bk + 8) + kk;
+      copy(static_cast<size_t>(block * block_elems + in_block), r, k);
     }
   }
 }

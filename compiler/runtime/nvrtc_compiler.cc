@@ -92,7 +92,10 @@ ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kerne
 CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options) {
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "version");
-  std::vector<std::string> opts = {"--gpu-architecture=sm_" + std::to_string(options.sm_arch), "--std=c++17",
+  // sm_90 builds target sm_90a, Hopper's own features (wgmma, gemm_wg.cuh): the cubin runs on
+  // sm_90 GPUs only, which an sm_90 cubin does anyway.
+  const std::string arch = "sm_" + std::to_string(options.sm_arch) + (options.sm_arch == 90 ? "a" : "");
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "--std=c++17",
                                    "--ptxas-options=--verbose", "--device-as-default-execution-space"};
   if (options.line_info) opts.push_back("--generate-line-info");
   std::string key_text = str_cat("v", kCacheVersion, " nvrtc ", major, ".", minor, "\n");

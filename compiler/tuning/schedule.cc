@@ -136,6 +136,7 @@ json schedule_to_json(const Schedule& s) {
       j["bm"] = s.gemm.bm, j["bn"] = s.gemm.bn, j["bk"] = s.gemm.bk;
       j["warps_m"] = s.gemm.warps_m, j["warps_n"] = s.gemm.warps_n;
       j["stages"] = s.gemm.stages, j["split_k"] = s.gemm.splits;
+      if (s.gemm.wgmma) j["wgmma"] = 1;  // absent: mma.sync (the key keeps older records' text)
       break;
     case GroupKind::kPointwise:
       j["ilp"] = s.pointwise.ilp;
@@ -161,6 +162,8 @@ Schedule schedule_from_json(const json& j) {
       s.gemm.bm = f.get("bm"), s.gemm.bn = f.get("bn"), s.gemm.bk = f.get("bk");
       s.gemm.warps_m = f.get("warps_m"), s.gemm.warps_n = f.get("warps_n");
       s.gemm.stages = f.get("stages"), s.gemm.splits = f.get("split_k");
+      if (const int w = f.get_or("wgmma", 0); w == 0 || w == 1) s.gemm.wgmma = w == 1;
+      else user_error("schedule: \"wgmma\" must be 0 or 1, got ", w);
       break;
     case GroupKind::kPointwise:
       s.pointwise.ilp = f.get("ilp");

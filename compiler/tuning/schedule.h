@@ -4,7 +4,8 @@
 // Schedule itself is defined in compiler/codegen/plan.h (the planner takes it in
 // PlanOptions::schedules); its JSON forms, stable (keys sorted, every knob of its kind):
 //   {"bk":32,"bm":64,"bn":128,"kind":"gemm","split_k":1,"stages":3,"warps_m":2,"warps_n":4}
-//   (kind "conv-gemm" likewise), {"ilp":4,"kind":"pointwise"}, {"kind":"rows"}.
+//   (kind "conv-gemm" likewise; "wgmma":1 added for a tile on wgmma, absent otherwise),
+//   {"ilp":4,"kind":"pointwise"}, {"kind":"rows"}.
 #pragma once
 
 #include <map>

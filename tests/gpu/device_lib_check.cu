@@ -1,7 +1,7 @@
 // Standalone GPU check of the Mono device library (compiler/codegen/device/*.cuh) against CPU
 // references on random data.
 //
-//   nvcc -arch=sm_90 -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu \
+//   nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu \
 //     tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu -o device_lib_check && ./device_lib_check
 //   (bench/build_gpu_bundle.sh builds it so; -DMONO_PROBE_BUILD: the probe build, device_lib_check.cuh)
 //   ./device_lib_check --bench     # also times GemmF16 tiles on BERT-base shapes (informational)

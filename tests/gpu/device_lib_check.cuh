@@ -39,6 +39,7 @@ static __device__ int g_probe_on;
 #include "compiler/codegen/device/loaders.cuh"
 #include "compiler/codegen/device/iterators.cuh"
 #include "compiler/codegen/device/gemm_f16.cuh"
+#include "compiler/codegen/device/gemm_wg.cuh"
 #include "compiler/codegen/device/gemm_f32.cuh"
 #include "compiler/codegen/device/rows.cuh"
 
@@ -123,8 +124,14 @@ std::vector<float> from_dev(const T* d, size_t n) {
 }
 
 // GEMM helpers that gemm_bench.cu shares (gemm_checks.cu).
-// X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding).
-std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk);
+// X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding;
+// swizzled: GemmWg's layout).
+std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk, bool swizzled = false);
+// Whether GEMM tile G reads packed B swizzled (GemmWg) or padded (GemmF16).
+template <class G, class = void>
+struct SwizzledB : std::false_type {};
+template <class G>
+struct SwizzledB<G, std::void_t<typename G::Base>> : std::true_type {};
 // The tensor map of an fp16 [rows][ld] matrix at `a` with a box of box_rows rows (loaders.cuh
 // TensorK), in device global memory (cudaFree it); null with `err` set if it cannot be encoded.
 mono_dev::TensorMap* dev_tensor_map(const half_t* a, int rows, int cols, int ld, int box_rows, std::string* err);

@@ -110,7 +110,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   constexpr bool tiled = std::is_same<BL, mono_dev::BulkTileK<half_t>>::value;
   constexpr bool A_TILED = A_MODE == 1;
   half_t* dA = to_dev<half_t>(A_TILED ? tile_pack(A, M, K, G::kBM, G::kBK) : A);
-  half_t* dB = to_dev<half_t>(tiled ? tile_pack(B, N, K, G::kBN, G::kBK) : B);
+  half_t* dB = to_dev<half_t>(tiled ? tile_pack(B, N, K, G::kBN, G::kBK, SwizzledB<G>::value) : B);
   half_t* dC;
   float* ws;
   unsigned* cnt;
@@ -196,7 +196,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
 }
 
 template <class G>
-static void bench_one(const char* gname, int M, int N, int K, int splits, int b_kind) {
+static void bench_one_f16(const char* gname, int M, int N, int K, int splits, int b_kind) {
   // Convolutions (resnet50's shapes): N and K must be the functor's (else it reads out of bounds).
   if (b_kind == 3 && N == 56 * 56 && K == 64 * 9)
     return bench_one_t<G, mono_dev::Gather<half_t, BenchIm2col<64, 56, 56, 3>>>(gname, M, N, K, splits);
@@ -224,6 +224,16 @@ static void bench_one(const char* gname, int M, int N, int K, int splits, int b_
     bench_one_t<G, mono_dev::DenseK<half_t>>(gname, M, N, K, splits);
 }
 
+template <class G>
+static void bench_one(const char* gname, int M, int N, int K, int splits, int b_kind) {
+  if constexpr (SwizzledB<G>::value) {  // GemmWg: A through a tensor map, B packed (swizzled)
+    if (b_kind == 8) bench_one_t<G, mono_dev::BulkTileK<half_t>, 2, HalfStoreEpi8>(gname, M, N, K, splits);
+    else std::printf("bench: %s runs only as CFG + 800 (A through a tensor map, B packed)\n", gname);
+  } else {
+    bench_one_f16<G>(gname, M, N, K, splits, b_kind);
+  }
+}
+
 using BenchH1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
 using BenchH2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
 using BenchH3 = mono_dev::GemmF16<128, 128, 32, 2, 4, 3>;
@@ -238,6 +248,12 @@ using BenchH11 = mono_dev::GemmF16<128, 32, 64, 4, 2, 4>;  // whole M, 8 warps o
 using BenchH12 = mono_dev::GemmF16<64, 64, 128, 2, 4, 3>;  // BK 128
 using BenchH13 = mono_dev::GemmF16<64, 64, 64, 2, 4, 8>;   // 8 stages
 using BenchH14 = mono_dev::GemmF16<64, 64, 128, 2, 4, 4>;  // BK 128, 4 stages
+using BenchW15 = mono_dev::GemmWg<64, 64, 128, 4, 2, 4>;   // wgmma m64n32 x 2 warpgroups
+using BenchW16 = mono_dev::GemmWg<128, 64, 128, 8, 1, 4>;  // wgmma m64n64, whole M = 128
+using BenchW17 = mono_dev::GemmWg<64, 128, 128, 4, 2, 3>;  // wgmma m64n64
+using BenchW18 = mono_dev::GemmWg<64, 64, 64, 4, 2, 6>;    // BK 64, 6 stages
+using BenchW19 = mono_dev::GemmWg<128, 128, 64, 8, 1, 4>;  // wgmma m64n128
+using BenchW20 = mono_dev::GemmWg<64, 32, 128, 4, 2, 4>;   // wgmma m64n16
 
 void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] with DenseK (bulk copies
@@ -262,6 +278,12 @@ void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 Den
     case 12: bench_one<BenchH12>("GemmF16<64,64,128,2,4,3>", M, N, K, splits, kn); break;
     case 13: bench_one<BenchH13>("GemmF16<64,64,64,2,4,8>", M, N, K, splits, kn); break;
     case 14: bench_one<BenchH14>("GemmF16<64,64,128,2,4,4>", M, N, K, splits, kn); break;
+    case 15: bench_one<BenchW15>("GemmWg<64,64,128,4,2,4>", M, N, K, splits, kn); break;
+    case 16: bench_one<BenchW16>("GemmWg<128,64,128,8,1,4>", M, N, K, splits, kn); break;
+    case 17: bench_one<BenchW17>("GemmWg<64,128,128,4,2,3>", M, N, K, splits, kn); break;
+    case 18: bench_one<BenchW18>("GemmWg<64,64,64,4,2,6>", M, N, K, splits, kn); break;
+    case 19: bench_one<BenchW19>("GemmWg<128,128,64,8,1,4>", M, N, K, splits, kn); break;
+    case 20: bench_one<BenchW20>("GemmWg<64,32,128,4,2,4>", M, N, K, splits, kn); break;
     default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }

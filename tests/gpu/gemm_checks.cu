@@ -214,10 +214,10 @@ static void gemm_densek_aligned_residual(const char* gname, int M, int N, int K,
 }
 
 // X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding).
-std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk) {
-  std::vector<float> p(size_t(mono::tile_packed_elems(rows, K, tile_rows, bk)), 0.f);
-  mono::for_each_tile_packed(rows, K, tile_rows, bk,
-                             [&](size_t i, int64_t r, int64_t k) { p[i] = X[size_t(r) * K + size_t(k)]; });
+std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk, bool swizzled) {
+  std::vector<float> p(size_t(mono::tile_packed_elems(rows, K, tile_rows, bk, swizzled)), 0.f);
+  mono::for_each_tile_packed(
+      rows, K, tile_rows, bk, [&](size_t i, int64_t r, int64_t k) { p[i] = X[size_t(r) * K + size_t(k)]; }, swizzled);
   return p;
 }
 
@@ -288,12 +288,12 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
     return;
   }
   const mono_dev::TensorK<half_t> a{dmap};
-  half_t* dB;
+  half_t* dB = nullptr;
   if (b_tiled) {
-    dB = to_dev<half_t>(tile_pack(B, N, K, G::kBN, G::kBK));
+    dB = to_dev<half_t>(tile_pack(B, N, K, G::kBN, G::kBK, SwizzledB<G>::value));
     run_gemm_case<G>(name, M, N, K, a, mono_dev::BulkTileK<half_t>{dB, (K + G::kBK - 1) / G::kBK}, ref, tol, splits, runs,
                      residual);
-  } else {
+  } else if constexpr (!SwizzledB<G>::value) {
     dB = to_dev<half_t>(B);
     run_gemm_case<G>(name, M, N, K, a, mono_dev::DenseK<half_t, true>{dB, N, K, K}, ref, tol, splits, runs, residual);
   }
@@ -396,6 +396,23 @@ void gemm_checks() {
     gemm_tensor_a<H4>("GemmF16<32,64,64,2,4,2>", 77, 130, 200, 208, 1, 2, th, true, false);
     gemm_tensor_a<H14>("GemmF16<64,64,128,2,4,4>", 197, 200, 840, 840, 3, 2, th, false, true);  // two copies a stage
     gemm_tensor_a<H14>("GemmF16<64,64,128,2,4,4>", 64, 256, 3072, 3072, 4, 1, th, true, false);
+  }
+  {  // GemmWg (wgmma): A through a tensor map, B packed swizzled, as generated code pairs them
+    using W1 = mono_dev::GemmWg<64, 64, 128, 4, 2, 4>;   // two warpgroups along n: m64n32
+    using W2 = mono_dev::GemmWg<128, 64, 128, 8, 1, 4>;  // two along m: m64n64
+    using W3 = mono_dev::GemmWg<64, 128, 64, 4, 2, 3>;   // m64n64, BK 64
+    using W4 = mono_dev::GemmWg<64, 32, 128, 4, 2, 4>;   // m64n16
+    using W5 = mono_dev::GemmWg<128, 128, 64, 8, 1, 4>;  // m64n128
+    gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, 768, 1, 1, th, false, true);
+    gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
+    gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
+    gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 197, 200, 840, 840, 3, 2, th, false, true);
+    gemm_tensor_a<W2>("GemmWg<128,64,128,8,1,4>", 128, 2304, 768, 768, 1, 1, th, false, true);
+    gemm_tensor_a<W2>("GemmWg<128,64,128,8,1,4>", 197, 130, 392, 392, 2, 2, th, true, true);
+    gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 100, 300, 264, 264, 1, 2, th, false, true);  // last k tile partial
+    gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 16, 64, 64, 64, 1, 1, th, true, true);  // M < 64 (tiny models)
+    gemm_tensor_a<W4>("GemmWg<64,32,128,4,2,4>", 77, 130, 200, 200, 3, 2, th, false, true);
+    gemm_tensor_a<W5>("GemmWg<128,128,64,8,1,4>", 128, 768, 768, 768, 2, 2, th, true, true);
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail

@@ -279,7 +279,10 @@ Call gemm_call(Module& m, const Group& g) {
   const std::string epi_name =
       m.epilogue_struct(g, epilogue_body(params.fields(written), steps, store_stmt, vec8_store, slots, vec8));
 
+  if (gs.wgmma)  // the planner (gemm_cores.cc) chose wgmma only where both operands allow it
+    MONO_CHECK(o.a_map >= 0 && plan.packing(n, 1).swizzled, n.describe(), ": a wgmma tile without its operand layouts");
   const std::string gemm_t =
+      gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">") :
       f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
   const std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T,

@@ -145,6 +145,14 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
     if (t.bk % 4) return str_cat("BK ", t.bk, " is not a multiple of 4");
     if (t.stages != 2) return str_cat("the fp32 GEMM has 2 stages, not ", t.stages);
   }
+  if (t.wgmma) {  // GemmWg (gemm_wg.cuh): 64-row warpgroups, wgmma's N, 128-byte swizzled k blocks
+    if (!f16) return "wgmma tiles are fp16 only";
+    if (t.warps_m % 4 != 0 || t.bm != 16 * t.warps_m)
+      return str_cat("a wgmma tile needs BM = 16 x warps_m with warps_m a multiple of 4 (", t.str(), ")");
+    const int wn = t.bn / t.warps_n;
+    if (wn != 16 && wn != 32 && wn != 64 && wn != 128) return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 64, 128, not ", wn);
+    if (t.bk % 64) return str_cat("a wgmma tile needs BK a multiple of 64, not ", t.bk);
+  }
   // Registers: the accumulators alone (BM x BN / threads fp32 values per thread) must leave
   // room for addresses and fragments.
   const int acc = t.bm * t.bn / ctx.threads;

@@ -56,7 +56,7 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("swap_b_operands");
   assign_stages(uses, &plan);
   step("assign_stages");
-  choose_schedules(options, &plan);
+  choose_schedules(graph, options, &plan);
   step("choose_schedules");
   tile_weights(&plan);
   step("tile_weights");

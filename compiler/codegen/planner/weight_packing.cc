@@ -38,6 +38,7 @@ void tile_weights(KernelPlan* plan) {
     Packing p = constant_packing(n, 1);
     p.tile_rows = grp.gemm.bn;
     p.tile_k = grp.gemm.bk;
+    p.swizzled = grp.gemm.wgmma;  // GemmWg reads its stages swizzled
     plan->weight_tiles[&n] = p;
   }
 }
@@ -47,7 +48,7 @@ size_t packed_bytes(const KernelPlan& plan, const Value& v, const Packing& packi
   if (!packing.tiled()) return align_up(static_cast<size_t>(v.type.numel()) * es, 256);
   int64_t rows, k;
   tile_matrix(v, packing, &rows, &k);
-  return align_up(static_cast<size_t>(tile_packed_elems(rows, k, packing.tile_rows, packing.tile_k)) * es, 256);
+  return align_up(static_cast<size_t>(tile_packed_elems(rows, k, packing.tile_rows, packing.tile_k, packing.swizzled)) * es, 256);
 }
 
 }  // namespace planner
@@ -62,9 +63,12 @@ std::vector<unsigned char> pack_weights(const KernelPlan& plan) {
     if (c.packing.tiled()) {  // tile by tile (tile_pack.h); padding stays zero
       int64_t rows, k;
       tile_matrix(*c.value, c.packing, &rows, &k);
-      for_each_tile_packed(rows, k, c.packing.tile_rows, c.packing.tile_k, [&](size_t i, int64_t r, int64_t kk) {
-        std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
-      });
+      for_each_tile_packed(
+          rows, k, c.packing.tile_rows, c.packing.tile_k,
+          [&](size_t i, int64_t r, int64_t kk) {
+            std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
+          },
+          c.packing.swizzled);
     } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous)
       const Shape& s = t.shape();
       const int64_t k = s[0], n = s[1];

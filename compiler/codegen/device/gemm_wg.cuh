@@ -1,0 +1,127 @@
+// Mono device library: GemmWg, the fp16 GEMM tile on Hopper's warpgroup MMA (wgmma, sm_90a).
+// Same contract as GemmF16 (gemm_f16.cuh): one BM x BN output tile of C = A * B^T over
+// [k_begin, k_end), all threads of the block call tile() (blockDim.x must be kThreads), which starts and ends with
+// __syncthreads(); the same epilogues and split-K protocol (it finishes through GemmF16's).
+// SELF-CONTAINED (no includes); requires gemm_f16.cuh and everything before it.
+//
+// Operands: both must arrive 128-byte swizzled by the copy engine, which is what wgmma reads
+// (ptx.cuh wgmma_desc_sw128): A through a tensor map (TensorK), B as weights packed tile by
+// tile in the swizzled layout (tile_pack.h, swizzled = true) and copied whole (BulkTileK). A
+// stage is [BK/64][rows][64] halves. No thread loads or reads operands itself: thread 0 issues
+// the copies, the tensor cores read shared memory directly (no ldmatrix, no fragments).
+//
+// Warps: warpgroup (4 consecutive warps) g takes rows 64 (g % (WARPS_M / 4)) and columns
+// WN (g / (WARPS_M / 4)) of the tile: BM = 16 x WARPS_M, WN = BN / WARPS_N. Its accumulators
+// are laid out as GemmF16's with warp tile 16 x WN, so the epilogue views are GemmF16's.
+//
+// Pipeline: STAGES - 1 k tiles in flight ahead; each k tile is BK/16 wgmmas committed as one
+// group; a warpgroup waits for all but its newest group, so the tensor cores are fed across
+// the block barrier that frees the previous k tile's stage for the copy STAGES - 1 ahead.
+#pragma once
+
+namespace mono_dev {
+
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
+struct GemmWg {
+  using Base = GemmF16<BM, BN, BK, WARPS_M, WARPS_N, STAGES>;  // its epilogue views and finish
+  static constexpr int kBM = BM, kBN = BN, kBK = BK;
+  static constexpr int kThreads = WARPS_M * WARPS_N * 32;
+  static constexpr int WN = BN / WARPS_N;  // the wgmma's N
+  static constexpr int NI = WN / 8;
+  static_assert(WARPS_M % 4 == 0 && BM == 16 * WARPS_M, "GemmWg: a warpgroup takes 64 rows (BM = 16 x warps_m, warps_m % 4 == 0)");
+  static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "GemmWg: BN / warps_n must be 16, 32, 64 or 128");
+  static_assert(BK % 64 == 0, "GemmWg: BK must be a multiple of 64 (128-byte swizzled rows)");
+  static_assert(STAGES >= 2 && STAGES <= 8, "GemmWg: 2 <= STAGES <= 8");
+  static constexpr int kStageA = BM * BK, kStageB = BN * BK;  // halves, unpadded
+  static constexpr int kPipeBytes = STAGES * (kStageA + kStageB) * 2;
+  static constexpr int kStagedBytes = BM * (BN + 8) * 4;  // the chunked epilogue's staging
+  static constexpr int kSmemBytes = (kPipeBytes > kStagedBytes ? kPipeBytes : kStagedBytes) + 64;
+  static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
+  static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
+
+  template <class ALoad, class BLoad, class Epilogue>
+  __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
+                              const BLoad& b, const Epilogue& epi, unsigned char* smem,
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
+    if (blockDim.x != kThreads) __trap();  // every warp is in a warpgroup that computes
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    constexpr bool computes = true;
+    const int wm = warp % WARPS_M, wn = (warp / WARPS_M) % WARPS_N;  // GemmF16's warp layout
+    const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
+
+    float acc[1][NI][4];
+    float(&d)[NI * 4] = reinterpret_cast<float(&)[NI * 4]>(acc);
+#pragma unroll
+    for (int i = 0; i < NI * 4; ++i) d[i] = 0.0f;
+
+    MONO_GEMM_PROBE(0);
+    auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, BK);
+    auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, BK);
+    static_assert(detail::IsSwizzled<decltype(ait)>::value, "GemmWg: A must come through a tensor map (TensorK)");
+    static_assert(detail::IsBulk<decltype(bit)>::value && !detail::IsSwizzled<decltype(bit)>::value,
+                  "GemmWg: B must be weights packed tile by tile, swizzled (BulkTileK)");
+    const unsigned int sA_u = smem_u32(smem), sB_u = sA_u + STAGES * kStageA * 2;
+    const unsigned int bar0 = sA_u + kPipeBytes;  // stage s: bar0 + 8 s
+    if (threadIdx.x == 0)
+      for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 2);  // one arrival per operand
+    mbar_fence_init();
+    __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
+    if (sA_u & 1023u) __trap();  // the kernel's shared memory must start 1024-byte aligned
+    // A was written by ordinary stores of earlier stages; the TMA unit reads it through the
+    // async proxy, which needs this fence (see GemmF16).
+    if (threadIdx.x == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
+    auto issue = [&](int kt) {  // k tile kt into stage kt % STAGES (thread 0 copies)
+      const int s = kt % STAGES;
+      detail::set_stage_barrier(ait, bar0 + 8 * s);
+      detail::set_stage_barrier(bit, bar0 + 8 * s);
+      ait.load((half_t*)nullptr, sA_u + s * kStageA * 2, k_begin + kt * BK);
+      bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + kt * BK);
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s)
+      if (s < ktiles) issue(s);
+    MONO_GEMM_PROBE(1);
+
+    // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
+    // next 64-k block rows x 128 bytes, the next stage the stage's bytes (all >> 4).
+    const unsigned long long da0 = wgmma_desc_sw128(sA_u + (unsigned int)((wm / 4) * 64 * 128));
+    const unsigned long long db0 = wgmma_desc_sw128(sB_u + (unsigned int)(wn * WN * 128));
+    unsigned int phases = 0;  // bit s: the parity stage s waits for
+    for (int kt = 0; kt < ktiles; ++kt) {
+      const int s = kt % STAGES;
+      mbar_wait(bar0 + 8 * s, (phases >> s) & 1u);
+      phases ^= 1u << s;
+      MONO_GEMM_PROBE(2 + (kt < 59 ? kt : 59));
+      // Every warp issues (no branch around wgmma: ptxas serializes wgmmas on divergent paths).
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long da = da0 + (unsigned long long)((s * kStageA * 2 + (kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
+        const unsigned long long db = db0 + (unsigned long long)((s * kStageB * 2 + (kk / 4) * BN * 128 + (kk % 4) * 32) >> 4);
+        Wgmma<WN>::mma(d, da, db, 1);
+      }
+      wgmma_commit();
+      wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
+      __syncthreads();  // ... and for every warpgroup
+      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
+    }
+    wgmma_wait<0>();
+    wgmma_fence_acc(d);
+    __syncthreads();  // every stage consumed: smem free for the epilogue and the caller
+    if (threadIdx.x == 0)  // every issued stage was waited for: the barriers are idle
+      for (int s = 0; s < STAGES; ++s) mbar_inval(bar0 + 8 * s);
+    MONO_GEMM_PROBE(62);
+
+    const int g = lane >> 2, t4 = lane & 3;
+    if constexpr (Base::kChunkFits && detail::Vec8<Epilogue>::value) {
+      Base::template finish_staged<typename Base::ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi,
+                                                              workspace, tile_counter, splits, split);
+    } else {
+      const typename Base::Frags fr{acc, m0 + wm * 16 + g, n0 + wn * WN + 2 * t4, M, N, computes};
+      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
+    }
+    MONO_GEMM_PROBE(63);
+  }
+};
+
+}  // namespace mono_dev

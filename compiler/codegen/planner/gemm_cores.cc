@@ -1,0 +1,61 @@
+// GEMM cores: which fp16 GEMM tiles run on wgmma (GemmWg, gemm_wg.cuh) instead of mma.sync
+// (GemmF16). wgmma reads both operands from shared memory in the 128-byte swizzled layout, so
+// a group qualifies only where the emitter reads A through a tensor map (TensorK: one fp16
+// [M][K] activation in the arena) and B is a constant weight packed tile by tile (tile_weights
+// then packs it swizzled), with tiles of 64-row warpgroups.
+#include <algorithm>
+
+#include "compiler/codegen/cost_model.h"
+#include "compiler/codegen/planner/steps.h"
+#include "compiler/codegen/support.h"
+#include "compiler/ops/op.h"
+
+namespace mono::planner {
+namespace {
+
+// Whether group `grp`'s operands are read as wgmma needs them (see the file comment); mirrors
+// the emitter's choice of TensorK (emit/gemm.cc matmul_operands) and tile_weights.
+bool wgmma_operands(const KernelPlan& plan, const std::set<const Value*>& graph_outputs, const Group& grp) {
+  if (!grp.f16 || grp.kind != GroupKind::kGemm || grp.in_attention()) return false;
+  const Node& n = *grp.anchor;
+  if (n.op != OpKind::kMatMul && n.op != OpKind::kGemm) return false;
+  const Value* a = n.inputs[0];
+  const Value* w = n.input(1) ? plan.root(n.inputs[1]) : nullptr;
+  if (!w || !w->is_constant()) return false;
+  if (n.op == OpKind::kMatMul && (n.inputs[1]->type.rank() != 2 || a->type.rank() < 2)) return false;
+  if (n.op == OpKind::kGemm && node_attrs(n).attr_int("transA")) return false;
+  const Shape& as = a->type.shape;
+  const int64_t M = n.op == OpKind::kGemm ? as[0] : as[as.size() - 2], K = as.back();
+  const Shape& ys = n.outputs[0]->type.shape;
+  if (shape_numel(ys) != M * ys.back()) return false;  // one matrix, no batch
+  const Value* ra = plan.root(a);
+  const bool arena = !ra->is_constant() && ra->producer != nullptr && !graph_outputs.count(ra);
+  return arena && plan.dtype_of(a) == DType::kF16 && K % 8 == 0;
+}
+
+}  // namespace
+
+void choose_gemm_cores(const Graph& graph, KernelPlan* plan) {
+  std::set<const Value*> graph_outputs;
+  for (const Value* v : graph.outputs) graph_outputs.insert(plan->root(v));
+  for (Group& grp : plan->groups) {
+    if (grp.kind != GroupKind::kGemm) continue;
+    GemmSchedule& gs = grp.gemm;
+    const bool ok = wgmma_operands(*plan, graph_outputs, grp);
+    if (grp.tuned) {
+      // A tuned schedule on wgmma for a group whose operands here do not allow it (same
+      // signature, but A is the model's input, say) runs the same tile on mma.sync.
+      if (gs.wgmma && !ok) gs.wgmma = false;
+      continue;
+    }
+    if (!plan->settings.wgmma || !ok) continue;
+    GemmSchedule c = gs;
+    c.wgmma = true;
+    c.bm = std::max(64, c.bm);  // a warpgroup computes 64 rows (the tensor map zero-fills past M)
+    c.warps_m = c.bm / 16;
+    c.warps_n = plan->ctx.threads / 32 / c.warps_m;
+    if (c.warps_n >= 1 && gemm_schedule_problem(true, c, plan->ctx, nullptr).empty()) gs = c;
+  }
+}
+
+}  // namespace mono::planner
