@@ -32,6 +32,8 @@ struct KernelSettings {
   // The default schedule of an fp16 GEMM group whose operands allow it (A through a tensor map,
   // B packed weights, 64-row tiles) runs on wgmma (GemmWg) instead of mma.sync (GemmF16).
   bool wgmma = false;
+  // wgmma groups put their first weight tiles in flight across the grid barrier before them.
+  bool preload = true;
 };
 
 // Sets one setting; `spelled` is how the user wrote it ("--dtype fp8"), for the error. Throws

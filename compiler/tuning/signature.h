@@ -30,7 +30,9 @@ namespace mono::tuning {
 //   3 (2026-11-24): the generated code changed (issue 18): LayerNorm rows take the mean of
 //     x - x[0] (rows.cuh), grouped convolutions loop over each spatial axis, names in comments
 //     are escaped; measurements of version-2 kernels do not describe version-3 ones.
-constexpr int kSignatureVersion = 3;
+//   4 (2026-11-25): kernels are built for sm_90a (wgmma, gemm_wg.cuh), and schedules gained
+//     the wgmma field (issue 19).
+constexpr int kSignatureVersion = 4;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -9,6 +9,7 @@
 #include "mono_dev/loaders.cuh"
 #include "mono_dev/iterators.cuh"
 #include "mono_dev/gemm_f16.cuh"
+#include "mono_dev/gemm_wg.cuh"
 #include "mono_dev/gemm_f32.cuh"
 #include "mono_dev/rows.cuh"
 #include "mono_dev/elementwise.cuh"
