@@ -18,7 +18,7 @@
 # full-size zoo model in fp16 (mono-run --bench, one at a time) and in PyTorch (bench/zoo_baselines.py:
 # torch.compile; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
 # ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in. TINY_FLAGS adds mono-run
-# flags to every tiny-model run (e.g. "--set wgmma=on"). --correctness N adds,
+# flags to every tiny-model run (e.g. "--set blocks-per-sm=2"). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
 # conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
 # differential tester in both dtypes (failures shrunk into difftest_failures/), its saved

@@ -60,14 +60,6 @@ const std::vector<Setting>& table() {
          else return false;
          return true;
        }},
-      {"wgmma", "on|off",
-       "default GEMM tiles on Hopper's wgmma where the operands allow (A through a tensor map, packed weights, "
-       "64-row tiles) (default off)",
-       [](KernelSettings* s, const std::string& v) { return parse_switch(v, &s->wgmma); }},
-      {"preload", "on|off",
-       "wgmma GEMM groups put their first weight tiles in flight across the grid barrier before their stage "
-       "(default on)",
-       [](KernelSettings* s, const std::string& v) { return parse_switch(v, &s->preload); }},
   };
   return settings;
 }

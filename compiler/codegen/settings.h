@@ -29,11 +29,6 @@ struct KernelSettings {
   // with the same code share (0: far less code for ptxas on big models, a call per item).
   // -1 (auto): inline up to kInlineGroupLimit groups (plan.h).
   int inline_groups = -1;
-  // The default schedule of an fp16 GEMM group whose operands allow it (A through a tensor map,
-  // B packed weights, 64-row tiles) runs on wgmma (GemmWg) instead of mma.sync (GemmF16).
-  bool wgmma = false;
-  // wgmma groups put their first weight tiles in flight across the grid barrier before them.
-  bool preload = true;
 };
 
 // Sets one setting; `spelled` is how the user wrote it ("--dtype fp8"), for the error. Throws

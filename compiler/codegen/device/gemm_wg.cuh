@@ -39,30 +39,10 @@ struct GemmWg {
   static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
   static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
 
-  // Puts the first STAGES - 1 k tiles of B (weights: constants) of the tile at column n0 in
-  // flight, before the tile's operand A exists: between a grid barrier's arrival and its wait
-  // (kernel.cc). The block's next tile() call over the same B, n0 and k range must pass
-  // pre = true; nothing else may touch the shared memory in between. Thread 0 does it all.
-  template <class BLoad>
-  __device__ static void preload(const BLoad& b, int n0, int k_begin, int k_end, unsigned char* smem) {
-    if (threadIdx.x != 0) return;
-    const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
-    auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, BK);
-    const unsigned int sB_u = smem_u32(smem) + STAGES * kStageA * 2, bar0 = smem_u32(smem) + kPipeBytes;
-    for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 2);  // one arrival per operand
-    mbar_fence_init();  // also orders the block's earlier generic writes of this memory before the copies
-    for (int s = 0; s < STAGES - 1 && s < ktiles; ++s) {
-      detail::set_stage_barrier(bit, bar0 + 8 * s);
-      bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + s * BK);
-    }
-  }
-
-  // pre: preload() already initialized the barriers and issued B's first STAGES - 1 k tiles.
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              bool pre = false) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     if (blockDim.x != kThreads) __trap();  // every warp is in a warpgroup that computes
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     constexpr bool computes = true;
@@ -82,7 +62,7 @@ struct GemmWg {
                   "GemmWg: B must be weights packed tile by tile, swizzled (BulkTileK)");
     const unsigned int sA_u = smem_u32(smem), sB_u = sA_u + STAGES * kStageA * 2;
     const unsigned int bar0 = sA_u + kPipeBytes;  // stage s: bar0 + 8 s
-    if (threadIdx.x == 0 && !pre)
+    if (threadIdx.x == 0)
       for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 2);  // one arrival per operand
     mbar_fence_init();
     __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
@@ -90,18 +70,16 @@ struct GemmWg {
     // A was written by ordinary stores of earlier stages; the TMA unit reads it through the
     // async proxy, which needs this fence (see GemmF16).
     if (threadIdx.x == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
-    auto issue = [&](int kt, bool with_b) {  // k tile kt into stage kt % STAGES (thread 0 copies)
+    auto issue = [&](int kt) {  // k tile kt into stage kt % STAGES (thread 0 copies)
       const int s = kt % STAGES;
       detail::set_stage_barrier(ait, bar0 + 8 * s);
+      detail::set_stage_barrier(bit, bar0 + 8 * s);
       ait.load((half_t*)nullptr, sA_u + s * kStageA * 2, k_begin + kt * BK);
-      if (with_b) {
-        detail::set_stage_barrier(bit, bar0 + 8 * s);
-        bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + kt * BK);
-      }
+      bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + kt * BK);
     };
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s)
-      if (s < ktiles) issue(s, !pre);
+      if (s < ktiles) issue(s);
     MONO_GEMM_PROBE(1);
 
     // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
@@ -125,7 +103,7 @@ struct GemmWg {
       wgmma_commit();
       wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
       __syncthreads();  // ... and for every warpgroup
-      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1, true);  // into k tile kt-1's stage
+      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
     }
     wgmma_wait<0>();
     wgmma_fence_acc(d);

@@ -32,8 +32,7 @@ GroupWork emit_attention(Module& m, const Group& qk) {
                            "      for (int t = 0; t < ", tn3, "; ++t) ", o.str(str_cat("(int)(ai * ", tn3, " + t)")),
                            ";  // O rows q0..\n",
                            "    } while (0)");
-          },
-          nullptr};
+          }};
 }
 
 }  // namespace mono::emit

@@ -230,8 +230,7 @@ std::string item_head(const Group& g, const Operands& o) {
   return head;
 }
 
-// The tile function's body: which tile and split this item is, the loaders, the tile call
-// (wgmma tiles: `pre`, whether the item's first weight tiles were preloaded).
+// The tile function's body: which tile and split this item is, the loaders, the tile call.
 std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
@@ -239,16 +238,15 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   body += item_head(g, o);
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
   body += str_cat("  epi.base = b * ", o.M * o.N, "LL;\n");
-  const std::string pre = gs.wgmma ? ", pre" : "";
   if (gs.splits > 1) {
     // This tile's partial slots (splits - 1 of BM x BN floats) and counter.
     body += str_cat("  const long long tile_id = (b * ", tm, " + tm) * ", tn, " + tn;\n");
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
                     ", k0, k1, la, lb, epi, smem, ws + tile_id * ", (gs.splits - 1) * gs.bm * gs.bn, "LL, cnt + tile_id, ",
-                    gs.splits, ", split", pre, ");\n");
+                    gs.splits, ", split);\n");
   } else {
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
-                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0", pre, ");\n");
+                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
   }
   return body;
 }
@@ -302,7 +300,7 @@ Call gemm_call(Module& m, const Group& g) {
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
   const std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
-                                  o.a_map >= 0 ? ", const TensorMap* amap" : "", gs.wgmma ? ", bool pre" : "");
+                                  o.a_map >= 0 ? ", const TensorMap* amap" : "");
   const std::string name = m.function(g, sig, tile_body(g, o, gemm_t));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
@@ -312,33 +310,12 @@ Call gemm_call(Module& m, const Group& g) {
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));
-  // Whether this item's first weight tiles were preloaded: `mono_pre` is the stage loop's
-  // (kernel.cc) where the group preloads.
-  if (gs.wgmma) call.args.push_back(plan.settings.preload ? "item == mono_pre" : "false");
   return call;
-}
-
-Call gemm_preload_call(Module& m, const Group& g) {
-  MONO_CHECK(g.gemm.wgmma && g.kind == GroupKind::kGemm, g.anchor->describe(), ": only wgmma tiles preload weights");
-  ParamList params(m);
-  Expressions ex(m.plan, params, nullptr);
-  const Operands o = matmul_operands(m, ex, g);
-  std::string body = item_head(g, o);
-  body += "  " + o.b_loader + "\n";
-  body += str_cat("  ", wgmma_type(g.gemm), "::preload(lb, tn * ", g.gemm.bn, ", k0, k1, smem);\n");
-  const std::string name =
-      m.function(g, "int item, unsigned char* smem, const half_t* __restrict__ B", body, "_preload");
-  return Call{name, {"smem", o.b}};
 }
 
 GroupWork emit_gemm(Module& m, const Group& g) {
   const Call call = gemm_call(m, g);
-  GroupWork w{g.items, [call](const std::string& item) { return call.str(item); }, nullptr};
-  if (g.gemm.wgmma && m.plan.settings.preload) {
-    const Call pre = gemm_preload_call(m, g);
-    w.preload = [pre](const std::string& item) { return pre.str(item); };
-  }
-  return w;
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace mono::emit

@@ -19,12 +19,11 @@ std::string Call::str(const std::string& item) const {
   return s + ")";
 }
 
-std::string Module::function(const Group& g, const std::string& params, const std::string& body,
-                             const std::string& suffix) {
+std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
   const std::string text = str_cat("(", params, ") {\n", body, "}\n");
   auto it = functions_.find(text);
   if (it == functions_.end()) {
-    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)), suffix);
+    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
     const std::string head = plan.inline_groups ? "__device__ __forceinline__ void " : "__device__ __noinline__ void ";
     it = functions_.emplace(text, name).first;
     definitions_.push_back({name, head + name + text});
@@ -141,45 +140,13 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-bool has_preload(const std::vector<GroupWork>& work) {
-  for (const GroupWork& w : work)
-    if (w.preload) return true;
-  return false;
-}
-
-// The grid barrier after a stage whose next stage (`next`) has wgmma GEMM groups: between the
-// arrival and the wait, each block puts the first weight tiles of its first item of the next
-// stage in flight (weights are constants: no other block writes them).
-void print_preloading_barrier(std::ostream& os, const std::vector<GroupWork>& next) {
-  int64_t total = 0;
-  for (const GroupWork& w : next) total += w.items;
-  os << "  {\n    const unsigned long long mono_target = grid_arrive(p.sync);\n"
-     << "    // the next stage's first weight tiles of this block's first item, in flight across the barrier\n"
-     << "    const int item = blockIdx.x;\n";
-  int64_t start = 0;
-  for (const GroupWork& w : next) {
-    const int64_t end = start + w.items;
-    if (w.preload)
-      os << "    if (item >= " << start << " && item < " << end << ") "
-         << w.preload(start ? str_cat("item - ", start) : std::string("item")) << ";\n";
-    start = end;
-  }
-  os << "    grid_wait(p.sync, mono_target);\n  }\n";
-}
-
 // One stage: what its groups implement (comments), the loop over their work items, then the
-// grid barrier (`barrier`: not after the last stage; preloading the weights of `next` where it
-// has wgmma groups) and, in profiling builds, the stamps. `preloaded`: the barrier before this
-// stage preloaded its first items.
+// grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
-                 const std::vector<GroupWork>& work, const std::vector<GroupWork>* next, bool preloaded) {
-  const bool barrier = next != nullptr;
+                 const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
-  // wgmma groups' tile calls take `item == mono_pre` (their first k tiles of B already issued).
-  const bool pre_scope = has_preload(work);
-  if (pre_scope) os << "  {\n  const int mono_pre = " << (preloaded ? "blockIdx.x" : "-1") << ";\n";
   os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
   int64_t start = 0;
   for (size_t i = 0; i < work.size(); ++i) {
@@ -192,10 +159,8 @@ void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::str
     start = end;
   }
   os << "    __syncthreads();\n  }\n";
-  if (pre_scope) os << "  }\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
-  if (barrier && has_preload(*next)) print_preloading_barrier(os, *next);
-  else if (barrier) os << "  grid_barrier(p.sync);\n";
+  if (barrier) os << "  grid_barrier(p.sync);\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
 }
 
@@ -293,8 +258,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   if (plan.settings.profile)
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
-  for (int s = 0; s < n_stages; ++s)
-    print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages ? &work[s + 1] : nullptr, s > 0 && has_preload(work[s]));
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();

@@ -24,14 +24,10 @@ struct Call {
 };
 
 // What a stage runs for one group: its number of work items, and the statement that runs work
-// item `item` (a C expression of the stage's item counter). GEMM groups on wgmma also have
-// `preload`, the statement that puts item `item`'s first weight tiles in flight (issued
-// between the previous grid barrier's arrival and its wait), and their statement reads
-// `mono_pre`, the stage item whose weights this block preloaded (-1: none).
+// item `item` (a C expression of the stage's item counter).
 struct GroupWork {
   int64_t items = 0;
   std::function<std::string(const std::string& item)> statement;
-  std::function<std::string(const std::string& item)> preload;  // empty: none
 };
 
 class Module {
@@ -44,9 +40,7 @@ class Module {
   // Defines the device function of group `g` (or of the groups whose code is the same:
   // `void NAME(params) { body }`, inlined or not as the plan says) unless one with the same text
   // exists; returns its name, after the first group that defined it ("g12_mat_mul").
-  // `suffix` follows the name of a second function of the same group ("_preload").
-  std::string function(const Group& g, const std::string& params, const std::string& body,
-                       const std::string& suffix = "");
+  std::string function(const Group& g, const std::string& params, const std::string& body);
   // Defines the epilogue functor of GEMM group `g` unless one with the same body exists;
   // returns its name ("G12Epilogue").
   std::string epilogue_struct(const Group& g, const std::string& body);
@@ -101,7 +95,5 @@ GroupWork emit_attention(Module& m, const Group& g);  // attention.cc
 Call rows_call(Module& m, const Group& g, bool row_item);
 // The tile function of a GEMM group (gemm.cc): one item is one output tile (and split).
 Call gemm_call(Module& m, const Group& g);
-// Its weight preload (wgmma groups; gemm.cc): the first k tiles of B for one item.
-Call gemm_preload_call(Module& m, const Group& g);
 
 }  // namespace mono::emit

@@ -64,7 +64,7 @@ Call rows_call(Module& m, const Group& g, bool row_item) {
 
 GroupWork emit_rows(Module& m, const Group& g) {
   const Call call = rows_call(m, g, /*row_item=*/false);
-  return {g.items, [call](const std::string& item) { return call.str(item); }, nullptr};
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace mono::emit

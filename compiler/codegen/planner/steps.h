@@ -60,8 +60,8 @@ void assign_stages(const Uses& uses, KernelPlan* plan);
 // signature, tuned, override_rejected, and KernelContext::smem_bytes.
 void choose_schedules(const Graph& graph, const PlanOptions& options, KernelPlan* plan);
 // gemm_cores.cc (called by choose_schedules, before items and estimates): GemmSchedule::wgmma
-// (with its warps and 64-row tiles) of default schedules where settings.wgmma is on and the
-// operands allow; tuned schedules on wgmma whose operands do not allow it fall back to mma.sync.
+// (with its warps and 64-row tiles) of default schedules where the operands allow; tuned
+// schedules on wgmma whose operands do not allow it fall back to mma.sync.
 void choose_gemm_cores(const Graph& graph, KernelPlan* plan);
 
 // weight_packing.cc: KernelPlan::weight_tiles (fp16 GEMM weights packed tile by tile for the

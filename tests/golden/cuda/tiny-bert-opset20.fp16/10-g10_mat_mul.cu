@@ -24,7 +24,7 @@ struct G10Epilogue {
 
 // group 10
 __device__ __forceinline__ void g10_mat_mul(int item, unsigned char* smem, const half_t* __restrict__ A, const half_t* __restrict__ B, G10Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
-  static_assert(GemmF16<32, 64, 64, 2, 4, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;
   const int tn = t % 2; t /= 2;
@@ -36,5 +36,5 @@ __device__ __forceinline__ void g10_mat_mul(int item, unsigned char* smem, const
   TensorK<half_t> la{amap};  // through a tensor map (TMA unit)
   BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
   epi.base = b * 2048LL;
-  GemmF16<32, 64, 64, 2, 4, 4>::tile(16, 128, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+  GemmWg<64, 64, 64, 4, 2, 4>::tile(16, 128, tm * 64, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
 }

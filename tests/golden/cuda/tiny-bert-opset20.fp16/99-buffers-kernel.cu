@@ -7,38 +7,38 @@
 #define t_layer_norm ((half_t*)(p.arena + 2048))  // f16[1,16,64]
 #define w_m_embeddings_LayerNorm_weight ((const half_t*)(p.weights + 132096))  // f16[64]
 #define w_m_embeddings_LayerNorm_bias ((const half_t*)(p.weights + 132352))  // f16[64]
-#define w_val_37_nk_tiles ((const half_t*)(p.weights + 132608))  // f16[64,64] packed nk@t64x64
+#define w_val_37_nk_tiles ((const half_t*)(p.weights + 132608))  // f16[64,64] packed nk@t64x64s
 #define t_val_78 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
-#define w_val_45_nk_tiles ((const half_t*)(p.weights + 142080))  // f16[64,64] packed nk@t64x64
+#define w_val_45_nk_tiles ((const half_t*)(p.weights + 141056))  // f16[64,64] packed nk@t64x64s
 #define t_val_80 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
-#define w_val_53_nk_tiles ((const half_t*)(p.weights + 151296))  // f16[64,64] packed nk@t64x64
+#define w_val_53_nk_tiles ((const half_t*)(p.weights + 149248))  // f16[64,64] packed nk@t64x64s
 #define t_transpose_2 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
 #define t_val_84 ((half_t*)(p.arena + 16384))  // f16[1,4,16,16]
 #define t_val_88 ((half_t*)(p.arena + 0))  // f16[1,4,16,16]
 #define t_transpose_3 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
-#define w_val_94_nk_tiles ((const half_t*)(p.weights + 160768))  // f16[64,64] packed nk@t64x64
+#define w_val_94_nk_tiles ((const half_t*)(p.weights + 157696))  // f16[64,64] packed nk@t64x64s
 #define t_add_4 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define t_layer_norm_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
-#define w_val_98_nk_tiles ((const half_t*)(p.weights + 169984))  // f16[64,128] packed nk@t64x64
+#define w_val_98_nk_tiles ((const half_t*)(p.weights + 165888))  // f16[64,128] packed nk@t64x64s
 #define t_gelu ((half_t*)(p.arena + 6144))  // f16[1,16,128]
-#define w_val_100_nk_tiles ((const half_t*)(p.weights + 188416))  // f16[128,64] packed nk@t64x128
+#define w_val_100_nk_tiles ((const half_t*)(p.weights + 182272))  // f16[128,64] packed nk@t64x128s
 #define t_add_5 ((half_t*)(p.arena + 2048))  // f16[1,16,64]
 #define t_layer_norm_2 ((half_t*)(p.arena + 0))  // f16[1,16,64]
-#define w_val_104_nk_tiles ((const half_t*)(p.weights + 205824))  // f16[64,64] packed nk@t64x64
+#define w_val_104_nk_tiles ((const half_t*)(p.weights + 198656))  // f16[64,64] packed nk@t64x64s
 #define t_val_142 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
-#define w_val_112_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t64x64
+#define w_val_112_nk_tiles ((const half_t*)(p.weights + 206848))  // f16[64,64] packed nk@t64x64s
 #define t_val_144 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
-#define w_val_120_nk_tiles ((const half_t*)(p.weights + 224256))  // f16[64,64] packed nk@t64x64
+#define w_val_120_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t64x64s
 #define t_transpose_6 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
 #define t_val_148 ((half_t*)(p.arena + 16384))  // f16[1,4,16,16]
 #define t_val_152 ((half_t*)(p.arena + 2048))  // f16[1,4,16,16]
 #define t_transpose_7 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
-#define w_val_158_nk_tiles ((const half_t*)(p.weights + 233472))  // f16[64,64] packed nk@t64x64
+#define w_val_158_nk_tiles ((const half_t*)(p.weights + 223232))  // f16[64,64] packed nk@t64x64s
 #define t_add_6 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define t_layer_norm_3 ((half_t*)(p.arena + 0))  // f16[1,16,64]
-#define w_val_162_nk_tiles ((const half_t*)(p.weights + 242688))  // f16[64,128] packed nk@t64x64
+#define w_val_162_nk_tiles ((const half_t*)(p.weights + 231424))  // f16[64,128] packed nk@t64x64s
 #define t_gelu_1 ((half_t*)(p.arena + 6144))  // f16[1,16,128]
-#define w_val_164_nk_tiles ((const half_t*)(p.weights + 261120))  // f16[128,64] packed nk@t64x128
+#define w_val_164_nk_tiles ((const half_t*)(p.weights + 247808))  // f16[128,64] packed nk@t64x128s
 #define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
 
