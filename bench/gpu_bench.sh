@@ -133,7 +133,8 @@ if [ $skip_tiny = 0 ]; then
   stamp "tiny models, fp32 and fp16, $jobs in parallel"
   for m in tests/data/models/*/; do
     m=${m%/}; for d in fp32 fp16; do
-      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0 --verify ${TINY_FLAGS:-}"
+      # no trailing blank: xargs -L joins a line that ends in one with the next
+      echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0 --verify${TINY_FLAGS:+ $TINY_FLAGS}"
     done
   done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
   for f in "$logs"/tiny_*.log; do
