@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ double round_robin_us(int64_t items, double item_us, const KernelContext& ctx);
 // warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads, shared
 // memory within the context's budget and, with a problem, a split-K factor of split_k_factors.
 std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
+// Whether group `grp`'s operands are read as wgmma (GemmWg) needs them: A one fp16 activation
+// matrix in the arena (through a tensor map), B constant weights packed tile by tile. A value
+// is in the arena unless it is a constant, a graph input or (`graph_outputs`, roots) a graph
+// output; without `graph_outputs` the plan's placement decides (a placed plan).
+// planner/gemm_cores.cc.
+bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs);
+// wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows);
+// check it with gemm_schedule_problem.
+GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
 // The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
 void gemm_warps(int threads, int* warps_m, int* warps_n);
 // The planner's default tile menu in the context (split-K 1; valid tiles only).

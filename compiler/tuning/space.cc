@@ -43,6 +43,19 @@ std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx) 
   return out;
 }
 
+std::vector<GemmSchedule> tuning_wgmma_tiles(const KernelContext& ctx) {
+  // The wgmma tiles of the lone-tile benchmark (bench/gemm_tiles.sh, bench/RESULTS.md issue 19):
+  // 64x64x128 fastest at N = 2304..3072, 64x32x128 at N = 768, 64x64x64 deep at M = 197.
+  struct Tile { int bm, bn, bk, stages; };
+  std::vector<GemmSchedule> out;
+  for (const Tile& t : {Tile{64, 64, 128, 4}, Tile{64, 32, 128, 4}, Tile{64, 64, 64, 6}, Tile{64, 128, 64, 3},
+                        Tile{128, 64, 128, 4}}) {
+    const GemmSchedule s = wgmma_schedule(GemmSchedule{t.bm, t.bn, t.bk, 1, 1, t.stages, 1}, ctx);
+    if (gemm_schedule_problem(true, s, ctx, nullptr).empty()) out.push_back(s);
+  }
+  return out;
+}
+
 std::vector<int> tuning_ilp_factors() { return {1, 2, 4, 8}; }
 
 std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, double prune_factor, int* before) {
@@ -64,7 +77,10 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
   };
   if (gemm_like(g.kind)) {
     const GemmProblem p = gemm_problem(g);
-    for (const GemmSchedule& t : tuning_gemm_tiles(g.f16, ctx)) {
+    std::vector<GemmSchedule> tiles = tuning_gemm_tiles(g.f16, ctx);
+    if (wgmma_operands(plan, g, nullptr))  // the same tiles could run on wgmma
+      for (const GemmSchedule& t : tuning_wgmma_tiles(ctx)) tiles.push_back(t);
+    for (const GemmSchedule& t : tiles) {
       for (int splits : split_k_factors(p.k, t.bk)) {
         Candidate c;
         c.schedule.kind = g.kind;

@@ -176,7 +176,16 @@ TEST(ScheduleJson, RoundTripsEveryKind) {
   Schedule rows;
   rows.kind = GroupKind::kRows;
   EXPECT_EQ(schedule_to_string(rows), R"({"kind":"rows"})");
-  for (const Schedule& s : {gemm, conv, pw, rows}) {
+  Schedule wg = gemm;  // on wgmma: the key appears only then (older records keep their text)
+  wg.gemm = GemmSchedule{64, 64, 128, 4, 2, 4, 1};
+  wg.gemm.wgmma = true;
+  EXPECT_EQ(schedule_to_string(wg),
+            R"({"bk":128,"bm":64,"bn":64,"kind":"gemm","split_k":1,"stages":4,"warps_m":4,"warps_n":2,"wgmma":1})");
+  EXPECT_NE(wg, Schedule(schedule_from_string(R"({"bk":128,"bm":64,"bn":64,"kind":"gemm","split_k":1,"stages":4,"warps_m":4,"warps_n":2})")));
+  EXPECT_THROW(schedule_from_string(
+                   R"({"bk":128,"bm":64,"bn":64,"kind":"gemm","split_k":1,"stages":4,"warps_m":4,"warps_n":2,"wgmma":2})"),
+               UserError);
+  for (const Schedule& s : {gemm, conv, pw, rows, wg}) {
     EXPECT_EQ(schedule_from_string(schedule_to_string(s)), s) << schedule_to_string(s);
     EXPECT_EQ(schedule_from_json(schedule_to_json(s)), s);
     EXPECT_EQ(schedule_to_string(schedule_from_string(schedule_to_string(s))), schedule_to_string(s));
@@ -317,6 +326,9 @@ TEST(TunedSchedules, InvalidOnesFallBackWithAReason) {
       {{128, 64, 128, 2, 4, 8, 1}, "shared memory"},
       {{64, 64, 32, 2, 4, 3, 7}, "split-K 7"},
       {{64, 64, 32, 2, 4, 1, 1}, "stages 1"},
+      {{64, 64, 128, 2, 4, 4, 1, true}, "BM = 16 x warps_m"},  // wgmma: 4 warps per 64 rows
+      {{64, 48, 128, 4, 2, 4, 1, true}, "BN / warps_n in 16, 32, 64, 128"},
+      {{64, 64, 32, 4, 2, 4, 1, true}, "BK a multiple of 64"},
   };
   for (const Bad& b : bad) {
     Schedule s;
@@ -514,6 +526,52 @@ TEST(Space, EveryTinyModelEnumerates) {
       EXPECT_EQ(std::count_if(t.candidates.begin(), t.candidates.end(), [](const Candidate& c) { return c.is_default; }), 1)
           << m << " " << t.description;
   }
+}
+
+// The default plan of tiny-bert in fp16 runs its projection GEMMs on wgmma (their A is an
+// activation read through a tensor map, their B packed weights, swizzled); a tuned schedule
+// can put a group back on mma.sync, and a wgmma schedule tuned for a group whose A is the
+// model's input runs on mma.sync instead.
+TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
+  auto g = load_model("tiny-bert-opset20");
+  const PlanOptions base = options(Precision::kF16);
+  const KernelPlan def = plan_kernel(*g, base);
+  int wg = 0;
+  std::string sig;
+  int id = -1;
+  for (const Group& grp : def.groups) {
+    if (!grp.gemm.wgmma) continue;
+    ++wg;
+    EXPECT_EQ(grp.gemm.warps_m * 16, grp.gemm.bm) << grp.nodes();
+    EXPECT_TRUE(def.packing(*grp.anchor, 1).swizzled) << grp.nodes();
+    if (id < 0) id = grp.id, sig = tuning::group_signature(def, grp).hash;
+  }
+  EXPECT_EQ(wg, 12);  // Q, K, V, out-projection, FFN1, FFN2 of both layers
+  ASSERT_GE(id, 0);
+  EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 64, 64, 4, 2, 4>"), std::string::npos);
+  Schedule mma;
+  mma.kind = GroupKind::kGemm;
+  mma.gemm = GemmSchedule{64, 64, 64, 2, 4, 4, 1};
+  const KernelPlan tuned = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, mma}}));
+  EXPECT_TRUE(tuned.groups[id].tuned);
+  EXPECT_FALSE(tuned.groups[id].gemm.wgmma);
+  EXPECT_FALSE(tuned.packing(*tuned.groups[id].anchor, 1).swizzled);
+}
+
+TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
+  auto g = load_model("tiny-bert-opset20");
+  const TuningSpace space = enumerate_space(*g, options(Precision::kF16));
+  int with_wg = 0;
+  for (const TuningTask& t : space.tasks) {
+    if (t.kind != GroupKind::kGemm) continue;
+    bool any = false;
+    for (const Candidate& c : t.candidates) any = any || c.schedule.gemm.wgmma;
+    with_wg += any;
+    if (t.default_schedule.gemm.wgmma) EXPECT_TRUE(any) << t.description;
+  }
+  EXPECT_GT(with_wg, 0);
+  for (const GemmSchedule& s : tuning_wgmma_tiles(plan_kernel(*g, options(Precision::kF16)).ctx))
+    EXPECT_EQ(gemm_schedule_problem(true, s, plan_kernel(*g, options(Precision::kF16)).ctx, nullptr), "") << s.str();
 }
 
 }  // namespace

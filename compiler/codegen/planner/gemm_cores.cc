@@ -13,12 +13,9 @@
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
 
-namespace mono::planner {
-namespace {
+namespace mono {
 
-// Whether group `grp`'s operands are read as wgmma needs them (see the file comment); mirrors
-// the emitter's choice of TensorK (emit/gemm.cc matmul_operands) and tile_weights.
-bool wgmma_operands(const KernelPlan& plan, const std::set<const Value*>& graph_outputs, const Group& grp) {
+bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs) {
   if (!grp.f16 || grp.kind != GroupKind::kGemm || grp.in_attention()) return false;
   const Node& n = *grp.anchor;
   if (n.op != OpKind::kMatMul && n.op != OpKind::kGemm) return false;
@@ -32,11 +29,28 @@ bool wgmma_operands(const KernelPlan& plan, const std::set<const Value*>& graph_
   const Shape& ys = n.outputs[0]->type.shape;
   if (shape_numel(ys) != M * ys.back()) return false;  // one matrix, no batch
   const Value* ra = plan.root(a);
-  const bool arena = !ra->is_constant() && ra->producer != nullptr && !graph_outputs.count(ra);
+  bool arena;
+  if (graph_outputs) {
+    arena = !ra->is_constant() && ra->producer != nullptr && !graph_outputs->count(ra);
+  } else {
+    auto it = plan.placement.find(ra);
+    arena = it != plan.placement.end() && it->second.space == Placement::kArena;
+  }
   return arena && plan.dtype_of(a) == DType::kF16 && K % 8 == 0;
 }
 
-}  // namespace
+GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx) {
+  GemmSchedule c = s;
+  c.wgmma = true;
+  c.bm = std::max(64, c.bm);
+  c.warps_m = c.bm / 16;
+  c.warps_n = std::max(1, ctx.threads / 32 / c.warps_m);
+  return c;
+}
+
+}  // namespace mono
+
+namespace mono::planner {
 
 void choose_gemm_cores(const Graph& graph, KernelPlan* plan) {
   std::set<const Value*> graph_outputs;
@@ -44,7 +58,7 @@ void choose_gemm_cores(const Graph& graph, KernelPlan* plan) {
   for (Group& grp : plan->groups) {
     if (grp.kind != GroupKind::kGemm) continue;
     GemmSchedule& gs = grp.gemm;
-    const bool ok = wgmma_operands(*plan, graph_outputs, grp);
+    const bool ok = wgmma_operands(*plan, grp, &graph_outputs);
     if (grp.tuned) {
       // A tuned schedule on wgmma for a group whose operands here do not allow it (same
       // signature, but A is the model's input, say) runs the same tile on mma.sync.
@@ -57,12 +71,8 @@ void choose_gemm_cores(const Graph& graph, KernelPlan* plan) {
     // out-projection (32x64, split-K 2) went 6.7 -> 8.2 us a layer (H100, run45).
     const int64_t M = gemm_problem(grp).m;
     if (gs.bm % 64 != 0 && ceil_div(M, gs.bm) != ceil_div(M, 64)) continue;
-    GemmSchedule c = gs;
-    c.wgmma = true;
-    c.bm = std::max(64, c.bm);
-    c.warps_m = c.bm / 16;
-    c.warps_n = plan->ctx.threads / 32 / c.warps_m;
-    if (c.warps_n >= 1 && gemm_schedule_problem(true, c, plan->ctx, nullptr).empty()) gs = c;
+    const GemmSchedule c = wgmma_schedule(gs, plan->ctx);
+    if (gemm_schedule_problem(true, c, plan->ctx, nullptr).empty()) gs = c;
   }
 }
 
