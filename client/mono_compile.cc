@@ -1,5 +1,5 @@
 // mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--set NAME=VALUE]...
-//                         [--emit ir|plan|cuda] [--db FILE [--gpu-kind NAME]] [--out DIR]
+//                         [--emit ir|plan|cuda] [--db FILE | --server ADDR] [--gpu-kind NAME] [--out DIR]
 // Loads and simplifies a model; prints its IR, kernel plan or CUDA source, or writes the
 // artifact (model.cu, kernel.cubin, weights.bin, manifest.json) to DIR, verified on the GPU
 // when this machine has one.
@@ -18,49 +18,78 @@
 #include "compiler/tuning/space.h"
 #include "db/clock.h"
 #include "db/store.h"
+#include "mono/v1/tuning.grpc.pb.h"
+#include "proto/transport.h"
+
+#include <grpcpp/grpcpp.h>
 
 namespace mono {
 
-// The service's final choice for a model from a tuner database (mono-compile --db).
-struct TunedFromDb {
+// The service's final choice for a model (mono-compile --db FILE or --server ADDR).
+struct TunedFrom {
   tuning::ContextChoice choice;
   nlohmann::json info;
 };
 
-static TunedFromDb tuning_from_db(const std::string& db_path, std::string gpu_kind, const Graph& g,
-                                  const PlanOptions& plan) {
-  db::SystemClock clock;
-  auto store = db::Store::Open(db_path, &clock);
-  if (!store.ok()) user_error(db_path, ": ", std::string(store.status().message()));
-  auto kinds = (*store)->task_gpu_kinds();
-  if (!kinds.ok()) user_error(db_path, ": ", std::string(kinds.status().message()));
-  if (gpu_kind.empty()) {
-    if (kinds->empty()) user_error(db_path, ": the database has no tuning results");
-    if (kinds->size() > 1) {
-      std::string list;
-      for (const std::string& k : *kinds) list += (list.empty() ? "'" : ", '") + k + "'";
-      user_error(db_path, " has results for several GPU kinds (", list, "): name one with --gpu-kind");
-    }
-    gpu_kind = kinds->front();
-  } else if (std::find(kinds->begin(), kinds->end(), gpu_kind) == kinds->end()) {
-    user_error(db_path, " has no results for GPU kind '", gpu_kind, "'");
-  }
-  const bool dry = gpu_kind == tuning::dry_run_kind();
-  const tuning::TuningSpace space = tuning::enumerate_space(g, plan);
-  const nlohmann::json fragment = dry ? nlohmann::json() : tuning::whole_model_fragment(g, plan);
-  tuning::FinalChoice f = tuning::final_choice(**store, fragment, space, gpu_kind, dry, 2, "");
-  f.info["database"] = db_path;
+static TunedFrom report_choice(const tuning::ModelChoice& m, const std::string& where) {
   std::fprintf(stderr,
                "tuning results from %s (GPU kind '%s'%s): %d groups tuned, %d with no record keep their default "
                "schedule; context %s\n",
-               db_path.c_str(), gpu_kind.c_str(), dry ? ": a dry run, nothing measured" : "", f.choice.groups_tuned,
-               f.choice.groups_default, f.choice.context.str().c_str());
-  if (f.pending)
+               where.c_str(), m.gpu_kind.c_str(), m.dry_run ? ": a dry run, nothing measured" : "",
+               m.choice.groups_tuned, m.choice.groups_default, m.choice.context.str().c_str());
+  if (m.pending)
     std::fprintf(stderr, "note: the whole-kernel timing of the tuned contexts has not finished; using the context "
                          "with the best per-group results\n");
-  if (!f.refused.empty()) user_error(db_path, ": ", f.refused);
-  if (f.info.contains("note")) std::fprintf(stderr, "note: %s\n", f.info["note"].get<std::string>().c_str());
-  return {f.choice, f.info};
+  if (m.info.contains("note")) std::fprintf(stderr, "note: %s\n", m.info["note"].get<std::string>().c_str());
+  return {m.choice, m.info};
+}
+
+static TunedFrom tuning_from_db(const std::string& db_path, const std::string& gpu_kind, const Graph& g,
+                                const PlanOptions& plan) {
+  db::SystemClock clock;
+  auto store = db::Store::Open(db_path, &clock);
+  if (!store.ok()) user_error(db_path, ": ", std::string(store.status().message()));
+  const tuning::TuningSpace space = tuning::enumerate_space(g, plan);
+  tuning::ModelChoice m =
+      tuning::model_choice(**store, db_path, gpu_kind, space, [&] { return tuning::whole_model_fragment(g, plan); });
+  m.info["database"] = db_path;
+  return report_choice(m, db_path);
+}
+
+// The same choice made by a remote tuner server over its database (the TunedChoice RPC): the
+// model stays here; the server gets its tuning space and whole-model fragment.
+static TunedFrom tuning_from_server(const std::string& server, const std::string& token, const transport::TlsFiles& tls,
+                                    const std::string& gpu_kind, const Graph& g, const PlanOptions& plan) {
+  grpc::ChannelArguments ca;
+  ca.SetMaxReceiveMessageSize(64 << 20);
+  ca.SetMaxSendMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(server, transport::channel_credentials(tls), ca);
+  if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
+    user_error("cannot reach the tuner server at ", server, " (no connection within 10 s)");
+  auto stub = v1::Tuning::NewStub(channel);
+  v1::ChoiceRequest req;
+  req.set_space_json(tuning::space_to_wire(tuning::enumerate_space(g, plan)).dump());
+  req.set_fragment_json(tuning::whole_model_fragment(g, plan).dump());
+  req.set_gpu_kind(gpu_kind);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+  v1::ChoiceReply reply;
+  const grpc::Status s = stub->TunedChoice(&ctx, req, &reply);
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)
+    user_error("cannot reach the tuner server at ", server, " (", s.error_message(), ")");
+  if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED)
+    user_error("the tuner server refused the token (", s.error_message(), "): see --token-file");
+  if (!s.ok()) user_error(server, ": ", s.error_message());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(reply.choice_json());
+  } catch (const nlohmann::json::exception& e) {
+    user_error(server, ": the reply is not JSON (", e.what(), ")");
+  }
+  tuning::ModelChoice m = tuning::model_choice_from_json(j);
+  m.info["server"] = server;
+  return report_choice(m, "the tuner server at " + server);
 }
 
 // The manifest's verification record of a kernel about to be written: run on this machine's
@@ -80,7 +109,7 @@ static nlohmann::json verify_artifact(const std::string& model, const cli::Model
 
 static const char kUsage[] =
     "usage: mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--set NAME=VALUE]...\n"
-    "                    [--emit ir|plan|cuda] [--out DIR] [--db FILE [--gpu-kind NAME]]\n"
+    "                    [--emit ir|plan|cuda] [--out DIR] [--db FILE | --server ADDR] [--gpu-kind NAME]\n"
     "  --emit ir          print the IR after simplification (the default without --out)\n"
     "  --emit plan        print the kernel plan: groups, stages, barriers, schedules, estimates,\n"
     "                     and the tuning space (contexts x unique group signatures x candidates)\n"
@@ -92,7 +121,11 @@ static const char kUsage[] =
     "  --no-verify        with --out: skip the verification (recorded as not verified)\n"
     "  --db FILE          use the tuning results in this tuner database (mono-tuner-server --db):\n"
     "                     the same final kernel the service builds; untuned groups keep defaults\n"
-    "  --gpu-kind NAME    with --db: the GPU kind to take results for (needed if it has several)\n"
+    "  --server ADDR      the same from a running tuner server's results (mono-tuner-server --listen);\n"
+    "                     the model is not sent, only its tuning space; --token-file FILE and the\n"
+    "                     --tls-* flags as for mono-submit\n"
+    "  --gpu-kind NAME    with --db or --server: the GPU kind to take results for (needed if there\n"
+    "                     are several)\n"
     "  --dtype fp16       float16 storage and tensor cores with float32 accumulation (default fp32)\n"
     "  --profile          a profiling build: per-stage timestamps (mono-run prints them)\n"
     "  --set NAME=VALUE   a kernel setting (below)\n"
@@ -108,7 +141,8 @@ static const char kUsage[] =
 static int compile_main(int argc, char** argv) {
   Flags args(argc, argv);
   cli::ModelFlags options;
-  std::string model, emit, out, db_path, gpu_kind;
+  std::string model, emit, out, db_path, gpu_kind, server, token_file;
+  transport::TlsFiles tls;
   PrintOptions print;
   PlanOptions plan;
   bool verify = true;
@@ -124,12 +158,18 @@ static int compile_main(int argc, char** argv) {
       db_path = args.value(flag);
     } else if (flag == "--gpu-kind") {
       gpu_kind = args.value(flag);
+    } else if (flag == "--server") {
+      server = args.value(flag);
+    } else if (flag == "--token-file") {
+      token_file = args.value(flag);
+    } else if (transport::take_tls_flag(args, flag, &tls)) {
     } else if (flag == "--no-verify") {
       verify = false;
     } else if (flag == "--all-constants") {
       print.max_constant_elements = kMaxTensorElements;
     } else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
+      std::fputs(transport::kClientTlsUsage, stdout);
       std::fputs(settings_help().c_str(), stdout);
       return kExitOk;
     } else {
@@ -137,6 +177,14 @@ static int compile_main(int argc, char** argv) {
     }
   }
   cli::require_model(model);
+  if (!db_path.empty() && !server.empty()) user_error("--db and --server both name where the results are: give one");
+  if (!gpu_kind.empty() && db_path.empty() && server.empty()) user_error("--gpu-kind needs --db FILE or --server ADDR");
+  if ((!token_file.empty() || tls.enabled()) && server.empty()) user_error("--token-file and --tls-* need --server ADDR");
+  std::string token;
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in || !std::getline(in, token) || token.empty()) user_error("cannot read a token from '", token_file, "'");
+  }
   if (emit.empty() && out.empty()) emit = "ir";
   if (!emit.empty() && emit != "ir" && emit != "plan" && emit != "cuda")
     user_error("--emit ", emit, " is not one of: ir, plan, cuda");
@@ -146,9 +194,11 @@ static int compile_main(int argc, char** argv) {
     return kExitOk;
   }
   if (options.calibrate) cli::calibrate(*g, synthetic_inputs(*g), &plan);
-  TunedFromDb tuned;
-  if (!db_path.empty()) {
-    tuned = tuning_from_db(db_path, gpu_kind, *g, plan);
+  TunedFrom tuned;
+  const bool tuned_build = !db_path.empty() || !server.empty();
+  if (tuned_build) {
+    tuned = !db_path.empty() ? tuning_from_db(db_path, gpu_kind, *g, plan)
+                             : tuning_from_server(server, token, tls, gpu_kind, *g, plan);
     plan = tuning::tuned_options(plan, tuned.choice.context, tuned.choice.schedules);
   }
   NvrtcOptions nvrtc;
@@ -171,7 +221,7 @@ static int compile_main(int argc, char** argv) {
     }
     write_artifact(out, *g, built, record);
     // The manifest names the records used, as the service's does.
-    if (!db_path.empty()) tuning::add_tuning_section(out, built.plan, tuned.choice, tuned.info);
+    if (tuned_build) tuning::add_tuning_section(out, built.plan, tuned.choice, tuned.info);
     std::fprintf(stderr, "wrote %s: %d groups in %d stages, %zu B weights; kernel %s\n", out.c_str(),
                  built.manifest.groups, built.manifest.stages, built.manifest.weights_bytes,
                  built.compiled.usage.str().c_str());

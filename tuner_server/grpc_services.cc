@@ -1,6 +1,8 @@
 #include "tuner_server/grpc_services.h"
 
 #include "proto/transport.h"
+#include "compiler/support/error.h"
+#include "compiler/tuning/merge.h"
 #include "tuner_server/request_checks.h"
 
 #include <unistd.h>
@@ -61,6 +63,28 @@ grpc::Status WorkersService::Report(grpc::ServerContext* ctx, const v1::ReportRe
   if (r.ok()) metrics_->report(r->accepted());
   if (r.status().code() == absl::StatusCode::kInvalidArgument) metrics_->report_refused();
   return finish(r, reply);
+}
+
+grpc::Status TuningService::TunedChoice(grpc::ServerContext* ctx, const v1::ChoiceRequest* req, v1::ChoiceReply* reply) {
+  if (auto s = check_token(ctx, token_); !s.ok()) return s;
+  constexpr size_t kMaxJson = 64u << 20;  // the service's whole-model fragments are far smaller
+  if (req->space_json().size() > kMaxJson || req->fragment_json().size() > kMaxJson)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the tuning space or fragment is over 64 MiB");
+  try {
+    const tuning::TuningSpace space = tuning::space_from_wire(nlohmann::json::parse(req->space_json()));
+    auto fragment = [&] {
+      nlohmann::json f = nlohmann::json::parse(req->fragment_json());
+      if (!f.is_object()) user_error("the whole-model fragment is not a JSON object");
+      return f;
+    };
+    const tuning::ModelChoice m = tuning::model_choice(*store_, "the tuner server", req->gpu_kind(), space, fragment);
+    reply->set_choice_json(tuning::model_choice_to_json(m).dump());
+    return grpc::Status::OK;
+  } catch (const nlohmann::json::exception& e) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string("not JSON: ") + e.what());
+  } catch (const UserError& e) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, e.what());
+  }
 }
 
 }  // namespace mono::server

@@ -51,6 +51,7 @@ class TuningService final : public v1::Tuning::Service {
                      grpc::ServerWriter<v1::Progress>* writer) override;
   grpc::Status FetchArtifact(grpc::ServerContext* ctx, const v1::FetchRequest* req,
                              grpc::ServerWriter<v1::FileChunk>* writer) override;
+  grpc::Status TunedChoice(grpc::ServerContext* ctx, const v1::ChoiceRequest* req, v1::ChoiceReply* reply) override;
 
  private:
   Coordinator* coordinator_;

@@ -227,6 +227,127 @@ FinalChoice final_choice(db::Store& store, const json& model_fragment, const Tun
   return f;
 }
 
+ModelChoice model_choice(db::Store& store, const std::string& where, std::string gpu_kind, const TuningSpace& space,
+                         const std::function<json()>& fragment) {
+  auto kinds = store.task_gpu_kinds();
+  if (!kinds.ok()) user_error(where, ": ", std::string(kinds.status().message()));
+  if (gpu_kind.empty()) {
+    if (kinds->empty()) user_error(where, ": the database has no tuning results");
+    if (kinds->size() > 1) {
+      std::string list;
+      for (const std::string& k : *kinds) list += (list.empty() ? "'" : ", '") + k + "'";
+      user_error(where, " has results for several GPU kinds (", list, "): name one with --gpu-kind");
+    }
+    gpu_kind = kinds->front();
+  } else if (std::find(kinds->begin(), kinds->end(), gpu_kind) == kinds->end()) {
+    user_error(where, " has no results for GPU kind '", gpu_kind, "'");
+  }
+  ModelChoice m;
+  m.gpu_kind = gpu_kind;
+  m.dry_run = gpu_kind == dry_run_kind();
+  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, 2, "");
+  if (!f.refused.empty()) user_error(where, ": ", f.refused);
+  m.choice = std::move(f.choice);
+  m.info = std::move(f.info);
+  m.pending = f.pending;
+  return m;
+}
+
+namespace {
+
+// A field of a wire object, or a UserError naming it.
+const json& wire_field(const json& j, const char* key, const char* what) {
+  if (!j.is_object() || !j.contains(key)) user_error(what, ": missing \"", key, "\"");
+  return j.at(key);
+}
+template <class T>
+T wire_value(const json& j, const char* key, const char* what) {
+  try {
+    return wire_field(j, key, what).get<T>();
+  } catch (const json::exception&) {
+    user_error(what, ": \"", key, "\" has the wrong type (", j.at(key).dump(), ")");
+  }
+}
+
+}  // namespace
+
+json space_to_wire(const TuningSpace& space) {
+  json contexts = json::array(), tasks = json::array();
+  for (const Context& c : space.contexts) contexts.push_back(context_to_json(c));
+  for (const TuningTask& t : space.tasks)
+    tasks.push_back({{"signature", t.signature},
+                     {"context", context_to_json(t.context)},
+                     {"groups", t.groups.size()},
+                     {"default_est_us", t.default_est_us}});
+  return {{"contexts", contexts}, {"tasks", tasks}};
+}
+
+TuningSpace space_from_wire(const json& j) {
+  constexpr const char* kWhat = "tuning space";
+  TuningSpace space;
+  const json& contexts = wire_field(j, "contexts", kWhat);
+  const json& tasks = wire_field(j, "tasks", kWhat);
+  if (!contexts.is_array() || contexts.empty() || !tasks.is_array())
+    user_error(kWhat, ": \"contexts\" must be a non-empty array and \"tasks\" an array");
+  for (const json& c : contexts) space.contexts.push_back(context_from_json(c));
+  for (const json& t : tasks) {
+    TuningTask task;
+    task.signature = wire_value<std::string>(t, "signature", kWhat);
+    if (task.signature.size() != 16 ||
+        task.signature.find_first_not_of("0123456789abcdef") != std::string::npos)
+      user_error(kWhat, ": signature '", task.signature, "' is not 16 lower-case hex digits");
+    task.context = context_from_json(wire_field(t, "context", kWhat));
+    if (std::find(space.contexts.begin(), space.contexts.end(), task.context) == space.contexts.end())
+      user_error(kWhat, ": task ", task.signature, " names a context that is not in \"contexts\"");
+    const int64_t groups = wire_value<int64_t>(t, "groups", kWhat);
+    if (groups < 1 || groups > 200000) user_error(kWhat, ": task ", task.signature, " has ", groups, " groups");
+    for (int64_t i = 0; i < groups; ++i) task.groups.push_back(static_cast<int>(i));
+    task.default_est_us = wire_value<double>(t, "default_est_us", kWhat);
+    space.tasks.push_back(std::move(task));
+  }
+  return space;
+}
+
+json model_choice_to_json(const ModelChoice& m) {
+  json schedules = json::object();
+  for (const auto& [sig, s] : m.choice.schedules) schedules[sig] = schedule_to_json(s);
+  const ContextChoice& c = m.choice;
+  return {{"gpu_kind", m.gpu_kind},
+          {"dry_run", m.dry_run},
+          {"pending", m.pending},
+          {"info", m.info},
+          {"choice",
+           {{"context", context_to_json(c.context)},
+            {"schedules", schedules},
+            {"records", c.records},
+            {"total_us", c.total_us},
+            {"all_measured", c.all_measured},
+            {"groups_tuned", c.groups_tuned},
+            {"groups_default", c.groups_default},
+            {"default_total_us", c.default_total_us}}}};
+}
+
+ModelChoice model_choice_from_json(const json& j) {
+  constexpr const char* kWhat = "tuning choice";
+  ModelChoice m;
+  m.gpu_kind = wire_value<std::string>(j, "gpu_kind", kWhat);
+  m.dry_run = wire_value<bool>(j, "dry_run", kWhat);
+  m.pending = wire_value<bool>(j, "pending", kWhat);
+  m.info = wire_field(j, "info", kWhat);
+  const json& c = wire_field(j, "choice", kWhat);
+  m.choice.context = context_from_json(wire_field(c, "context", kWhat));
+  const json& schedules = wire_field(c, "schedules", kWhat);
+  if (!schedules.is_object()) user_error(kWhat, ": \"schedules\" must be an object");
+  for (const auto& [sig, s] : schedules.items()) m.choice.schedules[sig] = schedule_from_json(s);
+  m.choice.records = wire_field(c, "records", kWhat);
+  m.choice.total_us = wire_value<double>(c, "total_us", kWhat);
+  m.choice.all_measured = wire_value<bool>(c, "all_measured", kWhat);
+  m.choice.groups_tuned = wire_value<int>(c, "groups_tuned", kWhat);
+  m.choice.groups_default = wire_value<int>(c, "groups_default", kWhat);
+  m.choice.default_total_us = wire_value<double>(c, "default_total_us", kWhat);
+  return m;
+}
+
 std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
                                json info) {
   info["context"] = context_to_json(choice.context);

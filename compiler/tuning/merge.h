@@ -3,6 +3,7 @@
 // job that decides between the top contexts, and the tuned artifact. Payloads: jobs.h.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,6 +59,31 @@ struct FinalChoice {
 FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment, const TuningSpace& space,
                          const std::string& task_gpu_kind, bool dry_run, int top_contexts,
                          const std::string& submission_id);
+
+// The final choice for one model as mono-compile builds it, from a tuner database (--db FILE)
+// or on the server for a remote client (--server ADDR, the TunedChoice RPC): the GPU kind is
+// `gpu_kind`, or the only one the database has results for; then final_choice over the top 2
+// contexts (`fragment` is the model's whole-model fragment, asked for only when measured
+// results exist). Throws UserError naming `where` (the database or server) when the database
+// has no results, several kinds and none named, or no results for the named one, and when
+// every whole kernel gave wrong answers.
+struct ModelChoice {
+  ContextChoice choice;
+  nlohmann::json info;
+  std::string gpu_kind;
+  bool dry_run = false;
+  bool pending = false;  // the whole-kernel timing has not finished: the best per-group context
+};
+ModelChoice model_choice(db::Store& store, const std::string& where, std::string gpu_kind, const TuningSpace& space,
+                         const std::function<nlohmann::json()>& fragment);
+
+// What TunedChoice carries (JSON, checked; the parsers throw UserError naming the field): a
+// model's tuning space as model_choice needs it (contexts; per task the signature, context,
+// group count and default estimate), and a ModelChoice.
+nlohmann::json space_to_wire(const TuningSpace& space);
+TuningSpace space_from_wire(const nlohmann::json& j);
+nlohmann::json model_choice_to_json(const ModelChoice& c);
+ModelChoice model_choice_from_json(const nlohmann::json& j);
 
 // Adds the "tuning" section to DIR/manifest.json of an artifact built from `plan` with
 // `choice`: `info`, the context, groups tuned / at default (from the plan) and the records

@@ -77,10 +77,11 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
   };
   if (gemm_like(g.kind)) {
     const GemmProblem p = gemm_problem(g);
-    std::vector<GemmSchedule> tiles = tuning_gemm_tiles(g.f16, ctx);
-    if (wgmma_operands(plan, g, nullptr))  // the same tiles could run on wgmma
-      for (const GemmSchedule& t : tuning_wgmma_tiles(ctx)) tiles.push_back(t);
-    for (const GemmSchedule& t : tiles) {
+    // Not the wgmma tiles (tuning_wgmma_tiles) yet: a job's fragment reads the group's A as a
+    // graph input, where wgmma does not apply (cost_model.h wgmma_operands), so the worker
+    // would time them on mma.sync. The model's default, on wgmma, is timed so too; the
+    // whole-kernel job that picks the final kernel runs the real thing.
+    for (const GemmSchedule& t : tuning_gemm_tiles(g.f16, ctx)) {
       for (int splits : split_k_factors(p.k, t.bk)) {
         Candidate c;
         c.schedule.kind = g.kind;

@@ -217,7 +217,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
     const KernelPlan& p = b.plan;
     EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
     EXPECT_NE(b.source.find("BulkTileK<half_t> "), std::string::npos);
-    int gemms = 0;
+    int gemms = 0, wgmma = 0;
     for (const Group& g : p.groups)
       if (g.f16 && !g.in_attention() && g.kind == GroupKind::kGemm && p.root(g.anchor->inputs[1])->is_constant() &&
           g.anchor->inputs[1]->type.rank() == 2) {
@@ -227,7 +227,10 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
         EXPECT_EQ(t.tile_rows, g.gemm.bn);
         EXPECT_EQ(t.tile_k, g.gemm.bk);
         EXPECT_EQ(t.transposed, g.anchor->op == OpKind::kMatMul) << "MatMul weights are [K][N] in the model";
+        EXPECT_EQ(t.swizzled, g.gemm.wgmma) << "wgmma tiles read their weights swizzled";
+        wgmma += g.gemm.wgmma;
       }
+    EXPECT_GT(wgmma, 0) << "the projections of both models run on wgmma";
     ASSERT_GT(gemms, 0);
     EXPECT_EQ(static_cast<int>(p.weight_tiles.size()), gemms);
     const std::vector<unsigned char> blob = pack_weights(p);
@@ -244,11 +247,17 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
       const Tensor h = w->constant->cast(DType::kF16);
       const uint16_t* src = static_cast<const uint16_t*>(h.raw());
       const uint16_t* dst = reinterpret_cast<const uint16_t*>(blob.data() + p.constant_offset(w, packing));
-      const int64_t ld = t.bk + 8, kts = (K + t.bk - 1) / t.bk, row_tiles = (rows + t.rows - 1) / t.rows;
+      // Padded: a block's rows are bk + 8 halves. Swizzled (wgmma): unpadded, [bk/64][rows][64],
+      // the 16-byte chunk c of row rr at chunk c ^ (rr % 8).
+      const int64_t ld = packing.swizzled ? t.bk : t.bk + 8, kts = (K + t.bk - 1) / t.bk,
+                    row_tiles = (rows + t.rows - 1) / t.rows;
       std::vector<bool> seen(static_cast<size_t>(row_tiles * kts * t.rows * ld), false);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < K; ++k) {
-          const int64_t at = ((r / t.rows * kts + k / t.bk) * t.rows + r % t.rows) * ld + k % t.bk;
+          const int64_t block = r / t.rows * kts + k / t.bk, rr = r % t.rows, kk = k % t.bk;
+          const int64_t at = packing.swizzled ? block * t.rows * ld + (kk / 64) * t.rows * 64 + rr * 64 +
+                                                    (((kk % 64) / 8) ^ (rr % 8)) * 8 + kk % 8
+                                              : (block * t.rows + rr) * ld + kk;
           ASSERT_EQ(dst[at], src[nk ? k * rows + r : r * K + k]) << node->name << " (" << r << ", " << k << ")";
           seen[at] = true;
         }

@@ -101,6 +101,24 @@ cmp -s "$work/artifact/model.cu" "$work/from_db/model.cu" || fail "mono-compile 
 grep -q "nothing measured" "$work/compile_db.log" || fail "mono-compile --db did not say the results are a dry run"
 echo "mono-compile --db: the same kernel as the service's artifact"
 
+# mono-compile --server builds the same kernel from the running server's results (the model
+# stays here); the manifests name the same records.
+"$build/client/mono-compile" "$model/model.onnx" --dtype fp16 --server "$addr" --out "$work/from_server" \
+  2> "$work/compile_server.log" || fail "mono-compile --server: $(tail -n 2 "$work/compile_server.log")"
+cmp -s "$work/artifact/model.cu" "$work/from_server/model.cu" || fail "mono-compile --server differs from the service's artifact"
+grep -q "tuning results from the tuner server at $addr" "$work/compile_server.log" || fail "mono-compile --server: $(head -n 2 "$work/compile_server.log")"
+python3 - "$work/from_db/manifest.json" "$work/from_server/manifest.json" <<'EOF2' || fail "the --db and --server manifests name different records"
+import json, sys
+a, b = (json.load(open(p))["tuning"] for p in sys.argv[1:])
+assert a["records"] == b["records"] and a["records"], (len(a["records"]), len(b["records"]))
+assert b.get("server") and a.get("database"), (list(a), list(b))
+EOF2
+set +e; out=$("$build/client/mono-compile" "$model/model.onnx" --dtype fp16 --server "$addr" --gpu-kind "NVIDIA Nothing" --emit plan 2>&1); rc=$?; set -e
+[ $rc = 2 ] && echo "$out" | grep -q "has no results for GPU kind 'NVIDIA Nothing'" || fail "--server with an unknown GPU kind: rc=$rc: $out"
+set +e; out=$("$build/client/mono-compile" "$model/model.onnx" --server 127.0.0.1:1 --emit plan 2>&1); rc=$?; set -e
+[ $rc = 2 ] && echo "$out" | grep -q "cannot reach the tuner server" || fail "--server unreachable: rc=$rc: $out"
+echo "mono-compile --server: the same kernel and records as --db; clear errors for an unknown GPU kind and no server"
+
 # Resubmitting the same model: every task is answered from the database.
 jobs_before=$(sql "SELECT COUNT(*) FROM jobs")
 "$submit_bin" "$model" --server "$addr" --dry-run --out "$work/artifact2" > /dev/null 2> "$work/submit2.log" || fail "resubmission failed"
