@@ -4,12 +4,12 @@
 # tests it selects (node_tests.tar.xz), the random differential tester, and a copy of shared/bench. PROBE=1 also
 # builds the probe build of the check (device_lib_probe, for bench/gemm_probe.sh); it is left out
 # by default because the device tool carries at most 64 MiB in all. SERVICE=1 also bundles the
-# service (mono-tuner-server, mono-worker, mono-submit and their gRPC libraries) for a run of the
-# tuning service on the GPU; the GPU check does not need it.
+# service (mono-tuner-server, mono-worker, mono-submit and their gRPC libraries, and
+# bench/tuning_jobs_check) for a run of the tuning service on the GPU; the GPU check does not need it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build -j "$(nproc)" --target mono-run mono-compile mono-tuner-server mono-worker mono-submit \
-  gpu_conformance difftest
+  gpu_conformance difftest tuning_jobs_check
 mkdir -p .gpu/bin
 check_src=(tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu)
 /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 "${check_src[@]}" -o build/device_lib_check &
@@ -22,7 +22,8 @@ fi
 wait $check_pid  # fails the script if the check did not build
 rm -rf .gpu/bin
 service=()
-[ "${SERVICE:-0}" = 1 ] && service=(build/client/mono-submit build/tuner_server/mono-tuner-server build/gpu_worker/mono-worker)
+[ "${SERVICE:-0}" = 1 ] && service=(build/client/mono-submit build/tuner_server/mono-tuner-server build/gpu_worker/mono-worker
+                                     build/bench/tuning_jobs_check)
 rm -rf .gpu/lib
 ../shared/tools/device-bundle .gpu build/client/mono-run build/client/mono-compile build/device_lib_check \
   build/tests/gpu_conformance build/tests/difftest "${service[@]}" "${probe[@]}"

@@ -38,8 +38,9 @@ double round_robin_us(int64_t items, double item_us, const KernelContext& ctx);
 std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
 // Whether group `grp`'s operands are read as wgmma (GemmWg) needs them: A one fp16 activation
 // matrix in the arena (through a tensor map), B constant weights packed tile by tile. A value
-// is in the arena unless it is a constant, a graph input or (`graph_outputs`, roots) a graph
-// output; without `graph_outputs` the plan's placement decides (a placed plan).
+// is in the arena unless it is a constant, a graph input (KernelPlan::arena_inputs aside) or
+// (`graph_outputs`, roots) a graph output; without `graph_outputs` the plan's placement decides
+// (a placed plan).
 // planner/gemm_cores.cc.
 bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs);
 // wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows);

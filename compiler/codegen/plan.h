@@ -167,6 +167,9 @@ struct KernelPlan {
     int output;           // the graph output it goes to
   };
   std::vector<OutputCopy> output_copies;
+  // Graph inputs the kernel copies into the arena before its first stage (PlanOptions::
+  // arena_inputs): groups read them as they read activations.
+  std::set<const Value*> arena_inputs;
 
   // Values stored with their last two axes swapped ([.., a, b] kept as [.., b, a] in memory):
   // a GEMM output whose epilogue transposes it only so that GEMMs can read it as a [K][N] B
@@ -205,6 +208,11 @@ struct PlanOptions {
   // of its model, compiler/tuning/fragment.h) lists here the values its model keeps in fp32
   // because they meet an fp32 GEMM outside the fragment.
   std::set<const Value*> keep_fp32;
+  // Graph inputs to copy into the arena before the first stage, so that the groups reading them
+  // read an activation (tensor maps, wgmma: cost_model.h wgmma_operands). A tuning fragment
+  // (compiler/tuning/fragment.h) lists the inputs that were activations in its model, so that
+  // its group runs on the operand paths it runs on there.
+  std::set<const Value*> arena_inputs;
   // Tuned schedules by group signature (compiler/tuning computes signatures; its
   // tuning::use_schedules sets both fields). A group whose signature has an entry uses it if
   // it is valid in the context, else its default schedule (Group::override_rejected says why).

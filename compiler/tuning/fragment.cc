@@ -19,8 +19,9 @@ using nlohmann::json;
 namespace {
 
 // The fields of a payload; load_fragment refuses any other.
-const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",     "nonnegative", "sms",
-                               "threads", "blocks_per_sm", "smem_limit", "inline_groups"};
+const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",     "nonnegative",
+                               "sms",     "threads",       "blocks_per_sm", "smem_limit", "inline_groups",
+                               "arena_inputs"};
 
 // `nodes` and the view nodes they read through (transitively), in graph order. The plan's
 // alias map says which values are views: exactly what the planner treats as one.
@@ -163,13 +164,19 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
       keep_fp32.push_back(v->name);
   }
   json nonnegative = json::array();  // inputs of the fragment (its non-constant outside values) never negative
-  for (const Value* v : outside)
-    if (!v->is_constant() && options.nonnegative.count(v)) nonnegative.push_back(v->name);
+  json arena_inputs = json::array();  // inputs that are activations in the arena in the model
+  for (const Value* v : outside) {
+    if (v->is_constant()) continue;
+    if (options.nonnegative.count(v)) nonnegative.push_back(v->name);
+    auto pl = plan.placement.find(plan.root(v));
+    if (pl != plan.placement.end() && pl->second.space == Placement::kArena) arena_inputs.push_back(v->name);
+  }
   return json{{"ir", graph_to_string(sub, print)},
               {"precision", options.settings.precision == Precision::kF16 ? "fp16" : "fp32"},
               {"ranges", ranges},
               {"keep_fp32", keep_fp32},
               {"nonnegative", nonnegative},
+              {"arena_inputs", arena_inputs},
               {"sms", options.settings.sms},
               {"threads", options.settings.threads},
               {"blocks_per_sm", options.settings.blocks_per_sm},
@@ -240,6 +247,18 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
     for (const json& name : nonneg) {
       if (!name.is_string()) user_error("fragment: \"nonnegative\" must hold value names, got ", name.dump());
       o.nonnegative.insert(float_value(by_name, "nonnegative", name.get<std::string>()));
+    }
+  }
+
+  if (j.contains("arena_inputs")) {
+    const json& arena = j.at("arena_inputs");
+    if (!arena.is_array()) user_error("fragment: \"arena_inputs\" must be an array, got ", arena.type_name());
+    for (const json& name : arena) {
+      if (!name.is_string()) user_error("fragment: \"arena_inputs\" must hold input names, got ", name.dump());
+      auto it = by_name.find(name.get<std::string>());
+      if (it == by_name.end() || !f.graph->is_graph_input(it->second))
+        user_error("fragment: \"arena_inputs\": %", name.get<std::string>(), " is not an input of the fragment");
+      o.arena_inputs.insert(it->second);
     }
   }
 

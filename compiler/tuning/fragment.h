@@ -9,6 +9,10 @@
 //    "ranges": {"x": 3.5, ...},          calibrated max |x| of the fragment's float values
 //    "keep_fp32": ["y", ...],            fp16: values the model keeps in fp32 besides those
 //                                        the ranges put there (optional, default none)
+//    "arena_inputs": ["x", ...],         inputs that are activations in the model's arena: the
+//                                        fragment's kernel copies them there first, so that its
+//                                        group reads them as in the model (tensor maps, wgmma)
+//                                        (optional, default none)
 //    "sms": 132, "threads": 256, "blocks_per_sm": 1, "smem_limit": 0,
 //    "inline_groups": 1}                 the model's kernel: group functions inlined (1) or
 //                                        not (0) (optional)

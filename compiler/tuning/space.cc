@@ -77,11 +77,12 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
   };
   if (gemm_like(g.kind)) {
     const GemmProblem p = gemm_problem(g);
-    // Not the wgmma tiles (tuning_wgmma_tiles) yet: a job's fragment reads the group's A as a
-    // graph input, where wgmma does not apply (cost_model.h wgmma_operands), so the worker
-    // would time them on mma.sync. The model's default, on wgmma, is timed so too; the
-    // whole-kernel job that picks the final kernel runs the real thing.
-    for (const GemmSchedule& t : tuning_gemm_tiles(g.f16, ctx)) {
+    std::vector<GemmSchedule> tiles = tuning_gemm_tiles(g.f16, ctx);
+    // The wgmma tiles where the operands allow (a job's fragment copies such an A into its
+    // arena, fragment.h "arena_inputs", so the worker times them on wgmma too).
+    if (wgmma_operands(plan, g, nullptr))
+      for (const GemmSchedule& t : tuning_wgmma_tiles(ctx)) tiles.push_back(t);
+    for (const GemmSchedule& t : tiles) {
       for (int splits : split_k_factors(p.k, t.bk)) {
         Candidate c;
         c.schedule.kind = g.kind;

@@ -72,9 +72,8 @@ SpaceSummary summarize(const TuningSpace& space);
 std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& group, double prune_factor, int* before);
 // The GEMM tile menu of the tuning space in a context (split-K 1; valid tiles that fit).
 std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx);
-// The wgmma (GemmWg) tiles worth trying for groups whose operands allow them (cost_model.h
-// wgmma_operands), in a context (split-K 1; valid tiles only). Not in the space until job
-// fragments keep A in the arena (space.cc group_candidates).
+// The wgmma (GemmWg) tiles tried for groups whose operands allow them (cost_model.h
+// wgmma_operands), in a context (split-K 1; valid tiles only).
 std::vector<GemmSchedule> tuning_wgmma_tiles(const KernelContext& ctx);
 // The ILP factors tried for pointwise groups.
 std::vector<int> tuning_ilp_factors();

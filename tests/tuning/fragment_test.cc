@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 
+#include "compiler/codegen/cuda_emitter.h"
 #include "compiler/driver/model.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
@@ -113,14 +114,10 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
                                   << group_signature_text(r.plan, r.plan.groups[0]) << "payload IR:\n"
                                   << payload["ir"].get<std::string>();
         EXPECT_EQ(found->kind, g.kind);
-        // A fragment reads the group's A as a graph input: wgmma needs it in the arena
-        // (cost_model.h wgmma_operands), so a group on wgmma in its model is not on it here.
-        if (g.gemm.wgmma) {
-          EXPECT_FALSE(found->gemm.wgmma);
-          ++on_wgmma;
-        } else {
-          EXPECT_EQ(found->schedule(), g.schedule()) << found->schedule().str() << " vs " << g.schedule().str();
-        }
+        // The same schedule, wgmma included: an A that is an activation in the model is copied
+        // into the fragment's arena ("arena_inputs"), where the group reads it the same way.
+        EXPECT_EQ(found->schedule(), g.schedule()) << found->schedule().str() << " vs " << g.schedule().str();
+        on_wgmma += g.gemm.wgmma;
         EXPECT_EQ(found->f16, g.f16);
         EXPECT_EQ(found->items, g.items);
         // Compiled the way the model's kernel is (inlined or not).
@@ -289,6 +286,12 @@ TEST(Fragment, MalformedPayloadsAreRefusedNamingTheField) {
   j["keep_fp32"] = json::array({"no_such_value"});
   expect_refused(j, "\"keep_fp32\" names %no_such_value");
   j = good;
+  j["arena_inputs"] = json::array({"no_such_value"});
+  expect_refused(j, "\"arena_inputs\": %no_such_value is not an input of the fragment");
+  j = good;
+  j["arena_inputs"] = "x";
+  expect_refused(j, "\"arena_inputs\" must be an array");
+  j = good;
   j["schedule"] = json::object();
   expect_refused(j, "unknown field \"schedule\"");
   j = good;
@@ -310,6 +313,36 @@ TEST(Fragment, MalformedPayloadsAreRefusedNamingTheField) {
   j = good;
   j["ir"] = ir + "junk";
   expect_refused(j, "fragment: \"ir\": IR text line");
+}
+
+// A group whose A is an activation in its model reads it from the arena in its fragment too:
+// the payload names it in "arena_inputs", the fragment's kernel copies that input into the
+// arena before its stage, and the group keeps its tensor map and its wgmma tile; an input of
+// the model stays an input.
+TEST(Fragment, ActivationInputsAreCopiedIntoTheArena) {
+  const Model m = load("tiny-bert-opset20", Precision::kF16);
+  int checked = 0;
+  for (const Group& g : m.plan.groups) {
+    if (!g.gemm.wgmma) continue;
+    SCOPED_TRACE(g.nodes());
+    const json payload = make_fragment(*m.graph, m.plan, g, m.options);
+    // A, and a residual the epilogue adds, are activations in the model.
+    const json& names = payload.at("arena_inputs");
+    ASSERT_GE(names.size(), 1u) << payload.dump().substr(0, 400);
+    EXPECT_NE(std::find(names.begin(), names.end(), m.plan.root(g.anchor->inputs[0])->name), names.end()) << names;
+    const Rebuilt r = rebuild(payload);
+    ASSERT_EQ(r.plan.arena_inputs.size(), names.size());
+    for (const Value* in : r.plan.arena_inputs) EXPECT_EQ(r.plan.placement.at(in).space, Placement::kArena) << in->name;
+    const std::string src = emit_cuda(*r.fragment.graph, r.plan, "fragment");
+    EXPECT_NE(src.find("grid_copy(t_"), std::string::npos);
+    EXPECT_NE(src.find("GemmWg<"), std::string::npos);
+    EXPECT_NE(src.find("TensorK<half_t>"), std::string::npos);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 12);
+  // The embedding Gather reads the model's input_ids: not an arena input in its fragment.
+  for (const Group& g : m.plan.groups)
+    if (g.anchor->op == OpKind::kGather) EXPECT_TRUE(make_fragment(*m.graph, m.plan, g, m.options).at("arena_inputs").empty());
 }
 
 // ---- printer and parser ----------------------------------------------------------------------

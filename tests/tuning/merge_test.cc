@@ -9,7 +9,9 @@
 #include "compiler/driver/model.h"
 #include "compiler/tuning/jobs.h"
 #include "compiler/tuning/merge.h"
+#include "compiler/tuning/signature.h"
 #include "compiler/tuning/space.h"
+#include "compiler/support/error.h"
 #include "tests/db/db_test_util.h"
 
 namespace mono::tuning {
@@ -90,6 +92,89 @@ TEST(FinalChoice, ADryRunIsRecordedAsNotVerified) {
   const FinalChoice f = final_choice(*fx.store, nlohmann::json(), fx.space, dry_run_kind(), /*dry_run=*/true, 2, "s1");
   EXPECT_FALSE(f.verification.at("verified").get<bool>());
   EXPECT_NE(f.verification.at("reason").get<std::string>().find("dry run"), std::string::npos);
+}
+
+
+// Results are keyed by the tuning code version (kSignatureVersion is part of every group
+// signature): a database holding the same task measured by an older version of the code never
+// lends that measurement to the current one, however fast it was. Shown with both versions'
+// tasks in one database: the older task's result is 100x faster, the choice ignores it.
+TEST(ModelChoice, ARecordOfAnotherCodeVersionIsNeverUsed) {
+  Fixture fx;
+  TuningPlanOptions po;
+  po.task_gpu_kind = kGpu;
+  const TuningPlan plan = plan_tuning(fx.model, po);
+  ASSERT_FALSE(plan.tasks.empty());
+  // The first task of the first context, and its twin as the previous code version keyed it.
+  const db::TaskPlan& now = plan.tasks.front();
+  const TuningTask* task = nullptr;
+  for (const TuningTask& t : plan.space.tasks)
+    if (t.signature == now.signature && context_to_string(t.context) == now.context) task = &t;
+  ASSERT_NE(task, nullptr);
+  ASSERT_GE(task->candidates.size(), 2u);
+  const std::string version = str_cat("mono-group-signature v", kSignatureVersion, "\n");
+  ASSERT_EQ(task->signature_text.rfind(version, 0), 0u) << task->signature_text.substr(0, 40);
+  db::TaskPlan old = now;
+  old.signature = signature_hash(str_cat("mono-group-signature v", kSignatureVersion - 1, "\n") +
+                                 task->signature_text.substr(version.size()));
+  ASSERT_NE(old.signature, now.signature);
+  nlohmann::json old_payload = nlohmann::json::parse(now.payload);
+  old_payload["task"]["signature"] = old.signature;
+  old_payload["task"]["signature_version"] = kSignatureVersion - 1;
+  old.payload = old_payload.dump();
+  for (db::NewJob& j : old.jobs) j.id = "old-" + j.id;
+  db::SubmissionRecord sub;
+  sub.model_name = "tiny-resnet";
+  auto sid = fx.store->create_submission(sub);
+  ASSERT_TRUE(sid.ok()) << sid.status();
+  auto added = fx.store->add_plan(*sid, {now, old});
+  ASSERT_TRUE(added.ok()) << added.status();
+
+  // Every job of both tasks measured: the old version's non-default candidate at 0.1 us, the
+  // current version's default at 10 us and the others slower.
+  auto worker = fx.store->register_worker("w", db::testing::gpu_caps(kGpu));
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  auto leased = fx.store->lease(*worker, 1000, 60000);
+  ASSERT_TRUE(leased.ok()) << leased.status();
+  int reported = 0;
+  for (const db::JobRecord& j : *leased) {
+    const nlohmann::json payload = nlohmann::json::parse(j.payload);
+    if (!payload.contains("candidates")) continue;
+    const bool is_old = j.id.rfind("old-", 0) == 0;
+    std::vector<db::CandidateResult> results;
+    for (const nlohmann::json& c : payload.at("candidates")) {
+      db::CandidateResult r;
+      r.candidate = c.at("index").get<int>();
+      r.ok = true;
+      const double us = c.value("default", false) ? 10.0 : is_old ? 0.1 : 12.0;
+      r.samples_us = {us, us, us};
+      r.median_us = us;
+      results.push_back(r);
+    }
+    db::Environment env;
+    env.gpu_name = kGpu;
+    auto rep = fx.store->report(*worker, j.id, results, env);
+    ASSERT_TRUE(rep.ok() && *rep) << j.id;
+    ++reported;
+  }
+  ASSERT_GE(reported, 2);
+  // Per context, the current task's best is its own default at 10 us (the choice's
+  // records), never the old task's 0.1 us.
+  const std::vector<ContextChoice> per_context = choose_schedules(*fx.store, fx.space, kGpu, false);
+  bool seen = false;
+  for (const ContextChoice& c : per_context)
+    for (const nlohmann::json& r : c.records) {
+      EXPECT_NE(r.at("task_id").get<int64_t>(), added->task_ids[1]) << "a record of the older code version was used";
+      if (r.at("task_id").get<int64_t>() == added->task_ids[0]) {
+        seen = true;
+        EXPECT_EQ(r.at("median_us").get<double>(), 10.0) << r.dump();
+      }
+    }
+  EXPECT_TRUE(seen) << "the current version's own record was not used";
+  const ModelChoice m = model_choice(*fx.store, "the test database", kGpu, fx.space, [&] { return fx.fragment; });
+  EXPECT_TRUE(m.pending);  // the whole-kernel job is not queued in this test
+  for (const nlohmann::json& r : m.choice.records) EXPECT_NE(r.at("task_id").get<int64_t>(), added->task_ids[1]);
+  EXPECT_EQ(m.choice.schedules.count(old.signature), 0u);
 }
 
 }  // namespace

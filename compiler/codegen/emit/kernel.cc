@@ -185,6 +185,24 @@ std::string output_copies(Module& m, const Graph& graph) {
   return os.str();
 }
 
+// Graph inputs the groups read from the arena (KernelPlan::arena_inputs), copied there before
+// the first stage, then a grid barrier.
+std::string input_copies(Module& m, const Graph& graph) {
+  const KernelPlan& plan = m.plan;
+  if (plan.arena_inputs.empty()) return "";
+  std::ostringstream os;
+  os << "\n  // ---- inputs the groups read from the arena: copied there first ----\n";
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const Value* in = graph.inputs[i];
+    if (!plan.arena_inputs.count(in)) continue;
+    const size_t bytes = static_cast<size_t>(in->type.numel()) * dtype_size(plan.dtype_of(in));
+    os << "  grid_copy(" << m.buffer(in) << ", p.inputs[" << i << "], " << bytes << "ULL);  // input " << i << " '"
+       << comment_text(in->name) << "'\n";
+  }
+  os << "  grid_barrier(p.sync);\n";
+  return os.str();
+}
+
 void print_prelude(std::ostream& os, const Module& m, const std::string& model_name) {
   const KernelPlan& plan = m.plan;
   const KernelContext& c = plan.ctx;
@@ -244,6 +262,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     }
   }
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
+  const std::string inputs = input_copies(m, graph);
   std::ostringstream os;
   print_prelude(os, m, model_name);
   os << "// ---- group functions (shared by groups with the same code) ----\n\n";
@@ -258,6 +277,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   if (plan.settings.profile)
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
+  os << inputs;
   for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();

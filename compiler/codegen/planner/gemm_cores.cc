@@ -31,7 +31,7 @@ bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<con
   const Value* ra = plan.root(a);
   bool arena;
   if (graph_outputs) {
-    arena = !ra->is_constant() && ra->producer != nullptr && !graph_outputs->count(ra);
+    arena = !ra->is_constant() && (ra->producer != nullptr || plan.arena_inputs.count(ra)) && !graph_outputs->count(ra);
   } else {
     auto it = plan.placement.find(ra);
     arena = it != plan.placement.end() && it->second.space == Placement::kArena;

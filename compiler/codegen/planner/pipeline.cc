@@ -37,6 +37,8 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   KernelPlan plan;
   plan.settings = options.settings;
   plan.ctx = make_context(options.settings);
+  for (const Value* v : graph.inputs)
+    if (options.arena_inputs.count(v)) plan.arena_inputs.insert(v);
   auto step = [&](const char* name) {
     if (options.after_step) options.after_step(name, plan);
   };

@@ -64,7 +64,8 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
   for (const auto& c : plan->constants) packed.insert({c.value, c.packing});
   // Graph inputs and outputs.
   for (size_t i = 0; i < graph.inputs.size(); ++i)
-    plan->placement[graph.inputs[i]] = {Placement::kInput, 0, static_cast<int>(i)};
+    if (!plan->arena_inputs.count(graph.inputs[i]))  // those are placed with the intermediates
+      plan->placement[graph.inputs[i]] = {Placement::kInput, 0, static_cast<int>(i)};
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     const Value* r = plan->root(graph.outputs[i]);
     if (!r->producer || plan->placement.count(r)) {  // an input, a constant or another output
@@ -94,6 +95,8 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
     index[v] = live.size();
     live.push_back({v, stage, stage, align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan->dtype_of(v)), 256)});
   };
+  for (const Value* v : graph.inputs)  // copied in before stage 0: live from stage 0
+    if (plan->arena_inputs.count(v)) written(v, 0);
   for (const Group& grp : plan->groups) {
     for (const Value* out : grp.anchor->outputs)
       if (out) written(out, grp.stage);
