@@ -60,9 +60,9 @@ static TunedFrom tuning_from_db(const std::string& db_path, const std::string& g
 // model stays here; the server gets its tuning space and whole-model fragment.
 static TunedFrom tuning_from_server(const std::string& server, const std::string& token, const transport::TlsFiles& tls,
                                     const std::string& gpu_kind, const Graph& g, const PlanOptions& plan) {
+  constexpr size_t kServerLimit = 16 << 20;  // mono-tuner-server's receive limit (server_main.cc)
   grpc::ChannelArguments ca;
   ca.SetMaxReceiveMessageSize(64 << 20);
-  ca.SetMaxSendMessageSize(64 << 20);
   auto channel = grpc::CreateCustomChannel(server, transport::channel_credentials(tls), ca);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
     user_error("cannot reach the tuner server at ", server, " (no connection within 10 s)");
@@ -71,6 +71,9 @@ static TunedFrom tuning_from_server(const std::string& server, const std::string
   req.set_space_json(tuning::space_to_wire(tuning::enumerate_space(g, plan)).dump());
   req.set_fragment_json(tuning::whole_model_fragment(g, plan).dump());
   req.set_gpu_kind(gpu_kind);
+  if (req.ByteSizeLong() > kServerLimit)
+    user_error("the model's tuning space and fragment are ", req.ByteSizeLong() >> 20,
+               " MiB, over the tuner server's 16 MiB request limit: use --db FILE on the server's database");
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
   if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);

@@ -65,31 +65,6 @@ grpc::Status WorkersService::Report(grpc::ServerContext* ctx, const v1::ReportRe
   return finish(r, reply);
 }
 
-grpc::Status TuningService::TunedChoice(grpc::ServerContext* ctx, const v1::ChoiceRequest* req, v1::ChoiceReply* reply) {
-  if (auto s = check_token(ctx, token_); !s.ok()) return s;
-  constexpr size_t kMaxJson = 64u << 20;  // the service's whole-model fragments are far smaller
-  if (req->space_json().size() > kMaxJson || req->fragment_json().size() > kMaxJson)
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the tuning space or fragment is over 64 MiB");
-  try {
-    const tuning::TuningSpace space = tuning::space_from_wire(nlohmann::json::parse(req->space_json()));
-    auto fragment = [&] {
-      nlohmann::json f = nlohmann::json::parse(req->fragment_json());
-      if (!f.is_object()) user_error("the whole-model fragment is not a JSON object");
-      return f;
-    };
-    const tuning::ModelChoice m = tuning::model_choice(*store_, "the tuner server", req->gpu_kind(), space, fragment);
-    reply->set_choice_json(tuning::model_choice_to_json(m).dump());
-    return grpc::Status::OK;
-  } catch (const nlohmann::json::exception& e) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string("not JSON: ") + e.what());
-  } catch (const UserError& e) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, e.what());
-  }
-}
-
-}  // namespace mono::server
-
-namespace mono::server {
 
 grpc::Status TuningService::Submit(grpc::ServerContext* ctx, grpc::ServerReader<v1::SubmitRequest>* reader,
                                    v1::SubmitReply* reply) {
@@ -185,6 +160,37 @@ grpc::Status TuningService::FetchArtifact(grpc::ServerContext* ctx, const v1::Fe
     } while (in);
   }
   return grpc::Status::OK;
+}
+
+// JSON from a client, parsed with its nesting bounded (dumping or copying a value recurses).
+static nlohmann::json parse_client_json(const std::string& text, const char* what) {
+  constexpr int kMaxDepth = 64;
+  return nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth) user_error(what, " is nested deeper than ", kMaxDepth, " levels");
+    return true;
+  });
+}
+
+grpc::Status TuningService::TunedChoice(grpc::ServerContext* ctx, const v1::ChoiceRequest* req, v1::ChoiceReply* reply) {
+  if (auto s = check_token(ctx, token_); !s.ok()) return s;
+  // The request's size is bounded by the server's receive limit (server_main.cc, 16 MiB).
+  try {
+    const tuning::TuningSpace space = tuning::space_from_wire(parse_client_json(req->space_json(), "the tuning space"));
+    auto fragment = [&] {
+      nlohmann::json f = parse_client_json(req->fragment_json(), "the whole-model fragment");
+      if (!f.is_object()) user_error("the whole-model fragment is not a JSON object");
+      return f;
+    };
+    const tuning::ModelChoice m = tuning::model_choice(*store_, "the tuner server", req->gpu_kind(), space, fragment);
+    reply->set_choice_json(tuning::model_choice_to_json(m).dump());
+    return grpc::Status::OK;
+  } catch (const nlohmann::json::exception& e) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string("not JSON: ") + e.what());
+  } catch (const UserError& e) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, e.what());
+  } catch (const std::exception& e) {  // never out of a gRPC handler: the server would abort
+    return grpc::Status(grpc::StatusCode::INTERNAL, std::string("choosing the schedules failed: ") + e.what());
+  }
 }
 
 }  // namespace mono::server

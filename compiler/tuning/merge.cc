@@ -265,7 +265,7 @@ T wire_value(const json& j, const char* key, const char* what) {
   try {
     return wire_field(j, key, what).get<T>();
   } catch (const json::exception&) {
-    user_error(what, ": \"", key, "\" has the wrong type (", j.at(key).dump(), ")");
+    user_error(what, ": \"", key, "\" has the wrong type (", j.at(key).type_name(), ")");
   }
 }
 
@@ -289,7 +289,19 @@ TuningSpace space_from_wire(const json& j) {
   const json& tasks = wire_field(j, "tasks", kWhat);
   if (!contexts.is_array() || contexts.empty() || !tasks.is_array())
     user_error(kWhat, ": \"contexts\" must be a non-empty array and \"tasks\" an array");
-  for (const json& c : contexts) space.contexts.push_back(context_from_json(c));
+  // Bounds far above any model's (bert-base: 2 contexts, ~30 tasks, 134 groups each): the
+  // work below is contexts x tasks lookups.
+  constexpr size_t kMaxContexts = 64, kMaxTasks = 100000;
+  constexpr int64_t kMaxGroups = 1000000;
+  if (contexts.size() > kMaxContexts || tasks.size() > kMaxTasks)
+    user_error(kWhat, ": ", contexts.size(), " contexts and ", tasks.size(), " tasks (at most ", kMaxContexts, " and ",
+               kMaxTasks, ")");
+  for (const json& c : contexts) {
+    space.contexts.push_back(context_from_json(c));
+    if (std::count(space.contexts.begin(), space.contexts.end(), space.contexts.back()) > 1)
+      user_error(kWhat, ": context ", space.contexts.back().key(), " is listed twice");
+  }
+  int64_t total_groups = 0;
   for (const json& t : tasks) {
     TuningTask task;
     task.signature = wire_value<std::string>(t, "signature", kWhat);
@@ -300,7 +312,9 @@ TuningSpace space_from_wire(const json& j) {
     if (std::find(space.contexts.begin(), space.contexts.end(), task.context) == space.contexts.end())
       user_error(kWhat, ": task ", task.signature, " names a context that is not in \"contexts\"");
     const int64_t groups = wire_value<int64_t>(t, "groups", kWhat);
-    if (groups < 1 || groups > 200000) user_error(kWhat, ": task ", task.signature, " has ", groups, " groups");
+    total_groups += groups;
+    if (groups < 1 || total_groups > kMaxGroups)
+      user_error(kWhat, ": task ", task.signature, " has ", groups, " groups (at most ", kMaxGroups, " in all)");
     for (int64_t i = 0; i < groups; ++i) task.groups.push_back(static_cast<int>(i));
     task.default_est_us = wire_value<double>(t, "default_est_us", kWhat);
     space.tasks.push_back(std::move(task));

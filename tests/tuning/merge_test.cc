@@ -177,5 +177,62 @@ TEST(ModelChoice, ARecordOfAnotherCodeVersionIsNeverUsed) {
   EXPECT_EQ(m.choice.schedules.count(old.signature), 0u);
 }
 
+
+// What the TunedChoice RPC carries: the space round-trips; a malformed or oversized one is
+// refused naming what is wrong (the server parses it from an untrusted client).
+TEST(Wire, SpaceAndChoiceRoundTripAndBadSpacesAreRefused) {
+  Fixture fx;
+  const TuningSpace back = space_from_wire(nlohmann::json::parse(space_to_wire(fx.space).dump()));
+  ASSERT_EQ(back.contexts, fx.space.contexts);
+  ASSERT_EQ(back.tasks.size(), fx.space.tasks.size());
+  for (size_t i = 0; i < back.tasks.size(); ++i) {
+    EXPECT_EQ(back.tasks[i].signature, fx.space.tasks[i].signature);
+    EXPECT_EQ(back.tasks[i].context, fx.space.tasks[i].context);
+    EXPECT_EQ(back.tasks[i].groups.size(), fx.space.tasks[i].groups.size());
+    EXPECT_EQ(back.tasks[i].default_est_us, fx.space.tasks[i].default_est_us);
+  }
+  ModelChoice m;
+  m.gpu_kind = kGpu;
+  m.pending = true;
+  m.info = {{"note", "x"}};
+  m.choice.context = fx.space.contexts.back();
+  Schedule s;
+  s.kind = GroupKind::kGemm;
+  s.gemm = GemmSchedule{64, 64, 128, 4, 2, 4, 1, true};
+  m.choice.schedules[fx.space.tasks.front().signature] = s;
+  m.choice.groups_tuned = 3;
+  const ModelChoice b = model_choice_from_json(nlohmann::json::parse(model_choice_to_json(m).dump()));
+  EXPECT_EQ(b.gpu_kind, m.gpu_kind);
+  EXPECT_TRUE(b.pending);
+  EXPECT_EQ(b.choice.context, m.choice.context);
+  EXPECT_EQ(b.choice.schedules, m.choice.schedules);
+  EXPECT_EQ(b.choice.groups_tuned, 3);
+
+  auto refused = [](const nlohmann::json& j, const std::string& words) {
+    try {
+      space_from_wire(j);
+      ADD_FAILURE() << "accepted: " << j.dump().substr(0, 200);
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  const nlohmann::json good = space_to_wire(fx.space);
+  nlohmann::json j = good;
+  j["contexts"].push_back(j["contexts"][0]);
+  refused(j, "is listed twice");
+  j = good;
+  j["tasks"][0]["groups"] = 2000000;
+  refused(j, "at most 1000000 in all");
+  j = good;
+  j["tasks"][0]["signature"] = "not-hex";
+  refused(j, "is not 16 lower-case hex digits");
+  j = good;
+  j["tasks"][0]["signature"] = nlohmann::json::array();
+  refused(j, "\"signature\" has the wrong type (array)");
+  j = good;
+  j.erase("contexts");
+  refused(j, "missing \"contexts\"");
+}
+
 }  // namespace
 }  // namespace mono::tuning

@@ -34,8 +34,12 @@ struct GemmWg {
   static_assert(STAGES >= 2 && STAGES <= 8, "GemmWg: 2 <= STAGES <= 8");
   static constexpr int kStageA = BM * BK, kStageB = BN * BK;  // halves, unpadded
   static constexpr int kPipeBytes = STAGES * (kStageA + kStageB) * 2;
-  static constexpr int kStagedBytes = BM * (BN + 8) * 4;  // the chunked epilogue's staging
-  static constexpr int kSmemBytes = (kPipeBytes > kStagedBytes ? kPipeBytes : kStagedBytes) + 64;
+  // The chunked epilogue's staging (GemmF16's, used when its test passes: then it fits GemmF16's
+  // padded pipeline, so kSmemBytes never exceeds GemmF16's, which the planner reserves).
+  static constexpr int kStagedBytes = Base::kChunkFits ? BM * (BN + 8) * 4 : 0;
+  static constexpr int kBarrierOffset = kPipeBytes > kStagedBytes ? kPipeBytes : kStagedBytes;  // past both
+  static constexpr int kSmemBytes = kBarrierOffset + 64;
+  static_assert(kSmemBytes <= Base::kSmemBytes, "GemmWg: more shared memory than the planner reserves (GemmF16's)");
   static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
   static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
 
@@ -61,7 +65,7 @@ struct GemmWg {
     static_assert(detail::IsBulk<decltype(bit)>::value && !detail::IsSwizzled<decltype(bit)>::value,
                   "GemmWg: B must be weights packed tile by tile, swizzled (BulkTileK)");
     const unsigned int sA_u = smem_u32(smem), sB_u = sA_u + STAGES * kStageA * 2;
-    const unsigned int bar0 = sA_u + kPipeBytes;  // stage s: bar0 + 8 s
+    const unsigned int bar0 = sA_u + kBarrierOffset;  // stage s: bar0 + 8 s (the epilogue's staging stays below)
     if (threadIdx.x == 0)
       for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 2);  // one arrival per operand
     mbar_fence_init();

@@ -37,8 +37,6 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   KernelPlan plan;
   plan.settings = options.settings;
   plan.ctx = make_context(options.settings);
-  for (const Value* v : graph.inputs)
-    if (options.arena_inputs.count(v)) plan.arena_inputs.insert(v);
   auto step = [&](const char* name) {
     if (options.after_step) options.after_step(name, plan);
   };
@@ -46,6 +44,11 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("assign_dtypes");
   find_views(graph, &plan);
   step("find_views");
+  // Arena inputs: not one that a graph output is (or views), which is copied out after the stages.
+  std::set<const Value*> output_roots;
+  for (const Value* o : graph.outputs) output_roots.insert(plan.root(o));
+  for (const Value* v : graph.inputs)
+    if (options.arena_inputs.count(v) && !output_roots.count(v)) plan.arena_inputs.insert(v);
   Uses uses = count_uses(graph, plan);
   step("count_uses");
   form_groups(graph, &plan, &uses);
