@@ -36,12 +36,15 @@ double round_robin_us(int64_t items, double item_us, const KernelContext& ctx);
 // warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads, shared
 // memory within the context's budget and, with a problem, a split-K factor of split_k_factors.
 std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
-// Whether group `grp`'s operands are read as wgmma (GemmWg) needs them: A one fp16 activation
-// matrix in the arena (through a tensor map), B constant weights packed tile by tile. A value
-// is in the arena unless it is a constant, a graph input (KernelPlan::arena_inputs aside) or
-// (`graph_outputs`, roots) a graph output; without `graph_outputs` the plan's placement decides
-// (a placed plan).
+// Whether the A operand of fp16 MatMul/Gemm group `grp` can be read through a tensor map
+// (TensorK; with a k tile that is a multiple of 64): one fp16 [M][K] matrix (no batch, no
+// transA, K % 8 == 0, rows 16-byte aligned) in the arena. A value is in the arena unless it is
+// a constant, a graph input (KernelPlan::arena_inputs aside) or (`graph_outputs`, roots) a graph
+// output; without `graph_outputs` the plan's placement decides (a placed plan: the emitter).
 // planner/gemm_cores.cc.
+bool a_through_tensor_map(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs);
+// Whether group `grp`'s operands are read as wgmma (GemmWg) needs them: A through a tensor map,
+// B constant 2-D weights packed tile by tile (a gemm group, not part of an attention).
 bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs);
 // wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows);
 // check it with gemm_schedule_problem.

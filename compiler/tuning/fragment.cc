@@ -77,6 +77,18 @@ const Value* float_value(const std::map<std::string, const Value*>& by_name, con
   return it->second;
 }
 
+// Calls take(name) for each value name of the optional array field `key`.
+template <class Take>
+void each_name(const json& j, const char* key, const Take& take) {
+  if (!j.contains(key)) return;
+  const json& names = j.at(key);
+  if (!names.is_array()) user_error("fragment: \"", key, "\" must be an array, got ", names.type_name());
+  for (const json& name : names) {
+    if (!name.is_string()) user_error("fragment: \"", key, "\" must hold value names, got ", name.type_name());
+    take(name.get<std::string>());
+  }
+}
+
 }  // namespace
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector<const Node*>& nodes,
@@ -232,35 +244,15 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
       user_error("fragment: \"ranges\": %", it.key(), " must be a non-negative number, got ", it->dump());
     o.ranges[float_value(by_name, "ranges", it.key())] = it->get<float>();
   }
-  if (j.contains("keep_fp32")) {
-    const json& keep = j.at("keep_fp32");
-    if (!keep.is_array()) user_error("fragment: \"keep_fp32\" must be an array, got ", keep.type_name());
-    for (const json& name : keep) {
-      if (!name.is_string()) user_error("fragment: \"keep_fp32\" must hold value names, got ", name.dump());
-      o.keep_fp32.insert(float_value(by_name, "keep_fp32", name.get<std::string>()));
-    }
-  }
-
-  if (j.contains("nonnegative")) {
-    const json& nonneg = j.at("nonnegative");
-    if (!nonneg.is_array()) user_error("fragment: \"nonnegative\" must be an array, got ", nonneg.type_name());
-    for (const json& name : nonneg) {
-      if (!name.is_string()) user_error("fragment: \"nonnegative\" must hold value names, got ", name.dump());
-      o.nonnegative.insert(float_value(by_name, "nonnegative", name.get<std::string>()));
-    }
-  }
-
-  if (j.contains("arena_inputs")) {
-    const json& arena = j.at("arena_inputs");
-    if (!arena.is_array()) user_error("fragment: \"arena_inputs\" must be an array, got ", arena.type_name());
-    for (const json& name : arena) {
-      if (!name.is_string()) user_error("fragment: \"arena_inputs\" must hold input names, got ", name.dump());
-      auto it = by_name.find(name.get<std::string>());
-      if (it == by_name.end() || !f.graph->is_graph_input(it->second))
-        user_error("fragment: \"arena_inputs\": %", name.get<std::string>(), " is not an input of the fragment");
-      o.arena_inputs.insert(it->second);
-    }
-  }
+  each_name(j, "keep_fp32", [&](const std::string& name) { o.keep_fp32.insert(float_value(by_name, "keep_fp32", name)); });
+  each_name(j, "nonnegative",
+            [&](const std::string& name) { o.nonnegative.insert(float_value(by_name, "nonnegative", name)); });
+  each_name(j, "arena_inputs", [&](const std::string& name) {
+    auto it = by_name.find(name);
+    if (it == by_name.end() || !f.graph->is_graph_input(it->second))
+      user_error("fragment: \"arena_inputs\": %", name, " is not an input of the fragment");
+    o.arena_inputs.insert(it->second);
+  });
 
   // The planner checks the context itself (threads a multiple of 32, blocks that fit an SM).
   o.settings.sms = int_field(j, "sms", 1, 1024);

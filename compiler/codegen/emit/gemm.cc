@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/emit/epilogue.h"
 #include "compiler/codegen/emit/index_math.h"
 #include "compiler/codegen/emit/module.h"
@@ -152,13 +153,12 @@ Operands matmul_operands(Module& m, Expressions& ex, const Group& g) {
   ex.params().ref(a, {}, "a");  // the epilogue's first fields (gemm_call)
   ex.params().ref(bv, b_pack, "b");
   o.a_loader = dense_loader(plan, "la", "A + a_off", trans_a, a, o.M, o.K, f16);
-  // A through a tensor map (TensorK): an fp16 activation in the arena, one [M][K] matrix (no
-  // batch), whose rows start 16-byte aligned, read by whole 64-k swizzle rows.
+  // A through a tensor map (TensorK) where its operand allows (cost_model.h
+  // a_through_tensor_map), read by whole 64-k swizzle rows.
   const Placement& apl = plan.placement.at(plan.root(a));
   TensorMapSpec spec;
   spec.arena_offset = apl.offset, spec.rows = o.M, spec.cols = o.K, spec.row_stride = o.K * 2, spec.box_rows = gs.bm;
-  if (f16 && !trans_a && o.batch == 1 && apl.space == Placement::kArena && gs.bk % 64 == 0 &&
-      plan.dtype_of(a) == DType::kF16 && tensor_map_problem(spec).empty()) {
+  if (a_through_tensor_map(plan, g, nullptr) && gs.bk % 64 == 0 && tensor_map_problem(spec).empty()) {
     o.a_map = m.tensor_map(spec, plan.root(a));
     o.a_loader = "TensorK<half_t> la{amap};  // through a tensor map (TMA unit)";
   }
@@ -214,28 +214,19 @@ std::string epilogue_body(const std::string& fields, const std::string& steps, c
   return text;
 }
 
-// Which tile and split this item is (split, tm, tn, batch b, a_off, b_off) and its k range
-// (k0, k1): the head of the tile and preload functions.
-std::string item_head(const Group& g, const Operands& o) {
-  const GemmSchedule& gs = g.gemm;
-  const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
-  const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
-  // Split slowest: split-K reducers (the last split) come after every producer.
-  std::string head = str_cat(gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
-                                           : std::string("  const int split = 0;\n  int t = item;\n"),
-                             "  const int tn = t % ", tn, "; t /= ", tn, ";\n  const int tm = t % ", tm, ";\n",
-                             "  const long long b = t / ", tm, ";\n");
-  head += o.batch_code;
-  head += str_cat("  const int k0 = split * ", chunk, ", k1 = min(", o.K, ", k0 + ", chunk, ");\n");
-  return head;
-}
-
 // The tile function's body: which tile and split this item is, the loaders, the tile call.
 std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
-  std::string body = str_cat("  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n");
-  body += item_head(g, o);
+  const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
+  std::string body = str_cat("  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
+                             // Split slowest: split-K reducers (the last split) come after every producer.
+                             gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
+                                           : std::string("  const int split = 0;\n  int t = item;\n"),
+                             "  const int tn = t % ", tn, "; t /= ", tn, ";\n  const int tm = t % ", tm, ";\n",
+                             "  const long long b = t / ", tm, ";\n");
+  body += o.batch_code;
+  body += str_cat("  const int k0 = split * ", chunk, ", k1 = min(", o.K, ", k0 + ", chunk, ");\n");
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
   body += str_cat("  epi.base = b * ", o.M * o.N, "LL;\n");
   if (gs.splits > 1) {
@@ -249,10 +240,6 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
                     ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
   }
   return body;
-}
-
-std::string wgmma_type(const GemmSchedule& gs) {
-  return str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">");
 }
 
 }  // namespace
@@ -295,7 +282,7 @@ Call gemm_call(Module& m, const Group& g) {
   if (gs.wgmma)  // the planner (gemm_cores.cc) chose wgmma only where both operands allow it
     MONO_CHECK(o.a_map >= 0 && plan.packing(n, 1).swizzled, n.describe(), ": a wgmma tile without its operand layouts");
   const std::string gemm_t =
-      gs.wgmma ? wgmma_type(gs) :
+      gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">") :
       f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
   const std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T,

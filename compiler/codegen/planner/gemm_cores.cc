@@ -15,17 +15,13 @@
 
 namespace mono {
 
-bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs) {
-  if (!grp.f16 || grp.kind != GroupKind::kGemm || grp.in_attention()) return false;
+bool a_through_tensor_map(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs) {
   const Node& n = *grp.anchor;
-  if (n.op != OpKind::kMatMul && n.op != OpKind::kGemm) return false;
+  if (!grp.f16 || (n.op != OpKind::kMatMul && n.op != OpKind::kGemm)) return false;
   const Value* a = n.inputs[0];
-  const Value* w = n.input(1) ? plan.root(n.inputs[1]) : nullptr;
-  if (!w || !w->is_constant()) return false;
-  if (n.op == OpKind::kMatMul && (n.inputs[1]->type.rank() != 2 || a->type.rank() < 2)) return false;
-  if (n.op == OpKind::kGemm && node_attrs(n).attr_int("transA")) return false;
   const Shape& as = a->type.shape;
-  const int64_t M = n.op == OpKind::kGemm ? as[0] : as[as.size() - 2], K = as.back();
+  if (as.size() < 2 || (n.op == OpKind::kGemm && node_attrs(n).attr_int("transA"))) return false;
+  const int64_t M = as[as.size() - 2], K = as.back();
   const Shape& ys = n.outputs[0]->type.shape;
   if (shape_numel(ys) != M * ys.back()) return false;  // one matrix, no batch
   const Value* ra = plan.root(a);
@@ -37,6 +33,14 @@ bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<con
     arena = it != plan.placement.end() && it->second.space == Placement::kArena;
   }
   return arena && plan.dtype_of(a) == DType::kF16 && K % 8 == 0;
+}
+
+bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs) {
+  if (grp.kind != GroupKind::kGemm || grp.in_attention()) return false;
+  const Node& n = *grp.anchor;
+  const Value* w = n.input(1) ? plan.root(n.inputs[1]) : nullptr;
+  if (!w || !w->is_constant() || (n.op == OpKind::kMatMul && n.inputs[1]->type.rank() != 2)) return false;
+  return a_through_tensor_map(plan, grp, graph_outputs);
 }
 
 GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx) {
@@ -52,13 +56,11 @@ GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx) {
 
 namespace mono::planner {
 
-void choose_gemm_cores(const Graph& graph, KernelPlan* plan) {
-  std::set<const Value*> graph_outputs;
-  for (const Value* v : graph.outputs) graph_outputs.insert(plan->root(v));
+void choose_gemm_cores(const Uses& uses, KernelPlan* plan) {
   for (Group& grp : plan->groups) {
     if (grp.kind != GroupKind::kGemm) continue;
     GemmSchedule& gs = grp.gemm;
-    const bool ok = wgmma_operands(*plan, grp, &graph_outputs);
+    const bool ok = wgmma_operands(*plan, grp, &uses.graph_outputs);
     if (grp.tuned) {
       // A tuned schedule on wgmma for a group whose operands here do not allow it (same
       // signature, but A is the model's input, say) runs the same tile on mma.sync.

@@ -44,13 +44,12 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("assign_dtypes");
   find_views(graph, &plan);
   step("find_views");
-  // Arena inputs: not one that a graph output is (or views), which is copied out after the stages.
-  std::set<const Value*> output_roots;
-  for (const Value* o : graph.outputs) output_roots.insert(plan.root(o));
-  for (const Value* v : graph.inputs)
-    if (options.arena_inputs.count(v) && !output_roots.count(v)) plan.arena_inputs.insert(v);
+
   Uses uses = count_uses(graph, plan);
   step("count_uses");
+  // Arena inputs: not one that a graph output is (or views), which is copied out after the stages.
+  for (const Value* v : graph.inputs)
+    if (options.arena_inputs.count(v) && !uses.graph_outputs.count(v)) plan.arena_inputs.insert(v);
   form_groups(graph, &plan, &uses);
   step("form_groups");
   assign_gemm_precision(&plan);
@@ -61,7 +60,7 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("swap_b_operands");
   assign_stages(uses, &plan);
   step("assign_stages");
-  choose_schedules(graph, options, &plan);
+  choose_schedules(uses, options, &plan);
   step("choose_schedules");
   tile_weights(&plan);
   step("tile_weights");

@@ -130,7 +130,7 @@ bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& g
 
 }  // namespace
 
-void choose_schedules(const Graph& graph, const PlanOptions& options, KernelPlan* plan) {
+void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* plan) {
   KernelContext& ctx = plan->ctx;
   // Defaults first, all of them (so that a default never depends on another group's tuned
   // schedule), then the tuned schedules replace theirs.
@@ -138,7 +138,7 @@ void choose_schedules(const Graph& graph, const PlanOptions& options, KernelPlan
     if (gemm_like(grp) && !grp.in_attention()) choose_gemm(ctx, grp);
   choose_shared_stage_gemms(plan);
   for (Group& grp : plan->groups) apply_override(options, *plan, grp);
-  choose_gemm_cores(graph, plan);
+  choose_gemm_cores(uses, plan);
   for (Group& grp : plan->groups) {
     switch (grp.kind) {
       case GroupKind::kGemm:

@@ -58,11 +58,11 @@ void assign_stages(const Uses& uses, KernelPlan* plan);
 // schedules.cc: every group's schedule (the cost model's default, or options.schedules' tuned
 // one where valid; the GEMM core by choose_gemm_cores), Group::items, est_us, smem_bytes,
 // signature, tuned, override_rejected, and KernelContext::smem_bytes.
-void choose_schedules(const Graph& graph, const PlanOptions& options, KernelPlan* plan);
+void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* plan);
 // gemm_cores.cc (called by choose_schedules, before items and estimates): GemmSchedule::wgmma
 // (with its warps and 64-row tiles) of default schedules where the operands allow; tuned
 // schedules on wgmma whose operands do not allow it fall back to mma.sync.
-void choose_gemm_cores(const Graph& graph, KernelPlan* plan);
+void choose_gemm_cores(const Uses& uses, KernelPlan* plan);
 
 // weight_packing.cc: KernelPlan::weight_tiles (fp16 GEMM weights packed tile by tile for the
 // final schedule).
