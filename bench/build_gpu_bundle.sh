@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds what the GPU run needs and bundles it into .gpu/ (carried by the device tool):
-# mono-run, mono-compile, the device-library check, the GPU conformance runner with the node
+# mono-run, mono-compile, bench/build_time, the device-library check, the GPU conformance runner with the node
 # tests it selects (node_tests.tar.xz), the random differential tester, and a copy of shared/bench. PROBE=1 also
 # builds the probe build of the check (device_lib_probe, for bench/gemm_probe.sh); it is left out
 # by default because the device tool carries at most 64 MiB in all. SERVICE=1 also bundles the
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build -j "$(nproc)" --target mono-run mono-compile mono-tuner-server mono-worker mono-submit \
-  gpu_conformance difftest tuning_jobs_check
+  gpu_conformance difftest tuning_jobs_check build_time
 mkdir -p .gpu/bin
 check_src=(tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu)
 /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 "${check_src[@]}" -o build/device_lib_check &
@@ -26,7 +26,7 @@ service=()
                                      build/bench/tuning_jobs_check)
 rm -rf .gpu/lib
 ../shared/tools/device-bundle .gpu build/client/mono-run build/client/mono-compile build/device_lib_check \
-  build/tests/gpu_conformance build/tests/difftest "${service[@]}" "${probe[@]}"
+  build/tests/gpu_conformance build/tests/difftest build/bench/build_time "${service[@]}" "${probe[@]}"
 strip --strip-debug .gpu/bin/* 2>/dev/null || true  # the device tool carries at most 64 MiB
 rm -rf .gpu/shared_bench && cp -r ../shared/bench .gpu/shared_bench
 build/tests/gpu_conformance --list | tar -C /usr/share/libonnx-testdata/data/node -cJf .gpu/node_tests.tar.xz -T -

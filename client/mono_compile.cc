@@ -1,5 +1,5 @@
 // mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--set NAME=VALUE]...
-//                         [--emit ir|plan|cuda] [--db FILE | --server ADDR] [--gpu-kind NAME] [--out DIR]
+//                         [--emit ir|plan|cuda|fragment] [--db FILE | --server ADDR] [--gpu-kind NAME] [--out DIR]
 // Loads and simplifies a model; prints its IR, kernel plan or CUDA source, or writes the
 // artifact (model.cu, kernel.cubin, weights.bin, manifest.json) to DIR, verified on the GPU
 // when this machine has one.
@@ -112,11 +112,14 @@ static nlohmann::json verify_artifact(const std::string& model, const cli::Model
 
 static const char kUsage[] =
     "usage: mono-compile MODEL.onnx [--shape NAME=DIMS]... [--dtype fp32|fp16] [--set NAME=VALUE]...\n"
-    "                    [--emit ir|plan|cuda] [--out DIR] [--db FILE | --server ADDR] [--gpu-kind NAME]\n"
+    "                    [--emit ir|plan|cuda|fragment] [--out DIR] [--db FILE | --server ADDR] [--gpu-kind NAME]\n"
     "  --emit ir          print the IR after simplification (the default without --out)\n"
     "  --emit plan        print the kernel plan: groups, stages, barriers, schedules, estimates,\n"
     "                     and the tuning space (contexts x unique group signatures x candidates)\n"
     "  --emit cuda        print the generated CUDA source of the one kernel\n"
+    "  --emit fragment    print the model as a tuning fragment (JSON: the IR without its float\n"
+    "                     weights, precision, ranges, context): what a worker builds for the\n"
+    "                     whole-kernel jobs, and what bench/build_time builds\n"
     "  --out DIR          write the artifact: model.cu, kernel.cubin (NVRTC), weights.bin, manifest.json;\n"
     "                     with a GPU here, first verify the kernel against the CPU reference on\n"
     "                     synthetic inputs (a kernel that fails is not written: exit 1); the\n"
@@ -189,8 +192,8 @@ static int compile_main(int argc, char** argv) {
     if (!in || !std::getline(in, token) || token.empty()) user_error("cannot read a token from '", token_file, "'");
   }
   if (emit.empty() && out.empty()) emit = "ir";
-  if (!emit.empty() && emit != "ir" && emit != "plan" && emit != "cuda")
-    user_error("--emit ", emit, " is not one of: ir, plan, cuda");
+  if (!emit.empty() && emit != "ir" && emit != "plan" && emit != "cuda" && emit != "fragment")
+    user_error("--emit ", emit, " is not one of: ir, plan, cuda, fragment");
   std::unique_ptr<Graph> g = cli::load_model(model, options);
   if (emit == "ir") {
     print_graph(std::cout, *g, print);
@@ -203,6 +206,10 @@ static int compile_main(int argc, char** argv) {
     tuned = !db_path.empty() ? tuning_from_db(db_path, gpu_kind, *g, plan)
                              : tuning_from_server(server, token, tls, gpu_kind, *g, plan);
     plan = tuning::tuned_options(plan, tuned.choice.context, tuned.choice.schedules);
+  }
+  if (emit == "fragment") {
+    std::cout << tuning::whole_model_fragment(*g, plan).dump() << "\n";
+    return kExitOk;
   }
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();

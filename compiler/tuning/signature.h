@@ -32,7 +32,10 @@ namespace mono::tuning {
 //     are escaped; measurements of version-2 kernels do not describe version-3 ones.
 //   4 (2026-11-25): kernels are built for sm_90a (wgmma, gemm_wg.cuh), and schedules gained
 //     the wgmma field (issue 19).
-constexpr int kSignatureVersion = 4;
+//   5 (2026-11-25): group functions that differ only in comments are one function (a model's
+//     layers share theirs), GEMM functions declare the kernel's shared memory instead of taking
+//     it as an argument, out-of-line functions are static (issues 19, 21).
+constexpr int kSignatureVersion = 5;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -3,11 +3,13 @@
 // function, and uses no spill memory with the default schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <unistd.h>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -584,6 +586,42 @@ TEST(NvrtcCache, ATornEntryIsRebuiltNotTrusted) {
   for (const auto& e : fs::directory_iterator(dir))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mono
+
+namespace mono {
+namespace {
+
+// Repeated layers share their group functions: code that differs only in comments (the node
+// names an epilogue cites) is defined once. tiny-bert's two encoder layers out of line: every
+// function of the second layer's groups is the first layer's, so each GEMM, softmax and
+// LayerNorm function runs two groups or more, and there are fewer functions than groups.
+TEST(Codegen, LayersShareGroupFunctionsWhateverTheirComments) {
+  LoadResult loaded = load_tiny("tiny-bert-opset20");
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  po.settings.inline_groups = 0;
+  const BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-bert-opset20", NvrtcOptions{}, false);
+  const std::regex function(R"re(\n// (groups?) ([0-9, ]+)\nstatic __device__ __noinline__ void (g[0-9]+_[a-z_]+)\()re");
+  int functions = 0;
+  std::map<std::string, int> users;  // function -> groups it runs
+  for (auto it = std::sregex_iterator(b.source.begin(), b.source.end(), function); it != std::sregex_iterator(); ++it) {
+    ++functions;
+    const std::string list = (*it)[2];
+    users[(*it)[3]] = 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+  }
+  ASSERT_GT(functions, 0) << "no out-of-line group functions found in:\n" << b.source.substr(0, 2000);
+  int groups_run = 0;
+  for (const auto& [name, n] : users) {
+    groups_run += n;
+    if (name.find("_mat_mul") != std::string::npos || name.find("_softmax") != std::string::npos ||
+        name.find("_layer_normalization") != std::string::npos)
+      EXPECT_GE(n, 2) << name << " runs one group: the second layer did not reuse the first layer's function";
+  }
+  EXPECT_LT(functions, static_cast<int>(b.plan.groups.size()) / 2 + 2);
+  EXPECT_GE(groups_run, static_cast<int>(b.plan.groups.size()) - 1);  // (an attention group runs its fused ones)
 }
 
 }  // namespace

@@ -219,7 +219,10 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
-  std::string body = str_cat("  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
+  // The kernel's shared memory, declared here rather than passed: a function compiled on its own
+  // (kernel_units.h) then still addresses it as shared memory, not through generic pointers.
+  std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
+                             "  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
                              // Split slowest: split-K reducers (the last split) come after every producer.
                              gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
                                            : std::string("  const int split = 0;\n  int t = item;\n"),
@@ -285,7 +288,7 @@ Call gemm_call(Module& m, const Group& g) {
       gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">") :
       f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
-  const std::string sig = str_cat("int item, unsigned char* smem, const ", T, "* __restrict__ A, const ", T,
+  const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
                                   o.a_map >= 0 ? ", const TensorMap* amap" : "");
   const std::string name = m.function(g, sig, tile_body(g, o, gemm_t));
@@ -293,7 +296,7 @@ Call gemm_call(Module& m, const Group& g) {
   std::string epi_init = epi_name + "{";
   for (const std::string& p : params.arguments()) epi_init += p + ", ";
   epi_init += "0}";
-  Call call{name, {"smem", o.a, o.b, epi_init}};
+  Call call{name, {o.a, o.b, epi_init}};
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));

@@ -38,10 +38,11 @@ class Module {
   const KernelPlan& plan;
 
   // Defines the device function of group `g` (or of the groups whose code is the same:
-  // `void NAME(params) { body }`, inlined or not as the plan says) unless one with the same text
-  // exists; returns its name, after the first group that defined it ("g12_mat_mul").
+  // `void NAME(params) { body }`, inlined or not as the plan says) unless one with the same code
+  // (comments aside) exists; returns its name, after the first group that defined it ("g12_mat_mul").
   std::string function(const Group& g, const std::string& params, const std::string& body);
-  // Defines the epilogue functor of GEMM group `g` unless one with the same body exists;
+  // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
+  // aside) exists;
   // returns its name ("G12Epilogue").
   std::string epilogue_struct(const Group& g, const std::string& body);
   // Defines a named type (a functor struct) once: `text` is its whole definition.
@@ -74,9 +75,9 @@ class Module {
     std::string text;
   };
   std::vector<Definition> definitions_;
-  std::map<std::string, std::string> functions_;        // text without the name -> name
+  std::map<std::string, std::string> functions_;        // text without name and comments -> name
   std::map<std::string, std::vector<int>> users_;       // function name -> the groups it runs
-  std::map<std::string, std::string> epilogues_;        // body -> name
+  std::map<std::string, std::string> epilogues_;        // body without comments -> name
   std::set<std::string> types_;
   std::vector<TensorMapSpec> tensor_maps_;              // mono_tmaps, in index order
   std::vector<std::string> tensor_map_names_;

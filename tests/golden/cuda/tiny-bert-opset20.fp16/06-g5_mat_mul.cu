@@ -22,7 +22,8 @@ struct G5Epilogue {
 };
 
 // groups 5, 16
-__device__ __forceinline__ void g5_mat_mul(int item, unsigned char* smem, const half_t* __restrict__ A, const half_t* __restrict__ B, G5Epilogue epi, float* ws, unsigned int* cnt) {
+__device__ __forceinline__ void g5_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G5Epilogue epi, float* ws, unsigned int* cnt) {
+  extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmF16<16, 64, 16, 1, 8, 2>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;

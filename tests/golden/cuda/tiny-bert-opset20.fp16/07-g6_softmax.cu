@@ -1,5 +1,5 @@
 
-// group 6
+// groups 6, 17
 __device__ __forceinline__ void g6_softmax(int item, const half_t* __restrict__ x, half_t* __restrict__ out) {
   const int row = item;
   if (row >= 64) return;

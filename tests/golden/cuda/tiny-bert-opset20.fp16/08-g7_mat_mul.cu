@@ -34,8 +34,9 @@ struct G7Epilogue {
   }
 };
 
-// group 7
-__device__ __forceinline__ void g7_mat_mul(int item, unsigned char* smem, const half_t* __restrict__ A, const half_t* __restrict__ B, G7Epilogue epi, float* ws, unsigned int* cnt) {
+// groups 7, 18
+__device__ __forceinline__ void g7_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G7Epilogue epi, float* ws, unsigned int* cnt) {
+  extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmF16<16, 64, 64, 1, 8, 3>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;

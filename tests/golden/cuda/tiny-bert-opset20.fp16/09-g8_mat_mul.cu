@@ -40,8 +40,9 @@ struct G8Epilogue {
   }
 };
 
-// group 8
-__device__ __forceinline__ void g8_mat_mul(int item, unsigned char* smem, const half_t* __restrict__ A, const half_t* __restrict__ B, G8Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
+// groups 8, 19
+__device__ __forceinline__ void g8_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G8Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
+  extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;

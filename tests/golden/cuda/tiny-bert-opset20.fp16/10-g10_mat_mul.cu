@@ -22,8 +22,9 @@ struct G10Epilogue {
   }
 };
 
-// group 10
-__device__ __forceinline__ void g10_mat_mul(int item, unsigned char* smem, const half_t* __restrict__ A, const half_t* __restrict__ B, G10Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
+// groups 10, 21
+__device__ __forceinline__ void g10_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G10Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
+  extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;

@@ -66,9 +66,9 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 3: node_MatMul_44 (MatMul) + node_Reshape_74.transpose.transpose (Transpose) + node_Mul_78 (Mul)
   // group 4: node_MatMul_52 (MatMul) + node_transpose_2 (Transpose)
   for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    if (item < 1) g2_mat_mul(item, smem, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    else if (item < 2) g3_mat_mul(item - 1, smem, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    else g4_mat_mul(item - 2, smem, t_layer_norm, w_val_53_nk_tiles, G4Epilogue{t_layer_norm, w_val_53_nk_tiles, t_transpose_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    if (item < 1) g2_mat_mul(item, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    else if (item < 2) g3_mat_mul(item - 1, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    else g4_mat_mul(item - 2, t_layer_norm, w_val_53_nk_tiles, G4Epilogue{t_layer_norm, w_val_53_nk_tiles, t_transpose_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -79,11 +79,11 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     do {  // attention
       const long long ai = item;
       const int q0 = (int)(ai % 1) * 16, nq = min(16, 16 - q0);
-      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), smem, t_val_78, t_val_80, G5Epilogue{t_val_78, t_val_80, t_val_84, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
+      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), t_val_78, t_val_80, G5Epilogue{t_val_78, t_val_80, t_val_84, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
       __syncthreads();
       for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g6_softmax((int)(ai / 1) * 16 + q0 + r, t_val_84, t_val_88);  // P = softmax(S)
       __syncthreads();
-      for (int t = 0; t < 1; ++t) g7_mat_mul((int)(ai * 1 + t), smem, t_val_88, t_transpose_2, G7Epilogue{t_val_88, t_transpose_2, t_transpose_3, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
+      for (int t = 0; t < 1; ++t) g7_mat_mul((int)(ai * 1 + t), t_val_88, t_transpose_2, G7Epilogue{t_val_88, t_transpose_2, t_transpose_3, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
     } while (0);
     __syncthreads();
   }
@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 4 ----
   // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g8_mat_mul(item, smem, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
+    g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -108,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 6 ----
   // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g10_mat_mul(item, smem, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    g10_mat_mul(item, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 7 ----
   // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g11_mat_mul(item, smem, t_gelu, w_val_100_nk_tiles, G11Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -134,9 +134,9 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
   // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
   for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    if (item < 1) g13_mat_mul(item, smem, t_layer_norm_2, w_val_104_nk_tiles, G13Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    else if (item < 2) g14_mat_mul(item - 1, smem, t_layer_norm_2, w_val_112_nk_tiles, G14Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    else g15_mat_mul(item - 2, smem, t_layer_norm_2, w_val_120_nk_tiles, G15Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    if (item < 1) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else if (item < 2) g3_mat_mul(item - 1, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else g4_mat_mul(item - 2, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -147,11 +147,11 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     do {  // attention
       const long long ai = item;
       const int q0 = (int)(ai % 1) * 16, nq = min(16, 16 - q0);
-      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), smem, t_val_142, t_val_144, G5Epilogue{t_val_142, t_val_144, t_val_148, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
+      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), t_val_142, t_val_144, G5Epilogue{t_val_142, t_val_144, t_val_148, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
       __syncthreads();
-      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g17_softmax((int)(ai / 1) * 16 + q0 + r, t_val_148, t_val_152);  // P = softmax(S)
+      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g6_softmax((int)(ai / 1) * 16 + q0 + r, t_val_148, t_val_152);  // P = softmax(S)
       __syncthreads();
-      for (int t = 0; t < 1; ++t) g18_mat_mul((int)(ai * 1 + t), smem, t_val_152, t_transpose_6, G18Epilogue{t_val_152, t_transpose_6, t_transpose_7, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
+      for (int t = 0; t < 1; ++t) g7_mat_mul((int)(ai * 1 + t), t_val_152, t_transpose_6, G7Epilogue{t_val_152, t_transpose_6, t_transpose_7, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
     } while (0);
     __syncthreads();
   }
@@ -160,7 +160,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 11 ----
   // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g19_mat_mul(item, smem, t_transpose_7, w_val_158_nk_tiles, G19Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
+    g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -176,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 13 ----
   // group 21: node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g21_mat_mul(item, smem, t_layer_norm_3, w_val_162_nk_tiles, G21Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    g10_mat_mul(item, t_layer_norm_3, w_val_162_nk_tiles, G10Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -184,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 14 ----
   // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g22_mat_mul(item, smem, t_gelu_1, w_val_164_nk_tiles, G22Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
   }
   grid_barrier(p.sync);

@@ -34,7 +34,8 @@ struct G2Epilogue {
 };
 
 // group 2
-__device__ __forceinline__ void g2_conv(int item, unsigned char* smem, const float* __restrict__ A, const float* __restrict__ B, G2Epilogue epi, float* ws, unsigned int* cnt) {
+__device__ __forceinline__ void g2_conv(int item, const float* __restrict__ A, const float* __restrict__ B, G2Epilogue epi, float* ws, unsigned int* cnt) {
+  extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = item / 1;
   int t = item % 1;

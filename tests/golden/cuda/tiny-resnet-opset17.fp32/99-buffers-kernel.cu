@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 0 ----
   // group 0: /stem/stem.0/Conv (Conv) + /stem/stem.2/Relu (Relu)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    g0_conv(item, smem, w_onnx_Conv_63, in_input, G0Epilogue{w_onnx_Conv_63, in_input, w_onnx_Conv_64, t_stem_stem_2_Relu_output_0, 0}, (float*)nullptr, (unsigned int*)nullptr);
+    g0_conv(item, w_onnx_Conv_63, in_input, G0Epilogue{w_onnx_Conv_63, in_input, w_onnx_Conv_64, t_stem_stem_2_Relu_output_0, 0}, (float*)nullptr, (unsigned int*)nullptr);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 2 ----
   // group 2: /b1/b1.0/Conv (Conv) + /b1/b1.2/Relu (Relu)
   for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    g2_conv(item, smem, w_onnx_Conv_66, t_stem_stem_3_MaxPool_output_0, G2Epilogue{w_onnx_Conv_66, t_stem_stem_3_MaxPool_output_0, w_onnx_Conv_64, t_b1_b1_2_Relu_output_0, 0}, splitk_partials_g2, splitk_counters_g2);
+    g2_conv(item, w_onnx_Conv_66, t_stem_stem_3_MaxPool_output_0, G2Epilogue{w_onnx_Conv_66, t_stem_stem_3_MaxPool_output_0, w_onnx_Conv_64, t_b1_b1_2_Relu_output_0, 0}, splitk_partials_g2, splitk_counters_g2);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -58,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 3 ----
   // group 3: /b1/b1.3/Conv (Conv) + /Add (Add) + /Relu (Relu)
   for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    g3_conv(item, smem, w_onnx_Conv_69, t_b1_b1_2_Relu_output_0, G3Epilogue{w_onnx_Conv_69, t_b1_b1_2_Relu_output_0, w_onnx_Conv_64, t_Relu_output_0, t_stem_stem_3_MaxPool_output_0, 0}, splitk_partials_g3, splitk_counters_g3);
+    g3_conv(item, w_onnx_Conv_69, t_b1_b1_2_Relu_output_0, G3Epilogue{w_onnx_Conv_69, t_b1_b1_2_Relu_output_0, w_onnx_Conv_64, t_Relu_output_0, t_stem_stem_3_MaxPool_output_0, 0}, splitk_partials_g3, splitk_counters_g3);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -67,8 +67,8 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 4: /b2/b2.0/Conv (Conv) + /b2/b2.2/Relu (Relu)
   // group 6: /down/down.0/Conv (Conv)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    if (item < 3) g4_conv(item, smem, w_onnx_Conv_72, t_Relu_output_0, G4Epilogue{w_onnx_Conv_72, t_Relu_output_0, w_onnx_Conv_73, t_b2_b2_2_Relu_output_0, 0}, splitk_partials_g4, splitk_counters_g4);
-    else g6_conv(item - 3, smem, w_onnx_Conv_78, t_Relu_output_0, G6Epilogue{w_onnx_Conv_78, t_Relu_output_0, w_onnx_Conv_73, t_down_down_0_Conv_output_0, 0}, (float*)nullptr, (unsigned int*)nullptr);
+    if (item < 3) g4_conv(item, w_onnx_Conv_72, t_Relu_output_0, G4Epilogue{w_onnx_Conv_72, t_Relu_output_0, w_onnx_Conv_73, t_b2_b2_2_Relu_output_0, 0}, splitk_partials_g4, splitk_counters_g4);
+    else g6_conv(item - 3, w_onnx_Conv_78, t_Relu_output_0, G6Epilogue{w_onnx_Conv_78, t_Relu_output_0, w_onnx_Conv_73, t_down_down_0_Conv_output_0, 0}, (float*)nullptr, (unsigned int*)nullptr);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 5 ----
   // group 5: /b2/b2.3/Conv (Conv) + /Add_1 (Add) + /Relu_1 (Relu)
   for (int item = blockIdx.x; item < 6; item += gridDim.x) {
-    g5_conv(item, smem, w_onnx_Conv_75, t_b2_b2_2_Relu_output_0, G5Epilogue{w_onnx_Conv_75, t_b2_b2_2_Relu_output_0, w_onnx_Conv_73, t_Relu_1_output_0, t_down_down_0_Conv_output_0, 0}, splitk_partials_g5, splitk_counters_g5);
+    g5_conv(item, w_onnx_Conv_75, t_b2_b2_2_Relu_output_0, G5Epilogue{w_onnx_Conv_75, t_b2_b2_2_Relu_output_0, w_onnx_Conv_73, t_Relu_1_output_0, t_down_down_0_Conv_output_0, 0}, splitk_partials_g5, splitk_counters_g5);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 7 ----
   // group 8: /fc/Gemm (Gemm)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g8_gemm(item, smem, t_GlobalAveragePool_output_0, w_fc_weight, G8Epilogue{t_GlobalAveragePool_output_0, w_fc_weight, w_fc_bias, out_output, 0}, (float*)nullptr, (unsigned int*)nullptr);
+    g8_gemm(item, t_GlobalAveragePool_output_0, w_fc_weight, G8Epilogue{t_GlobalAveragePool_output_0, w_fc_weight, w_fc_bias, out_output, 0}, (float*)nullptr, (unsigned int*)nullptr);
     __syncthreads();
   }
 }

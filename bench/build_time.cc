@@ -1,0 +1,84 @@
+// build_time FRAGMENT.json... [--cache DIR]
+// How long a whole kernel takes to build (issue 21, point 4): for each whole-model fragment
+// (mono-compile MODEL --emit fragment), the kernel is planned and emitted, then compiled twice
+// through the cubin cache: once with the cache empty (cold) and once with it full (cached).
+// Prints one line per fragment: groups, group functions out of line, and each step's seconds.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/build.h"
+#include "compiler/support/error.h"
+#include "compiler/support/flags.h"
+#include "compiler/tuning/fragment.h"
+
+namespace mono {
+namespace {
+
+const char kUsage[] =
+    "usage: build_time FRAGMENT.json... [--cache DIR]\n"
+    "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n";
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int build_time_main(int argc, char** argv) {
+  Flags args(argc, argv);
+  std::vector<std::string> fragments;
+  std::string cache = "/tmp/mono-build-time-cache";
+  std::string flag;
+  while (args.next(&flag)) {
+    if (flag == "--cache") cache = args.value(flag);
+    else if (flag == "-h" || flag == "--help") {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    } else if (!flag.empty() && flag[0] == '-') {
+      user_error("unknown argument '", flag, "'");
+    } else {
+      fragments.push_back(flag);
+    }
+  }
+  if (fragments.empty()) user_error("give at least one fragment (mono-compile MODEL --emit fragment)");
+  std::printf("%-28s %7s %9s %9s %9s %9s  %s\n", "fragment", "groups", "functions", "plan+emit", "cold s", "cached s",
+              "kernel");
+  for (const std::string& path : fragments) {
+    std::ifstream in(path);
+    if (!in) user_error("cannot read '", path, "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    const tuning::LoadedFragment f = tuning::load_fragment(nlohmann::json::parse(text.str()), 1);
+    std::filesystem::remove_all(cache);
+    NvrtcOptions nvrtc;
+    nvrtc.cache_dir = cache;
+    auto t0 = std::chrono::steady_clock::now();
+    BuiltKernel built = build_kernel(*f.graph, f.options, "build-time", nvrtc, /*compile=*/false);
+    const double front = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    built.compiled = compile_cuda(built.source, built.manifest.kernel, nvrtc);
+    const double cold = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const CompiledKernel again = compile_cuda(built.source, built.manifest.kernel, nvrtc);
+    const double cached = seconds_since(t0);
+    if (!again.from_cache || again.cubin != built.compiled.cubin) user_error(path, ": the second build did not come from the cache");
+    size_t functions = 0;  // group functions out of line
+    for (size_t at = built.source.find("__noinline__ void g"); at != std::string::npos;
+         at = built.source.find("__noinline__ void g", at + 1))
+      ++functions;
+    std::printf("%-28s %7zu %9zu %9.2f %9.2f %9.2f  %s\n", std::filesystem::path(path).stem().c_str(),
+                built.plan.groups.size(), functions, front, cold, cached, built.compiled.usage.str().c_str());
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace mono
+
+int main(int argc, char** argv) {
+  return mono::run_main("build_time", [&] { return mono::build_time_main(argc, argv); });
+}
