@@ -37,6 +37,14 @@ static void check(nvrtcResult r, const char* what) {
   if (r != NVRTC_SUCCESS) user_error("NVRTC ", what, ": ", nvrtcGetErrorString(r));
 }
 
+// NVRTC 13 keeps a cache of its own in the driver's compute cache (~/.nv/ComputeCache), keyed
+// so that sources differing only in comments hit it. A hit returns the cubin without ptxas's
+// output, so the kernel's registers and spills read -1, and a build that looks cold is not.
+// Mono caches cubins itself (with their logs), so NVRTC's is switched off, before main() runs
+// and before any thread reads the environment; a CUDA_CACHE_DISABLE the user set is kept.
+// (The driver's JIT cache, which the variable also governs, is unused: Mono loads cubins.)
+static const bool kNvrtcCacheOff = setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/0) == 0;
+
 std::string default_cache_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/mono/cubin";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/mono/cubin";

@@ -562,6 +562,22 @@ TEST(GeneratedSource, NamesOnlyReachComments) {
   EXPECT_EQ(strip_comments(a.source), strip_comments(b.source));
 }
 
+// NVRTC's own cache (in the driver's compute cache, on GPU machines) answers without ptxas's
+// output, so the kernel's registers would read -1 (run53; bench/nvcache_check.sh shows it on the
+// GPU): the runtime switches it off before main(), unless the user set CUDA_CACHE_DISABLE, and a
+// kernel compiled twice reports its resources both times.
+TEST(NvrtcCache, NvrtcsOwnCacheIsOffAndResourcesAlwaysRead) {
+  const char* v = std::getenv("CUDA_CACHE_DISABLE");
+  ASSERT_NE(v, nullptr);
+  EXPECT_STREQ(v, "1");
+  const std::string src = "extern \"C\" __global__ void thrice(float* p) { p[threadIdx.x] *= 3.0f; }\n";
+  for (int i = 0; i < 2; ++i) {
+    const CompiledKernel k = compile_cuda(src, "thrice", NvrtcOptions{});  // no Mono cache either
+    EXPECT_GT(k.usage.registers, 0) << "compile " << i << ":\n" << k.log;
+    EXPECT_EQ(k.usage.spill_store_bytes, 0) << "compile " << i;
+  }
+}
+
 // The cubin cache trusts an entry only when its .meta (written last) matches the cubin and the
 // log: a truncated cubin (a full disk, a crash) is rebuilt, not loaded (issue 22, finding 4).
 TEST(NvrtcCache, ATornEntryIsRebuiltNotTrusted) {
