@@ -35,7 +35,8 @@ namespace mono::tuning {
 //   5 (2026-11-25): group functions that differ only in comments are one function (a model's
 //     layers share theirs), GEMM functions declare the kernel's shared memory instead of taking
 //     it as an argument, out-of-line functions are static (issues 19, 21).
-constexpr int kSignatureVersion = 5;
+//   6 (2026-11-25): models of 33 to 64 groups get their group functions out of line (resnet50).
+constexpr int kSignatureVersion = 6;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)
