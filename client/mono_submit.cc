@@ -1,5 +1,5 @@
 // mono-submit MODEL.onnx --server ADDR [--shape NAME=DIMS]... [--dtype fp16|fp32] [--gpu-kind NAME]
-//             [--dry-run] [--wait] [--out DIR] [--token-file FILE] [--name NAME]
+//             [--dry-run | --budget N] [--wait] [--out DIR] [--token-file FILE] [--name NAME]
 //             [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]
 // Submits a model for tuning: uploads model.onnx and its external-data files in chunks, then
 // (with --wait or --out) shows progress until the server has built the artifact, and writes
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 const char kUsage[] =
     "usage: mono-submit MODEL.onnx --server ADDR [--shape NAME=DIMS]... [--dtype fp16|fp32] [--gpu-kind NAME]\n"
-    "                   [--dry-run] [--wait] [--out DIR] [--token-file FILE] [--name NAME]\n"
+    "                   [--dry-run | --budget N] [--wait] [--out DIR] [--token-file FILE] [--name NAME]\n"
     "                   [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]\n"
     "  --server ADDR      the tuner server (host:port)\n"
     "  --shape NAME=DIMS  bind a dynamic input, e.g. input_ids=1x128 (repeatable)\n"
@@ -40,6 +40,9 @@ const char kUsage[] =
     "  --gpu-kind NAME    tune for this GPU kind (default: the kind of the registered GPU workers)\n"
     "  --dry-run          no GPU measurements: compile-only workers, cost-model choices; the\n"
     "                     artifact's manifest says that nothing was measured\n"
+    "  --budget N         measure at most N candidates in all: every tuning task's default,\n"
+    "                     then the cost model's next best for the tasks that weigh most\n"
+    "                     (refused if N is below the model's number of tasks)\n"
     "  --wait             show progress until the artifact is built\n"
     "  --out DIR          wait, then write the artifact to DIR\n"
     "  --token-file FILE  send 'authorization: Bearer <token>'\n"
@@ -50,6 +53,7 @@ struct Options {
   transport::TlsFiles tls;
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   bool fp32 = false, dry_run = false, wait = false;
+  int budget = 0;  // --budget: 0 = every candidate
 };
 
 void add_token(grpc::ClientContext* ctx, const Options& o) {
@@ -106,6 +110,7 @@ grpc::Status upload(const Options& o, v1::Tuning::Stub& stub, v1::SubmitReply* r
   h->set_precision(o.fp32 ? v1::PRECISION_FP32 : v1::PRECISION_FP16);
   h->set_gpu_kind(o.gpu_kind);
   h->set_dry_run(o.dry_run);
+  h->set_max_measurements(static_cast<uint32_t>(o.budget));
   h->set_total_bytes(total);
   bool open = writer->Write(req);
   std::vector<char> buf(1 << 20);
@@ -287,6 +292,10 @@ int submit_main(int argc, char** argv) {
       o.fp32 = d == "fp32";
     } else if (flag == "--gpu-kind") o.gpu_kind = args.value(flag);
     else if (flag == "--dry-run") o.dry_run = true;
+    else if (flag == "--budget") {
+      o.budget = args.int_value(flag);
+      if (o.budget < 1 || o.budget > 100000000) user_error("--budget ", o.budget, " is not in 1..100000000");
+    }
     else if (flag == "--wait") o.wait = true;
     else if (flag == "--out") o.out = args.value(flag);
     else if (flag == "--token-file") token_file = args.value(flag);
@@ -300,6 +309,7 @@ int submit_main(int argc, char** argv) {
   }
   cli::require_model(o.model);
   if (o.server.empty()) user_error("--server ADDR is required (the tuner server, e.g. 127.0.0.1:50051)");
+  if (o.dry_run && o.budget > 0) user_error("--budget caps measurements; a --dry-run measures nothing");
   if (fs::is_directory(o.model)) o.model += "/model.onnx";
   if (!fs::exists(o.model)) user_error(o.model, ": no such file");
   if (o.name.empty()) o.name = model_label(o.model);

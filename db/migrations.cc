@@ -183,11 +183,18 @@ absl::Status apply_one(sqlite3* db, const Clock& clock, const Migration& m) {
 
 }  // namespace
 
+// Migration 3: a submission's cap on candidate measurements (mono-submit --budget; 0: none),
+// kept so that a restarted server plans the same jobs again.
+constexpr const char* kBudget = R"sql(
+ALTER TABLE submissions ADD COLUMN max_measurements INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> kList = {
       {1, "initial schema: workers, submissions, tasks, jobs, results, artifacts",
        kInitialSchema},
       {2, "dashboard: submission_tasks.instances, baselines per model and GPU kind", kDashboard},
+      {3, "submissions.max_measurements (mono-submit --budget)", kBudget},
   };
   return kList;
 }

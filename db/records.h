@@ -61,6 +61,7 @@ struct SubmissionRecord {
   std::string precision;    // "fp16", "fp32"
   std::string gpu_kind;     // empty: any registered kind
   bool dry_run = false;
+  int64_t max_measurements = 0;  // mono-submit --budget: candidates measured at most (0: all)
   SubmissionState state = SubmissionState::kQueued;
   int groups_total = 0;
   int64_t created_at_ms = 0;

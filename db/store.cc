@@ -207,8 +207,8 @@ absl::StatusOr<std::string> Store::create_submission(const SubmissionRecord& s) 
         sql::Stmt::prepare(db,
                            "INSERT INTO submissions(id, model_name, model_sha256, model_dir, "
                            "shapes_json, precision, gpu_kind, dry_run, state, groups_total, "
-                           "created_at, updated_at, finished_at, artifact_dir, error) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14)"));
+                           "created_at, updated_at, finished_at, artifact_dir, error, max_measurements) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15)"));
     const bool finished = s.state == SubmissionState::kDone || s.state == SubmissionState::kFailed;
     ins.bind_all(id, s.model_name, s.model_sha256, s.model_dir,
                  s.shapes_json.empty() ? std::string("[]") : s.shapes_json, s.precision,
@@ -220,6 +220,7 @@ absl::StatusOr<std::string> Store::create_submission(const SubmissionRecord& s) 
     }
     ins.bind(13, s.artifact_dir);
     ins.bind(14, s.error);
+    ins.bind(15, s.max_measurements);
     return ins.run();
   }));
   return id;

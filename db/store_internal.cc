@@ -15,7 +15,7 @@ const char* const kWorkerSelect =
 const char* const kSubmissionSelect =
     "SELECT s.id, s.model_name, s.model_sha256, s.model_dir, s.shapes_json, s.precision, "
     "s.gpu_kind, s.dry_run, s.state, s.groups_total, s.created_at, s.updated_at, "
-    "COALESCE(s.finished_at, 0), s.artifact_dir, s.error FROM submissions s";
+    "COALESCE(s.finished_at, 0), s.artifact_dir, s.error, s.max_measurements FROM submissions s";
 
 const char* const kTaskSelect =
     "SELECT t.id, t.signature, t.gpu_kind, t.context, t.payload, t.created_at FROM tasks t";
@@ -70,6 +70,7 @@ SubmissionRecord read_submission(const sql::Stmt& s) {
   r.finished_at_ms = s.int64(12);
   r.artifact_dir = s.text(13);
   r.error = s.text(14);
+  r.max_measurements = s.int64(15);
   return r;
 }
 

@@ -108,6 +108,7 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
   s.shapes_json = shapes.dump();
   s.precision = header.precision() == v1::PRECISION_FP32 ? "fp32" : "fp16";
   s.dry_run = header.dry_run();
+  s.max_measurements = header.max_measurements();
   absl::Status kind_error;
   s.gpu_kind = pick_gpu_kind(header.gpu_kind(), s.dry_run, &kind_error);
   if (!kind_error.ok()) return kind_error;
@@ -144,9 +145,12 @@ absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::Sub
   tuning::TuningPlanOptions o;
   o.dry_run = s.dry_run;
   o.task_gpu_kind = task_kind_of(s);
+  o.budget = s.max_measurements;
   tuning::TuningPlan tp;
   try {
     tp = tuning::plan_tuning(l.model, o);
+  } catch (const tuning::BudgetTooSmall& e) {
+    return absl::InvalidArgumentError(e.what());
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(std::string("model rejected: ") + e.what());
   }

@@ -32,9 +32,50 @@ std::string job_id(const char* prefix, const std::string& what) {
   return prefix + signature_hash(what + "|v" + std::to_string(kSignatureVersion));
 }
 
+// Which candidates of each task get jobs (TuningPlanOptions: all of them; in a dry run the best
+// few and the default; under a budget the defaults, then the heaviest tasks' next best).
+static std::vector<std::vector<int>> chosen_candidates(const TuningSpace& space, const TuningPlanOptions& opt) {
+  const size_t n = space.tasks.size();
+  std::vector<std::vector<int>> chosen(n);
+  const bool capped = !opt.dry_run && opt.budget > 0;
+  for (size_t t = 0; t < n; ++t) {
+    const std::vector<Candidate>& cands = space.tasks[t].candidates;
+    for (int i = 0; i < static_cast<int>(cands.size()); ++i) {
+      const bool take = capped ? cands[i].is_default
+                               : !opt.dry_run || i < opt.dry_run_candidates || cands[i].is_default;
+      if (take) chosen[t].push_back(i);
+    }
+  }
+  if (!capped) return chosen;
+  if (opt.budget < static_cast<int64_t>(n))
+    throw BudgetTooSmall(str_cat("--budget ", opt.budget, " is below this model's ", n,
+                                 " tuning tasks: each task measures at least its default schedule"));
+  std::vector<size_t> order(n);
+  for (size_t t = 0; t < n; ++t) order[t] = t;
+  const auto weight = [&](size_t t) { return space.tasks[t].groups.size() * space.tasks[t].default_est_us; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight(a) > weight(b); });
+  std::vector<int> next(n, 0);  // each task's next candidate to consider, by estimate
+  int64_t left = opt.budget - static_cast<int64_t>(n);
+  for (bool took = true; left > 0 && took;) {
+    took = false;
+    for (size_t t : order) {
+      const std::vector<Candidate>& cands = space.tasks[t].candidates;
+      while (next[t] < static_cast<int>(cands.size()) && cands[next[t]].is_default) ++next[t];
+      if (left == 0 || next[t] >= static_cast<int>(cands.size())) continue;
+      chosen[t].push_back(next[t]++);
+      --left;
+      took = true;
+    }
+  }
+  for (std::vector<int>& c : chosen) std::sort(c.begin(), c.end());
+  return chosen;
+}
+
 TuningPlan plan_tuning(const PreparedModel& model, const TuningPlanOptions& opt) {
   TuningPlan out;
   out.space = enumerate_space(*model.graph, model.options);
+  const std::vector<std::vector<int>> chosen_by_task = chosen_candidates(out.space, opt);
+  size_t task_index = 0;
   // The plan of each context, for cutting the groups out as fragments.
   std::map<std::string, KernelPlan> plans;
   std::map<std::string, PlanOptions> plan_options;
@@ -57,10 +98,7 @@ TuningPlan plan_tuning(const PreparedModel& model, const TuningPlanOptions& opt)
     tp.payload = json{{"task", task}, {"fragment", fragment}}.dump();
     tp.instances = static_cast<int>(t.groups.size());
 
-    // Which candidates get jobs: all of them, or in a dry run the best few and the default.
-    std::vector<int> chosen;
-    for (int i = 0; i < static_cast<int>(t.candidates.size()); ++i)
-      if (!opt.dry_run || i < opt.dry_run_candidates || t.candidates[i].is_default) chosen.push_back(i);
+    const std::vector<int>& chosen = chosen_by_task.at(task_index++);
     for (size_t b = 0; b < chosen.size(); b += opt.candidates_per_job) {
       json cands = json::array();
       std::string ids;

@@ -21,6 +21,7 @@
 
 #include "compiler/codegen/plan.h"
 #include "compiler/ir/graph.h"
+#include "compiler/support/error.h"
 #include "compiler/tuning/space.h"
 #include "db/store.h"
 
@@ -46,8 +47,18 @@ struct TuningPlanOptions {
   std::string task_gpu_kind;  // the GPU name, or dry_run_kind()
   bool dry_run = false;       // compile jobs (no GPU) instead of measure jobs
   int candidates_per_job = 8;
+  // At most this many candidates measured in all (mono-submit --budget; 0: every candidate).
+  // Every task measures its default; the rest go, one candidate per task per round, to the
+  // tasks that weigh most (instances x default estimate), each taking its next best estimate.
+  // A budget below the number of tasks is refused (BudgetTooSmall).
+  int64_t budget = 0;
   // Dry runs compile only the cost model's best few candidates per task (the default always).
   int dry_run_candidates = 3;
+};
+
+// A budget that cannot measure every task's default: the submission is refused.
+struct BudgetTooSmall : UserError {
+  using UserError::UserError;
 };
 
 struct TuningPlan {

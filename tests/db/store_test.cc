@@ -459,7 +459,9 @@ TEST_F(StoreTest, SubmissionLifecycle) {
   clock_.advance(10);
   SubmissionRecord named = submission("gpt2");
   named.id = "s-chosen";
+  named.max_measurements = 200;  // mono-submit --budget 200, kept for a restarted server's plan
   ASSERT_EQ(*store_->create_submission(named), "s-chosen");
+  EXPECT_EQ(store_->get_submission("s-chosen")->max_measurements, 200);
   EXPECT_EQ(store_->create_submission(named).status().code(), absl::StatusCode::kAlreadyExists);
 
   absl::StatusOr<SubmissionRecord> got = store_->get_submission(*s1);
@@ -468,6 +470,7 @@ TEST_F(StoreTest, SubmissionLifecycle) {
   EXPECT_EQ(got->state, SubmissionState::kQueued);
   EXPECT_EQ(got->precision, "fp16");
   EXPECT_EQ(got->finished_at_ms, 0);
+  EXPECT_EQ(got->max_measurements, 0);  // no budget
 
   std::vector<SubmissionRecord> all = *store_->list_submissions();
   ASSERT_EQ(all.size(), 2u);

@@ -157,6 +157,9 @@ TEST(ToolFlags, ServerRefusesOpenListeningAndBadTls) {
   expect_error("client", "mono-submit", model + " --server 127.0.0.1:1 --tls-ca " + not_pem.string(),
                "'" + not_pem.string() + "' is not a PEM file (TLS CA certificate)");
   fs::remove(not_pem);
+  expect_error("client", "mono-submit", model + " --server 127.0.0.1:1 --budget 0", "--budget 0 is not in 1..100000000");
+  expect_error("client", "mono-submit", model + " --server 127.0.0.1:1 --budget 50 --dry-run",
+               "--budget caps measurements; a --dry-run measures nothing");
 }
 
 TEST(Transport, SecretsCompareWholeAndLoopbackIsRecognised) {

@@ -193,5 +193,44 @@ TEST_F(CoordinatorTest, OtherBuildFailuresFailTheSubmission) {
   EXPECT_NE(s->error.find("NVRTC said no"), std::string::npos) << s->error;
 }
 
+// mono-submit --budget N: the submission's jobs carry N candidates in all (tiny-resnet fp16:
+// 18 tasks, 142 candidates) and the budget is stored with it (a restarted server plans from the
+// record); a budget below the task count is refused with one line naming it.
+TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  Coordinator c(store_.get(), &clock_, o);
+  db::WorkerCaps caps;
+  caps.gpu_name = "Test GPU";
+  caps.sm_arch = 90;
+  auto gpu = store_->register_worker("gpu", caps);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const auto upload = [&](const std::string& name) {
+    const std::string dir = dir_.file(name);
+    fs::create_directories(dir);
+    fs::copy_file(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset17/model.onnx", dir + "/model.onnx");
+    return dir;
+  };
+  v1::SubmitHeader h;
+  h.set_model_name("small");
+  h.set_max_measurements(17);
+  auto refused = c.submit(h, upload("small"), "small-sha");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "--budget 17 is below this model's 18 tuning tasks: each task measures at least its default schedule");
+
+  h.set_model_name("capped");
+  h.set_max_measurements(30);
+  auto r = c.submit(h, upload("capped"), "capped-sha");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(store_->get_submission(r->submission_id())->max_measurements, 30);
+  auto jobs = store_->lease(*gpu, 1000, 60'000);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  size_t candidates = 0;
+  for (const db::JobRecord& j : *jobs) candidates += nlohmann::json::parse(j.payload).at("candidates").size();
+  EXPECT_EQ(candidates, 30u);
+}
+
 }  // namespace
 }  // namespace mono::server

@@ -4,7 +4,9 @@
 // refused instead of shipping one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <set>
 
 #include "compiler/driver/model.h"
 #include "compiler/tuning/jobs.h"
@@ -232,6 +234,75 @@ TEST(Wire, SpaceAndChoiceRoundTripAndBadSpacesAreRefused) {
   j = good;
   j.erase("contexts");
   refused(j, "missing \"contexts\"");
+}
+
+}  // namespace
+}  // namespace mono::tuning
+
+namespace mono::tuning {
+namespace {
+
+// Every candidate a plan's jobs carry, per task (task order), as candidate indices.
+std::vector<std::vector<int>> planned_candidates(const TuningPlan& plan) {
+  std::vector<std::vector<int>> out;
+  for (const db::TaskPlan& t : plan.tasks) {
+    std::vector<int> idx;
+    for (const db::NewJob& j : t.jobs) {
+      const nlohmann::json payload = nlohmann::json::parse(j.payload);
+      for (const auto& c : payload.at("candidates")) idx.push_back(c.at("index").get<int>());
+    }
+    out.push_back(idx);
+  }
+  return out;
+}
+
+// mono-submit --budget N: at most N candidates in all, every task's default among them, the
+// rest to the heaviest tasks (instances x default estimate) in their estimate order; a budget
+// below the task count is refused; the plan is the same when made again (a restarted server).
+TEST(Budget, CapsMeasurementsKeepsDefaultsAndFavoursHeavyTasks) {
+  const PreparedModel model = prepare_model(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-bert-opset20/model.onnx",
+                                            "tiny-bert", {}, Precision::kF16);
+  TuningPlanOptions po;
+  po.task_gpu_kind = "gpu";
+  const TuningPlan all = plan_tuning(model, po);
+  const size_t tasks = all.tasks.size();
+  ASSERT_GT(all.candidates, static_cast<int64_t>(tasks) + 4);
+
+  po.budget = static_cast<int64_t>(tasks) + 3;
+  const TuningPlan capped = plan_tuning(model, po);
+  EXPECT_EQ(capped.candidates, po.budget);
+  const std::vector<std::vector<int>> got = planned_candidates(capped);
+  ASSERT_EQ(got.size(), tasks);
+  // Which tasks weigh most: the three extra candidates go to the three heaviest that have any.
+  std::vector<size_t> order(tasks);
+  for (size_t t = 0; t < tasks; ++t) order[t] = t;
+  const auto weight = [&](size_t t) { return capped.space.tasks[t].groups.size() * capped.space.tasks[t].default_est_us; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight(a) > weight(b); });
+  std::set<size_t> extra;
+  for (size_t t : order)
+    if (extra.size() < 3 && capped.space.tasks[t].candidates.size() > 1) extra.insert(t);
+  for (size_t t = 0; t < tasks; ++t) {
+    const std::vector<Candidate>& cands = capped.space.tasks[t].candidates;
+    int defaults = 0;
+    for (int i : got[t]) defaults += cands.at(i).is_default;
+    EXPECT_EQ(defaults, 1) << "task " << t << " must measure its default";
+    EXPECT_EQ(got[t].size(), extra.count(t) ? 2u : 1u) << "task " << t;
+    if (extra.count(t)) {  // its best estimate that is not the default
+      const int best = cands.at(0).is_default ? 1 : 0;
+      EXPECT_NE(std::find(got[t].begin(), got[t].end(), best), got[t].end()) << "task " << t;
+    }
+  }
+  EXPECT_EQ(planned_candidates(plan_tuning(model, po)), got);  // deterministic
+
+  po.budget = 1'000'000'000;  // more than there is: everything
+  EXPECT_EQ(plan_tuning(model, po).candidates, all.candidates);
+  po.budget = static_cast<int64_t>(tasks) - 1;
+  try {
+    plan_tuning(model, po);
+    ADD_FAILURE() << "a budget below the task count was accepted";
+  } catch (const BudgetTooSmall& e) {
+    EXPECT_NE(std::string(e.what()).find("--budget " + std::to_string(tasks - 1) + " is below"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
