@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The tuning service on the GPU machine, in one command (issue 4, point 9):
 #   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS] [--gpus N]
-#                     [--no-bench] [--no-baselines]
+#                     [--no-bench] [--no-baselines] [--submit-budget N]
 # Starts mono-tuner-server and one measuring mono-worker per GPU (the first N GPUs; all by
 # default) on a fresh database and an empty kernel cache, submits each model (fp16) with mono-submit --wait --out, and records the wall
 # time from submit to artifact, candidates measured, and the latencies of the tuned artifact
 # and the untuned default (mono-run --bench, the same method as baselines.py), and PyTorch's
 # bert-base in the same call. bert-base is then submitted again (its resubmission time).
+# --submit-budget N passes mono-submit --budget N (at most N candidates measured per submission).
 # Logs: $OUT/tune.tgz and $OUT/tune_summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-tune}
 logs=/tmp/mono-tune-logs
 rm -rf "$logs" /tmp/mono-tune-run; mkdir -p "$out" "$logs" /tmp/mono-tune-run
-models=tiny-bert,bert-base budget=540 baselines=1 use_gpus=0 bench=1
+models=tiny-bert,bert-base budget=540 baselines=1 use_gpus=0 bench=1 submit_budget=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models=$2; shift ;;
@@ -21,6 +22,7 @@ while [ $# -gt 0 ]; do
     --no-baselines) baselines=0 ;;
     --gpus) use_gpus=$2; shift ;;
     --no-bench) bench=0 ;;
+    --submit-budget) submit_budget=(--budget "$2"); shift ;;
     *) echo "tune_gpu.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -68,7 +70,7 @@ tune() {  # tune NAME MODEL_DIR TESTDATA [SHAPES...]
   [ $left -gt 30 ] || { say "$name: skipped, no time left"; return; }
   say "$name: mono-submit --wait --out (time limit ${left}s)"
   local s=$(date +%s%N)
-  timeout $left mono-submit "$dir/model.onnx" --server 127.0.0.1:50051 --dtype fp16 --out $run/art_$name "$@" \
+  timeout $left mono-submit "$dir/model.onnx" --server 127.0.0.1:50051 --dtype fp16 --out $run/art_$name "${submit_budget[@]}" "$@" \
     > "$logs/submit_$name.out" 2> >(while IFS= read -r l; do echo "[$(elapsed) s] $l"; done > "$logs/submit_$name.log")
   local rc=$? ms=$(( ($(date +%s%N) - s) / 1000000 ))
   tail -n 4 "$logs/submit_$name.log" | tee -a "$logs/tune_summary.txt"
