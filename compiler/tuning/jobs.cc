@@ -98,12 +98,23 @@ TuningPlan plan_tuning(const PreparedModel& model, const TuningPlanOptions& opt)
     tp.payload = json{{"task", task}, {"fragment", fragment}}.dump();
     tp.instances = static_cast<int>(t.groups.size());
 
+    // The jobs' batches of candidates. Job ids hash their candidates, so under a budget each
+    // batch is the part chosen of the batch the unbudgeted plan has (candidates i / per_job):
+    // a whole batch is the same job either way, and its measurements are never repeated.
     const std::vector<int>& chosen = chosen_by_task.at(task_index++);
-    for (size_t b = 0; b < chosen.size(); b += opt.candidates_per_job) {
+    std::vector<std::vector<int>> batches;
+    const bool aligned = !opt.dry_run && opt.budget > 0;
+    for (size_t k = 0; k < chosen.size(); ++k) {
+      const bool fresh = aligned ? batches.empty() || batches.back().back() / opt.candidates_per_job !=
+                                                          chosen[k] / opt.candidates_per_job
+                                 : k % opt.candidates_per_job == 0;
+      if (fresh) batches.emplace_back();
+      batches.back().push_back(chosen[k]);
+    }
+    for (const std::vector<int>& batch : batches) {
       json cands = json::array();
       std::string ids;
-      for (size_t k = b; k < std::min(chosen.size(), b + opt.candidates_per_job); ++k) {
-        const int i = chosen[k];
+      for (const int i : batch) {
         cands.push_back({{"index", i},
                          {"schedule", schedule_to_json(t.candidates[i].schedule)},
                          {"est_us", t.candidates[i].est_us},

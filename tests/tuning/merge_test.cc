@@ -294,8 +294,25 @@ TEST(Budget, CapsMeasurementsKeepsDefaultsAndFavoursHeavyTasks) {
   }
   EXPECT_EQ(planned_candidates(plan_tuning(model, po)), got);  // deterministic
 
-  po.budget = 1'000'000'000;  // more than there is: everything
-  EXPECT_EQ(plan_tuning(model, po).candidates, all.candidates);
+  po.budget = 1'000'000'000;  // more than there is: everything, in the same jobs
+  const TuningPlan everything = plan_tuning(model, po);
+  EXPECT_EQ(everything.candidates, all.candidates);
+  const auto job_ids = [](const TuningPlan& p) {
+    std::set<std::string> ids;
+    for (const db::TaskPlan& t : p.tasks)
+      for (const db::NewJob& j : t.jobs) ids.insert(j.id);
+    return ids;
+  };
+  const std::set<std::string> all_ids = job_ids(all);
+  EXPECT_EQ(job_ids(everything), all_ids);
+  // All but one candidate: every batch but one is taken whole, and is the same job as without
+  // a budget (measurements are shared by job, so they are not repeated).
+  po.budget = all.candidates - 1;
+  const std::set<std::string> most = job_ids(plan_tuning(model, po));
+  size_t shared = 0;
+  for (const std::string& id : most) shared += all_ids.count(id);
+  EXPECT_GE(shared + 1, most.size());
+  EXPECT_GE(shared + 1, all_ids.size());
   po.budget = static_cast<int64_t>(tasks) - 1;
   try {
     plan_tuning(model, po);

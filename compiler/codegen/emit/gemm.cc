@@ -219,8 +219,9 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
-  // The kernel's shared memory, declared here rather than passed: a function compiled on its own
-  // (kernel_units.h) then still addresses it as shared memory, not through generic pointers.
+  // The kernel's shared memory, declared here rather than passed: a function that is not inlined
+  // then still addresses it as shared memory, not through generic pointers (compiled on its own,
+  // one did: bench/RESULTS.md, 2026-11-25).
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
                              "  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
                              // Split slowest: split-K reducers (the last split) come after every producer.
