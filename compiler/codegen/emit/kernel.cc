@@ -19,30 +19,9 @@ std::string Call::str(const std::string& item) const {
   return s + ")";
 }
 
-// `text` without its // comments (no emitted code has "//" in a string literal): code that
-// differs only in comments (the node names an epilogue cites, layer by layer) is the same code,
-// defined once. On bert-base that is 11 group functions instead of 100: the kernel ran 23%
-// faster on the H100 and NVRTC built it 10x faster (bench/RESULTS.md, 2026-11-25).
-static std::string without_comments(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"' && (i == 0 || text[i - 1] != '\\')) in_string = !in_string;
-    if (!in_string && c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      while (i < text.size() && text[i] != '\n') ++i;
-      if (i < text.size()) out += '\n';
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
   const std::string text = str_cat("(", params, ") {\n", body, "}\n");
-  const std::string code = without_comments(text);
+  const std::string code = code_without_comments(text);
   auto it = functions_.find(code);
   if (it == functions_.end()) {
     const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
@@ -57,7 +36,7 @@ std::string Module::function(const Group& g, const std::string& params, const st
 }
 
 std::string Module::epilogue_struct(const Group& g, const std::string& body) {
-  const std::string code = without_comments(body);
+  const std::string code = code_without_comments(body);
   auto it = epilogues_.find(code);
   if (it != epilogues_.end()) return it->second;
   const std::string name = str_cat("G", g.id, "Epilogue");

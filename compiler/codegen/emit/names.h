@@ -21,6 +21,10 @@ std::string comment_text(const std::string& s);
 // kept: the distinguishing part of exporters' names); "" when nothing is left. Callers add a
 // prefix, so the result never starts with a digit or an underscore.
 std::string identifier(const std::string& text);
+// Generated code without its // comments (no emitted code has "//" in a string literal): what
+// decides whether two pieces of code are the same (kernel.cc defines code that differs only in
+// comments, such as the node names an epilogue cites layer by layer, once).
+std::string code_without_comments(const std::string& code);
 // "LayerNormalization" -> "layer_normalization".
 std::string snake_case(const std::string& camel);
 
