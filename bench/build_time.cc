@@ -1,4 +1,4 @@
-// build_time FRAGMENT.json... [--cache DIR]
+// build_time FRAGMENT.json... [--cache DIR] [--source DIR]
 // How long a whole kernel takes to build (issue 21, point 4): for each whole-model fragment
 // (mono-compile MODEL --emit fragment), the kernel is planned and emitted, then compiled twice
 // through the cubin cache: once with the cache empty (cold) and once with it full (cached).
@@ -20,8 +20,9 @@ namespace mono {
 namespace {
 
 const char kUsage[] =
-    "usage: build_time FRAGMENT.json... [--cache DIR]\n"
-    "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n";
+    "usage: build_time FRAGMENT.json... [--cache DIR] [--source DIR]\n"
+    "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n"
+    "  --source DIR  also write each kernel's CUDA source (NAME.cu) and NVRTC/ptxas log (NAME.log) there\n";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -31,9 +32,11 @@ int build_time_main(int argc, char** argv) {
   Flags args(argc, argv);
   std::vector<std::string> fragments;
   std::string cache = "/tmp/mono-build-time-cache";
+  std::string source_dir;
   std::string flag;
   while (args.next(&flag)) {
     if (flag == "--cache") cache = args.value(flag);
+    else if (flag == "--source") source_dir = args.value(flag);
     else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
       return kExitOk;
@@ -69,6 +72,12 @@ int build_time_main(int argc, char** argv) {
     for (size_t at = built.source.find("__noinline__ void g"); at != std::string::npos;
          at = built.source.find("__noinline__ void g", at + 1))
       ++functions;
+    if (!source_dir.empty()) {
+      std::filesystem::create_directories(source_dir);
+      const std::string stem = (std::filesystem::path(source_dir) / std::filesystem::path(path).stem()).string();
+      std::ofstream(stem + ".cu") << built.source;
+      std::ofstream(stem + ".log") << built.compiled.log;
+    }
     std::printf("%-28s %7zu %9zu %9.2f %9.2f %9.2f  %s\n", std::filesystem::path(path).stem().c_str(),
                 built.plan.groups.size(), functions, front, cold, cached, built.compiled.usage.str().c_str());
     std::fflush(stdout);

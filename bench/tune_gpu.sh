@@ -2,19 +2,23 @@
 # The tuning service on the GPU machine, in one command (issue 4, point 9):
 #   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS] [--gpus N]
 #                     [--no-bench] [--no-baselines] [--submit-budget N]
+#   bench/tune_gpu.sh --together [--models bert-base,gpt2,vit-base,resnet50] [--gpus N]
 # Starts mono-tuner-server and one measuring mono-worker per GPU (the first N GPUs; all by
 # default) on a fresh database and an empty kernel cache, submits each model (fp16) with mono-submit --wait --out, and records the wall
 # time from submit to artifact, candidates measured, and the latencies of the tuned artifact
 # and the untuned default (mono-run --bench, the same method as baselines.py), and PyTorch's
 # bert-base in the same call. bert-base is then submitted again (its resubmission time).
 # --submit-budget N passes mono-submit --budget N (at most N candidates measured per submission).
+# --together (issue 23): the full models are submitted at once, as several users of one fleet
+# would; it records each model's submit -> artifact, all of them together, the jobs, busy and
+# idle seconds of each worker, and each tuned artifact's latency (the same whatever N).
 # Logs: $OUT/tune.tgz and $OUT/tune_summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-tune}
 logs=/tmp/mono-tune-logs
 rm -rf "$logs" /tmp/mono-tune-run; mkdir -p "$out" "$logs" /tmp/mono-tune-run
-models=tiny-bert,bert-base budget=540 baselines=1 use_gpus=0 bench=1 submit_budget=()
+models= budget=540 baselines=1 use_gpus=0 bench=1 submit_budget=() together=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models=$2; shift ;;
@@ -23,10 +27,12 @@ while [ $# -gt 0 ]; do
     --gpus) use_gpus=$2; shift ;;
     --no-bench) bench=0 ;;
     --submit-budget) submit_budget=(--budget "$2"); shift ;;
+    --together) together=1 ;;
     *) echo "tune_gpu.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
 done
+[ -n "$models" ] || { [ $together = 1 ] && models=bert-base,gpt2,vit-base,resnet50 || models=tiny-bert,bert-base; }
 source .gpu/env.sh
 export PYTHONUNBUFFERED=1
 t0=$(date +%s)
@@ -44,10 +50,15 @@ trap 'kill $(jobs -p) 2>/dev/null; finish' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$logs/tune_summary.txt"
 say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
 
-case ",$models," in *,bert-base,*)
-  (python3 bench/export_full.py /tmp/models --only bert-base > "$logs/export.txt" 2>&1; echo "export exit $?" >> "$logs/export.txt") &
-  export_pid=$! ;;
-esac
+# The full models (tiny-bert is in the repository); kept in /tmp/models across calls.
+full=$(echo ",$models," | tr ',' '\n' | grep -vx -e '' -e tiny-bert | paste -sd, -)
+missing=
+for n in ${full//,/ }; do [ -f /tmp/models/$n-opset20/test_data_set_0/output_0.pb ] || missing=$missing,$n; done
+export_pid=
+if [ -n "$missing" ]; then
+  (python3 bench/export_full.py /tmp/models --only "${missing#,}" > "$logs/export.txt" 2>&1; echo "export exit $?" >> "$logs/export.txt") &
+  export_pid=$!
+fi
 
 run=/tmp/mono-tune-run
 # Fresh kernel caches: nothing compiled by an earlier run may make this one look faster.
@@ -96,11 +107,61 @@ EOF
   grep -hE "candidates|jobs" "$logs/server.log" | tail -n 3 >> "$logs/tune_summary.txt"
 }
 
+worker_metrics() {  # one line per worker: jobs by kind, candidates, busy and idle seconds over $1 s
+  for g in $(seq 0 $((gpus - 1))); do
+    curl -s http://127.0.0.1:$((9101 + g))/metrics | python3 -c '
+import re, sys
+wall, name, jobs, cands, busy = float(sys.argv[1]), sys.argv[2], {}, 0.0, 0.0
+for line in sys.stdin:
+    m = re.match(r"(\w+)(?:\{(.*)\})? (\S+)$", line.strip())
+    if not m or line.startswith("#"): continue
+    metric, labels, v = m.group(1), m.group(2) or "", float(m.group(3))
+    if metric == "mono_worker_jobs_total": k = re.search(r"kind=\"(\w+)\"", labels).group(1); jobs[k] = jobs.get(k, 0) + v
+    if metric == "mono_worker_candidates_total" and "measured" in labels: cands += v
+    if metric == "mono_worker_busy_seconds_total": busy += v
+print(f"{name}: jobs " + " ".join(f"{k}={int(v)}" for k, v in sorted(jobs.items())) +
+      f", candidates measured {int(cands)}, busy {busy:.1f} s, idle {wall - busy:.1f} s of {wall:.1f} s")
+' "$1" "gpu$g"
+  done
+}
+
+if [ $together = 1 ]; then
+  [ -z "$export_pid" ] || { wait $export_pid; tail -n 2 "$logs/export.txt"; }
+  say "together: submitting ${full//,/ } at once to $gpus worker(s)"
+  s_all=$(date +%s%N)
+  pids=()
+  for n in ${full//,/ }; do
+    d=/tmp/models/$n-opset20
+    ( s=$(date +%s%N)
+      timeout $(( budget - $(elapsed) )) mono-submit "$d/model.onnx" --server 127.0.0.1:50051 --dtype fp16 --out $run/art_$n "${submit_budget[@]}" \
+        > "$logs/submit_$n.out" 2> >(while IFS= read -r l; do echo "[$(elapsed) s] $l"; done > "$logs/submit_$n.log")
+      rc=$?
+      say "$n: submit to artifact: $(( ($(date +%s%N) - s) / 1000000 )) ms (exit $rc)" ) &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  all_ms=$(( ($(date +%s%N) - s_all) / 1000000 ))
+  say "all of ${full//,/ }: submit to last artifact: $all_ms ms on $gpus GPU(s)"
+  worker_metrics "$(awk "BEGIN { print $all_ms / 1000 }")" | while IFS= read -r l; do say "$l"; done
+  grep -hE "tasks|candidates" "$logs/server.log" >> "$logs/tune_summary.txt"
+  if [ $bench = 1 ]; then
+    for n in ${full//,/ }; do
+      d=/tmp/models/$n-opset20
+      [ -f $run/art_$n/manifest.json ] || continue
+      cp $run/art_$n/manifest.json "$logs/manifest_$n.json"
+      mono-run $run/art_$n --test-data $d/test_data_set_0 --bench > "$logs/run_tuned_$n.log" 2>&1
+      say "$n tuned: $(grep -hE 'bench:|worst|FAIL' "$logs/run_tuned_$n.log" | tr '\n' ' ')"
+    done
+  fi
+  say "done"
+  exit 0
+fi
+
 case ",$models," in *,tiny-bert,*)
   tune tiny-bert tests/data/models/tiny-bert-opset20 tests/data/models/tiny-bert-opset20/test_data_set_0 ;;
 esac
 case ",$models," in *,bert-base,*)
-  wait $export_pid; tail -n 2 "$logs/export.txt"
+  [ -z "$export_pid" ] || { wait $export_pid; tail -n 2 "$logs/export.txt"; }
   d=/tmp/models/bert-base-opset20
   tune bert-base $d $d/test_data_set_0
   # The same model again: every task's results are in the database, nothing is measured.

@@ -77,6 +77,11 @@ struct Metrics {
       prometheus::BuildGauge().Name("mono_worker_gpu_temperature_celsius").Help("GPU temperature").Register(*registry);
   prometheus::Family<prometheus::Gauge>& busy =
       prometheus::BuildGauge().Name("mono_worker_busy").Help("1 while a lane works on a job").Register(*registry);
+  // With the process's uptime, how long each lane waited for work (a fleet's idle time).
+  prometheus::Family<prometheus::Counter>& busy_seconds = prometheus::BuildCounter()
+                                                               .Name("mono_worker_busy_seconds_total")
+                                                               .Help("Seconds a lane spent on jobs (lease to report)")
+                                                               .Register(*registry);
 };
 
 class Worker {
@@ -216,6 +221,7 @@ class Worker {
   void lane(int i) {
     const std::string gpu_label = o_.compile_only ? "cpu" : std::to_string(o_.gpus[i]);
     prometheus::Gauge& busy = metrics_->busy.Add({{"gpu", gpu_label}});
+    prometheus::Counter& busy_seconds = metrics_->busy_seconds.Add({{"gpu", gpu_label}});
     const int threads = std::max(1, o_.compile_threads / (o_.compile_only ? 1 : static_cast<int>(o_.gpus.size())));
     int idle_ms = 100;
     while (!g_stop) {
@@ -248,7 +254,9 @@ class Worker {
           held_.insert(job.job_id());
         }
         busy.Set(1);
+        const auto job_start = std::chrono::steady_clock::now();
         do_job(job, i, threads);
+        busy_seconds.Increment(std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count());
         busy.Set(0);
         std::lock_guard<std::mutex> lock(mu_);
         held_.erase(job.job_id());

@@ -30,6 +30,7 @@ METRICS = {
     "mono_worker_gpu_sm_clock_mhz": ("gauge", {"gpu": None}),
     "mono_worker_gpu_temperature_celsius": ("gauge", {"gpu": None}),
     "mono_worker_busy": ("gauge", {"gpu": None}),
+    "mono_worker_busy_seconds_total": ("counter", {"gpu": None}),
 }
 SERVER_METRICS = {m for m in METRICS if not m.startswith("mono_worker_")}
 # Series Prometheus itself makes for every target.
