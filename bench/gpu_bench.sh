@@ -17,7 +17,8 @@
 # exported by an earlier call on the same warm machine is not exported again. --zoo-time times every
 # full-size zoo model in fp16 (mono-run --bench, one at a time) and in PyTorch (bench/zoo_baselines.py:
 # torch.compile; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
-# ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in. TINY_FLAGS adds mono-run
+# ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in; ZOO_ONLY=NAME,... limits
+# the zoo (export, checks and timings) to those models of export_zoo.py. TINY_FLAGS adds mono-run
 # flags to every tiny-model run (e.g. "--set blocks-per-sm=2"). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
 # conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
@@ -99,7 +100,7 @@ if [ -n "$zoo" ]; then
   if [ -f "/tmp/zoo/.exported-$zoo" ]; then
     echo "zoo ($zoo) already in /tmp/zoo (exported by an earlier call on this machine)" > "$logs/zoo_export.txt"
   else
-    python3 bench/export_zoo.py /tmp/zoo "${zoo_flags[@]}" --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
+    python3 bench/export_zoo.py /tmp/zoo "${zoo_flags[@]}" ${ZOO_ONLY:+--only "$ZOO_ONLY"} --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
     touch "/tmp/zoo/.exported-$zoo"
   fi
   cat "$logs/zoo_export.txt"
@@ -116,7 +117,7 @@ if [ -n "$zoo" ]; then
   [ "$zoo" != full ] && (cd /tmp && tar -czf "$out/zoo.tgz" zoo/tiny-*)
 fi
 if [ $zoo_time = 1 ]; then
-  full_zoo=$(python3 -c "import sys; sys.path.insert(0, 'bench'); import export_zoo as z; print(','.join(n for n, m in z.MODELS.items() if m[2]))")
+  full_zoo=${ZOO_ONLY:-$(python3 -c "import sys; sys.path.insert(0, 'bench'); import export_zoo as z; print(','.join(n for n, m in z.MODELS.items() if m[2]))")}
   stamp "zoo: Mono fp16 timed, one model at a time"
   for n in ${full_zoo//,/ }; do
     d=/tmp/zoo/$n-opset20; [ -f "$d/model.onnx" ] || d=/tmp/zoo/$n-opset17  # the older exporter's, where the default failed

@@ -17,7 +17,8 @@ constexpr double kBarrierUs = 1.1;
 // GEMM problem of a gemm or conv-gemm group: batch x M x N x K.
 struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool conv = false;  // implicit GEMM (im2col gather): priced by the bandwidth model
+  bool conv = false;    // implicit GEMM: activations gathered (im2col), priced by the conv model
+  int64_t window = 1;   // conv: kernel positions (kh x kw); > 1 gathers through im2col index math
 };
 GemmProblem gemm_problem(const Group& g);
 // Split-K factors for K and a BK that give every split a whole number of BK steps and leave
@@ -52,7 +53,7 @@ GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
 // The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
 void gemm_warps(int threads, int* warps_m, int* warps_n);
 // The planner's default tile menu in the context (split-K 1; valid tiles only).
-std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx);
+std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx, bool conv = false);
 
 // Pointwise: elements computed and output bytes of a group.
 struct PointwiseProblem {

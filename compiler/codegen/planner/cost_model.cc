@@ -42,6 +42,25 @@ constexpr double kEpilogueCycles = 1500, kEpilogueCyclesPerAcc = 100;
 // Fitted to the same probe: 64x64 split-K 4 costs ~1.6-2 us over split-K 1, 32x64 split-K 2 ~1.3.
 constexpr double kSplitWaitUs = 0.9;
 constexpr double kSplitSlotUs = 0.1;  // plus the slot's bytes at kItemBytesPerSmUs
+// fp16 convolutions (implicit GEMM, activations gathered as B): fitted by non-negative least
+// squares (relative error) to the 579 measured candidates of resnet50's 24 convolution tasks
+// in the 1 block/SM context (H200, the tuning database of bench/runs/run58, by
+// bench/fit_conv_model.py; median error 4.9 %; run59's database gives the same within 10 %).
+// The busiest block runs ceil(items / grid) items one after another; each costs a fixed part,
+// per k tile a fixed part plus the activations it gathers (BN x BK elements: ~4x dearer
+// through im2col's index math than for a 1x1 kernel) and the weights (BM x BK), and its
+// epilogue per BM x BN accumulators. Split-K adds a fixed cost and per extra split a partial
+// tile's reduction per item. Chosen by this model, the planner's defaults sum to within 1.3 %
+// of the measured best of each task (weighted by resnet50's groups; 13 % under the earlier
+// bandwidth model's).
+constexpr double kConvItemUs = 0.7266;
+constexpr double kConvKTileUs = 0.1318;
+constexpr double kConvGatherWindowUs = 0.4584;  // per 1024 activations gathered, kernel > 1x1
+constexpr double kConvGatherPointUs = 0.1095;   // per 1024 activations gathered, 1x1 kernel
+constexpr double kConvWeightUs = 0.0509;        // per 1024 weights
+constexpr double kConvEpilogueUs = 1.2511;      // per 4096 accumulators
+constexpr double kConvSplitUs = 1.2271;         // split-K > 1, once
+constexpr double kConvSplitSlotUs = 0.0907;     // per extra split and 4096 accumulators, per item
 
 }  // namespace
 
@@ -57,6 +76,7 @@ GemmProblem gemm_problem(const Group& grp) {
     s.k = shape_numel(w) / w[0];
     s.n = shape_numel(y) / (y[0] * y[1]);
     s.conv = true;
+    s.window = shape_numel(w) / (w[0] * w[1]);
     return s;
   }
   const Shape& y = n.outputs[0]->type.shape;
@@ -110,10 +130,19 @@ double round_robin_us(int64_t items, double item_us, const KernelContext& ctx) {
 
 double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
   if (!s.conv) return round_robin_us(gemm_items(s, t), gemm_item_us(s, f16, t), ctx);
-  // Convolutions (im2col gather) keep the earlier bandwidth model, under which resnet50's
-  // defaults were measured; the fit above is from dense-operand GEMMs only. Per item the
-  // larger of MMA time at the sustained rate and operand bytes at the SM's share of the
-  // bandwidth, plus split-K's atomics priced at 8x streaming.
+  if (f16) {  // the fit above (kConv*)
+    const double waves = static_cast<double>(ceil_div(gemm_items(s, t), ctx.grid()));
+    const double k_tiles = static_cast<double>(ceil_div(ceil_div(s.k, t.splits), t.bk));
+    const double gather = (s.window > 1 ? kConvGatherWindowUs : kConvGatherPointUs) * t.bn * t.bk / 1024.0;
+    const double tile = t.bm * t.bn / 4096.0;
+    const double split = t.splits > 1 ? kConvSplitUs + kConvSplitSlotUs * (t.splits - 1) * tile * waves : 0.0;
+    return waves * (kConvItemUs + k_tiles * (kConvKTileUs + gather + kConvWeightUs * t.bm * t.bk / 1024.0) +
+                    kConvEpilogueUs * tile) +
+           split;
+  }
+  // fp32 convolutions keep the earlier bandwidth model: per item the larger of MMA time at the
+  // sustained rate and operand bytes at the SM's share of the bandwidth, plus split-K's
+  // atomics priced at 8x streaming.
   const double k_item = static_cast<double>(s.k) / t.splits;
   const double rate = (f16 ? kConvPeakF16Flops : kConvPeakF32Flops) / ctx.sms;
   const double item_us =
@@ -170,12 +199,15 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
   return "";
 }
 
-std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx) {
+std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx, bool conv) {
   // fp16 menu from the device library's H100 timings of the BERT-base shapes (2026-11-21):
   // BK = 64 with 4 stages was fastest at 128x768..3072x768.
   struct Tile { int bm, bn, bk, stages; };
-  const std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 3}, {64, 64, 64, 4}, {32, 64, 64, 4}}
-                                      : std::vector<Tile>{{64, 64, 16, 2}, {32, 64, 16, 2}};
+  // fp16 convolutions also 64x64x32: the measured best of most of resnet50's 3x3 convolutions
+  // (with split-K; bench/runs/run58), where a 32-row tile gathers the activations twice.
+  std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 3}, {64, 64, 64, 4}, {32, 64, 64, 4}}
+                                : std::vector<Tile>{{64, 64, 16, 2}, {32, 64, 16, 2}};
+  if (f16 && conv) tiles.push_back({64, 64, 32, 3});
   int wm, wn;
   gemm_warps(ctx.threads, &wm, &wn);
   std::vector<GemmSchedule> out;

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Fit the fp16 convolution cost model (compiler/codegen/planner/cost_model.cc, kConv*) to the
+measurements of a tuning database, and show how the planner's choice under the fit compares.
+
+    fit_conv_model.py MONO_DB [--blocks-per-sm 1]
+
+Reads every measured conv-gemm candidate of the given context from the database (the job
+payloads carry each task's fragment and candidates, the results their medians), fits
+
+    us = floor + waves * (item + k_tiles * (k_tile + gather * BN*BK/1024 + weights * BM*BK/1024)
+                          + epilogue * BM*BN/4096)
+         + [split-K > 1] * (split + slot * (splits - 1) * BM*BN/4096 * waves)
+
+(gather: one coefficient for kernels over 1x1, one for 1x1; waves = ceil(items / 132 x blocks
+per SM)) by non-negative least squares on relative error, and prints the coefficients, the
+fit's error, and per task the default's, the best measured and the model's pick (the planner's
+procedure: the default menu plus 64x64x32, a new choice only when 3 % better), weighted by the
+groups of each task in the database's artifacts' manifests when given. Pure Python.
+"""
+import argparse, ast, collections, json, math, re, sqlite3
+
+NAMES = ["floor", "item", "k_tile", "gather_window", "gather_point", "weights", "epilogue", "split", "slot"]
+MENU = [(64, 128, 32), (64, 64, 64), (32, 64, 64), (64, 64, 32)]  # default_gemm_tiles(f16, conv)
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def split_factors(k, bk):  # cost_model.cc split_k_factors
+    out = [1]
+    for want in (2, 3, 4, 6, 8, 12, 16):
+        if k // want < 2 * bk:
+            break
+        s = cdiv(k, cdiv(cdiv(k, want), bk) * bk)
+        if s > out[-1]:
+            out.append(s)
+    return out
+
+
+def features(t, bm, bn, bk, sk, grid):
+    items = cdiv(t["M"], bm) * cdiv(t["N"], bn) * sk
+    waves = cdiv(items, grid)
+    kt = cdiv(cdiv(t["K"], sk), bk)
+    g = bn * bk / 1024
+    return [1.0, waves, waves * kt, waves * kt * g * (t["window"] > 1), waves * kt * g * (t["window"] == 1),
+            waves * kt * bm * bk / 1024, waves * bm * bn / 4096, float(sk > 1), (sk - 1) * bm * bn / 4096 * waves]
+
+
+def nnls(X, y):
+    """Non-negative least squares on relative error, by coordinate descent."""
+    n = len(X[0])
+    w = [1 / v ** 2 for v in y]
+    A = [[sum(x[i] * x[j] * ww for x, ww in zip(X, w)) for j in range(n)] for i in range(n)]
+    b = [sum(x[i] * v * ww for x, v, ww in zip(X, y, w)) for i in range(n)]
+    c = [0.0] * n
+    for _ in range(20000):
+        for i in range(n):
+            r = b[i] - sum(A[i][j] * c[j] for j in range(n) if j != i)
+            c[i] = max(0.0, r / A[i][i])
+    return c
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("db")
+    ap.add_argument("--blocks-per-sm", type=int, default=1)
+    a = ap.parse_args()
+    db = sqlite3.connect(a.db)
+    tasks, samples = {}, []
+    for jid, payload in db.execute("select id, payload from jobs where kind = 'measure'"):
+        p = json.loads(payload)
+        parse = lambda v: v if not isinstance(v, str) else (json.loads(v) if v[:1] in "[{" and '"' in v else ast.literal_eval(v))
+        ctx, cands, frag = parse(p["context"]), parse(p["candidates"]), parse(p["fragment"])
+        if ctx["blocks_per_sm"] != a.blocks_per_sm:
+            continue
+        m = re.search(r"const %\S+: f32\[(\d+),(\d+),(\d+),(\d+)\].*\n\s+%\S+: f32\[(\d+),(\d+),(\d+),(\d+)\] = Conv", frag["ir"])
+        if not m or not cands or cands[0]["schedule"]["kind"] != "conv-gemm":
+            continue
+        co, ci, kh, kw, b, _, oh, ow = map(int, m.groups())
+        t = tasks.setdefault(p["signature"], dict(M=co, K=ci * kh * kw, N=b * oh * ow, window=kh * kw, meas={}, default=None))
+        res = {c: (ok, us) for c, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (jid,))}
+        for c in cands:
+            ok, us = res.get(c["index"], (0, None))
+            s = c["schedule"]
+            key = (s["bm"], s["bn"], s["bk"], s["split_k"])
+            if c["default"]:
+                t["default"] = key
+            if ok and us:
+                t["meas"][key] = us
+                samples.append((features(t, *key, 132 * a.blocks_per_sm), us))
+    if not samples:
+        raise SystemExit(f"no measured conv-gemm candidates at {a.blocks_per_sm} block(s)/SM in {a.db}")
+    weight = collections.Counter()
+    for (m,) in db.execute("select manifest_json from artifacts"):
+        for g in json.loads(m).get("schedule", {}).get("groups", []):
+            weight[g.get("signature")] += 1
+    X, y = [s[0] for s in samples], [s[1] for s in samples]
+    c = nnls(X, y)
+    errs = sorted(abs(sum(ci * xi for ci, xi in zip(c, x)) - v) / v for x, v in zip(X, y))
+    print(f"{len(samples)} candidates of {len(tasks)} conv tasks at {a.blocks_per_sm} block(s)/SM")
+    print("coefficients (us):", ", ".join(f"{n} {v:.4f}" for n, v in zip(NAMES, c)))
+    print(f"relative error: median {errs[len(errs) // 2]:.3f}, 90th percentile {errs[int(len(errs) * 0.9)]:.3f}")
+    # The planner's estimate leaves out the floor (the timing fragment's own cost, the same for
+    # every candidate), which would blunt its 3 % rule.
+    est = lambda t, key: sum(ci * xi for ci, xi in zip(c[1:], features(t, *key, 132 * a.blocks_per_sm)[1:]))
+    total = collections.Counter()
+    for sig, t in sorted(tasks.items(), key=lambda kv: (kv[1]["N"], kv[1]["K"])):
+        best, pick = 1e30, None
+        for bm, bn, bk in MENU:
+            for sk in split_factors(t["K"], bk):
+                u = est(t, (bm, bn, bk, sk))
+                if u < best * 0.97:
+                    best, pick = u, (bm, bn, bk, sk)
+        d, b = t["meas"].get(t["default"]), min(t["meas"].values())
+        p = t["meas"].get(pick)
+        w = weight[sig] or 1
+        total["default"] += w * (d or 0)
+        total["best"] += w * b
+        total["pick"] += w * (p if p else d or 0)
+        fmt = lambda k: "x".join(map(str, k[:3])) + f" split {k[3]}"
+        print(f"x{w} M {t['M']:5} K {t['K']:5} N {t['N']:6} window {t['window']:2}: default {fmt(t['default'])} "
+              f"{d or float('nan'):.1f} us, best {b:.1f}, pick {fmt(pick)} {p if p else float('nan'):.1f}"
+              + ("" if p else " (not measured)"))
+    print("sum (weighted): " + ", ".join(f"{k} {v:.1f} us" for k, v in total.items()))
+
+
+if __name__ == "__main__":
+    main()
