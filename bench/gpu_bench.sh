@@ -9,7 +9,8 @@
 # torch.compile timings of the same models in the same call, 5. one table.
 # --profile adds a per-stage profile of each full model. --ab NAME "FLAGS" (e.g.
 # --ab bpsm2 "--set blocks-per-sm=2") also checks and times every full model
-# built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL).
+# built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL),
+# and with --zoo-time every zoo model too (zootime_NAME_MODEL, checked and timed).
 # The kernel plan of every full model goes to plan_MODEL.txt. --zoo tiny|all also exports the tiny
 # (or all) models of bench/export_zoo.py, checks each on the GPU in fp32 and fp16 against PyTorch's outputs, and
 # brings the tiny ones back in $OUT/zoo.tgz (they become test data) with the ops of all
@@ -121,8 +122,13 @@ if [ $zoo_time = 1 ]; then
   stamp "zoo: Mono fp16 timed, one model at a time"
   for n in ${full_zoo//,/ }; do
     d=/tmp/zoo/$n-opset20; [ -f "$d/model.onnx" ] || d=/tmp/zoo/$n-opset17  # the older exporter's, where the default failed
-    [ -f "$d/model.onnx" ] && one_run "zootime_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
+    [ -f "$d/model.onnx" ] || continue
+    one_run "zootime_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
     grep -h "bench:" "$logs/zootime_$n.log" 2>/dev/null
+    for v in "${ab[@]}"; do  # --ab variants too, right after (logs zootime_NAME_MODEL)
+      one_run "zootime_${v%%|*}_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench ${v#*|}
+      grep -h "bench:\|error" "$logs/zootime_${v%%|*}_$n.log" 2>/dev/null | sed "s/^/${v%%|*}: /"
+    done
   done
   stamp "zoo: PyTorch eager and torch.compile"
   timeout 300 python3 bench/zoo_baselines.py --only "$full_zoo" --modes "${ZOO_MODES:-compile}" --json "$logs/zoo_baselines.json" > "$logs/zoo_baselines.txt" 2>&1
