@@ -2,7 +2,7 @@
 """Fit the fp16 convolution cost model (compiler/codegen/planner/cost_model.cc, kConv*) to the
 measurements of a tuning database, and show how the planner's choice under the fit compares.
 
-    fit_conv_model.py MONO_DB [--blocks-per-sm 1]
+    fit_conv_model.py MONO_DB [--blocks-per-sm 1] [--check COST_MODEL_CC]
 
 Reads every measured conv-gemm candidate of the given context from the database (the job
 payloads carry each task's fragment and candidates, the results their medians), fits
@@ -15,11 +15,16 @@ payloads carry each task's fragment and candidates, the results their medians), 
 per SM)) by non-negative least squares on relative error, and prints the coefficients, the
 fit's error, and per task the default's, the best measured and the model's pick (the planner's
 procedure: the default menu plus 64x64x32, a new choice only when 3 % better), weighted by the
-groups of each task in the database's artifacts' manifests when given. Pure Python.
+groups of each task in the database's artifacts' manifests when given. --check compares the fit
+with the kConv* constants of cost_model.cc and exits 1 if one differs by more than 1 % (the
+test conv_model_fit runs it on run58's database). Pure Python.
 """
 import argparse, ast, collections, json, math, re, sqlite3
 
 NAMES = ["floor", "item", "k_tile", "gather_window", "gather_point", "weights", "epilogue", "split", "slot"]
+CONSTANTS = {"item": "kConvItemUs", "k_tile": "kConvKTileUs", "gather_window": "kConvGatherWindowUs",
+             "gather_point": "kConvGatherPointUs", "weights": "kConvWeightUs", "epilogue": "kConvEpilogueUs",
+             "split": "kConvSplitUs", "slot": "kConvSplitSlotUs"}  # the floor is not priced
 MENU = [(64, 128, 32), (64, 64, 64), (32, 64, 64), (64, 64, 32)]  # default_gemm_tiles(f16, conv)
 
 
@@ -65,6 +70,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("db")
     ap.add_argument("--blocks-per-sm", type=int, default=1)
+    ap.add_argument("--check", metavar="COST_MODEL_CC")
     a = ap.parse_args()
     db = sqlite3.connect(a.db)
     tasks, samples = {}, []
@@ -123,6 +129,19 @@ def main():
               f"{d or float('nan'):.1f} us, best {b:.1f}, pick {fmt(pick)} {p if p else float('nan'):.1f}"
               + ("" if p else " (not measured)"))
     print("sum (weighted): " + ", ".join(f"{k} {v:.1f} us" for k, v in total.items()))
+    if a.check:
+        text = open(a.check).read()
+        bad = []
+        for name, const in CONSTANTS.items():
+            m = re.search(rf"constexpr double {const} = ([0-9.eE+-]+);", text)
+            fitted = c[NAMES.index(name)]
+            if not m:
+                bad.append(f"{const} not found")
+            elif abs(float(m.group(1)) - fitted) > 0.01 * max(abs(fitted), 1e-3):
+                bad.append(f"{const} = {m.group(1)}, the fit gives {fitted:.4f}")
+        print(f"{a.check}: " + ("; ".join(bad) if bad else "every kConv* constant is the fit's (within 1 %)"))
+        if bad:
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages Mono builds with; does nothing when they are all present.
 #   scripts/install-deps.sh [--test]   --test adds what the tests drive: Chromium (the
 #                                      dashboard's browser test), Prometheus, curl, Node.js,
-#                                      clang with libFuzzer (tests/fuzz)
+#                                      clang with libFuzzer (tests/fuzz), Python 3 and xz
+#                                      (tests/tuning/conv_model_fit.sh reads a run's archive)
 set -euo pipefail
 
 packages=(
@@ -12,7 +13,7 @@ packages=(
   libonnx-dev libonnx-testdata libgtest-dev
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(chromium prometheus curl clang libclang-rt-14-dev)
+  packages+=(chromium prometheus curl clang libclang-rt-14-dev python3 xz-utils)
   # Node.js and npm from Debian, unless the machine already has its own.
   command -v node > /dev/null || packages+=(nodejs)
   command -v npm > /dev/null || packages+=(npm)
