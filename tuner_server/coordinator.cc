@@ -124,14 +124,18 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
     for (size_t at; (at = why.find(path)) != std::string::npos;) why.replace(at, path.size(), s.model_name);
     return absl::InvalidArgumentError("model rejected: " + why);
   }
+  // The tuning plan too (a budget below the task count is refused here): nothing is recorded
+  // for a submission the server refuses.
+  auto tp = tuning_plan(s, *l);
+  if (!tp.ok()) return tp.status();
   auto id = store_->create_submission(s);
   if (!id.ok()) return id.status();
   s.id = *id;
   v1::SubmitReply reply;
   reply.set_submission_id(s.id);
   {
-    std::lock_guard<std::mutex> lock(l->mu);  // planning may take a while: only this model's lock
-    if (absl::Status st = plan(s, *l, &reply); !st.ok()) {
+    std::lock_guard<std::mutex> lock(l->mu);
+    if (absl::Status st = record_plan(s, *l, std::move(*tp), &reply); !st.ok()) {
       (void)store_->set_submission_state(s.id, db::SubmissionState::kFailed, std::string(st.message()));
       return st;
     }
@@ -141,19 +145,28 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
   return reply;
 }
 
-absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply) {
+absl::StatusOr<tuning::TuningPlan> Coordinator::tuning_plan(const db::SubmissionRecord& s, const Loaded& l) {
   tuning::TuningPlanOptions o;
   o.dry_run = s.dry_run;
   o.task_gpu_kind = task_kind_of(s);
   o.budget = s.max_measurements;
-  tuning::TuningPlan tp;
   try {
-    tp = tuning::plan_tuning(l.model, o);
+    return tuning::plan_tuning(l.model, o);
   } catch (const tuning::BudgetTooSmall& e) {
     return absl::InvalidArgumentError(e.what());
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(std::string("model rejected: ") + e.what());
   }
+}
+
+absl::Status Coordinator::plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply) {
+  auto tp = tuning_plan(s, l);
+  if (!tp.ok()) return tp.status();
+  return record_plan(s, l, std::move(*tp), reply);
+}
+
+absl::Status Coordinator::record_plan(const db::SubmissionRecord& s, Loaded& l, tuning::TuningPlan tp,
+                                      v1::SubmitReply* reply) {
   l.space = std::move(tp.space);
   if (auto st = store_->set_submission_groups_total(s.id, static_cast<int>(tp.tasks.size())); !st.ok()) return st;
   auto r = store_->add_plan(s.id, tp.tasks);

@@ -85,6 +85,9 @@ class Coordinator {
   void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
   void fail(const std::string& submission_id, const absl::Status& why);
   void build_loop();
+  // The submission's tuning plan (its jobs) computed; recorded in the database; both.
+  absl::StatusOr<tuning::TuningPlan> tuning_plan(const db::SubmissionRecord& s, const Loaded& l);
+  absl::Status record_plan(const db::SubmissionRecord& s, Loaded& l, tuning::TuningPlan tp, v1::SubmitReply* reply);
   absl::Status plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply);
   absl::Status finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice, nlohmann::json info,
                       const nlohmann::json& verification);

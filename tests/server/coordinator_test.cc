@@ -195,7 +195,7 @@ TEST_F(CoordinatorTest, OtherBuildFailuresFailTheSubmission) {
 
 // mono-submit --budget N: the submission's jobs carry N candidates in all (tiny-resnet fp16:
 // 18 tasks, 142 candidates) and the budget is stored with it (a restarted server plans from the
-// record); a budget below the task count is refused with one line naming it.
+// record); a budget below the task count is refused with one line naming it, and nothing recorded.
 TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   CoordinatorOptions o;
   o.data_dir = dir_.file("data");
@@ -219,6 +219,9 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.status().message(),
             "--budget 17 is below this model's 18 tuning tasks: each task measures at least its default schedule");
+  auto recorded = store_->list_submissions();
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  EXPECT_TRUE(recorded->empty()) << "a refused submission leaves no record";
 
   h.set_model_name("capped");
   h.set_max_measurements(30);
