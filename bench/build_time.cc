@@ -61,6 +61,15 @@ int build_time_main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     BuiltKernel built = build_kernel(*f.graph, f.options, "build-time", nvrtc, /*compile=*/false);
     const double front = seconds_since(t0);
+    // The source first (a failing compile is when it is wanted most), the log after; named
+    // after the fragment, with its position when two fragments share a name.
+    std::string stem;
+    if (!source_dir.empty()) {
+      std::filesystem::create_directories(source_dir);
+      stem = (std::filesystem::path(source_dir) / std::filesystem::path(path).stem()).string();
+      if (std::filesystem::exists(stem + ".cu")) stem += "-" + std::to_string(&path - &fragments[0]);
+      std::ofstream(stem + ".cu") << built.source;
+    }
     t0 = std::chrono::steady_clock::now();
     built.compiled = compile_cuda(built.source, built.manifest.kernel, nvrtc);
     const double cold = seconds_since(t0);
@@ -72,12 +81,7 @@ int build_time_main(int argc, char** argv) {
     for (size_t at = built.source.find("__noinline__ void g"); at != std::string::npos;
          at = built.source.find("__noinline__ void g", at + 1))
       ++functions;
-    if (!source_dir.empty()) {
-      std::filesystem::create_directories(source_dir);
-      const std::string stem = (std::filesystem::path(source_dir) / std::filesystem::path(path).stem()).string();
-      std::ofstream(stem + ".cu") << built.source;
-      std::ofstream(stem + ".log") << built.compiled.log;
-    }
+    if (!stem.empty()) std::ofstream(stem + ".log") << built.compiled.log;
     std::printf("%-28s %7zu %9zu %9.2f %9.2f %9.2f  %s\n", std::filesystem::path(path).stem().c_str(),
                 built.plan.groups.size(), functions, front, cold, cached, built.compiled.usage.str().c_str());
     std::fflush(stdout);

@@ -2,10 +2,11 @@
 """Fit the fp16 convolution cost model (compiler/codegen/planner/cost_model.cc, kConv*) to the
 measurements of a tuning database, and show how the planner's choice under the fit compares.
 
-    fit_conv_model.py MONO_DB [--blocks-per-sm 1] [--check COST_MODEL_CC]
+    fit_conv_model.py MONO_DB [--blocks-per-sm 1] [--model NAME] [--check COST_MODEL_CC]
 
 Reads every measured conv-gemm candidate of the given context from the database (the job
-payloads carry each task's fragment and candidates, the results their medians), fits
+payloads carry each task's fragment and candidates, the results their medians), of the
+submissions of model NAME only with --model (the shipped constants: resnet50-opset20), fits
 
     us = floor + waves * (item + k_tiles * (k_tile + gather * BN*BK/1024 + weights * BM*BK/1024)
                           + epilogue * BM*BN/4096)
@@ -44,7 +45,7 @@ def split_factors(k, bk):  # cost_model.cc split_k_factors
 
 
 def features(t, bm, bn, bk, sk, grid):
-    items = cdiv(t["M"], bm) * cdiv(t["N"], bn) * sk
+    items = t["batch"] * cdiv(t["M"], bm) * cdiv(t["N"], bn) * sk  # gemm_items
     waves = cdiv(items, grid)
     kt = cdiv(cdiv(t["K"], sk), bk)
     g = bn * bk / 1024
@@ -70,21 +71,33 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("db")
     ap.add_argument("--blocks-per-sm", type=int, default=1)
+    ap.add_argument("--model", help="only the tasks first planned for this submitted model (its model_name)")
     ap.add_argument("--check", metavar="COST_MODEL_CC")
     a = ap.parse_args()
     db = sqlite3.connect(a.db)
-    tasks, samples = {}, []
-    for jid, payload in db.execute("select id, payload from jobs where kind = 'measure'"):
+    tasks, samples, skipped = {}, [], collections.Counter()
+    query = "select j.id, j.payload from jobs j where j.kind = 'measure'"
+    if a.model:
+        query += (" and j.task_id in (select st.task_id from submission_tasks st join submissions s"
+                  " on s.id = st.submission_id where s.model_name = ?)")
+    for jid, payload in db.execute(query, (a.model,) if a.model else ()):
         p = json.loads(payload)
         parse = lambda v: v if not isinstance(v, str) else (json.loads(v) if v[:1] in "[{" and '"' in v else ast.literal_eval(v))
         ctx, cands, frag = parse(p["context"]), parse(p["candidates"]), parse(p["fragment"])
-        if ctx["blocks_per_sm"] != a.blocks_per_sm:
+        if ctx["blocks_per_sm"] != a.blocks_per_sm or not cands or cands[0]["schedule"]["kind"] != "conv-gemm":
             continue
-        m = re.search(r"const %\S+: f32\[(\d+),(\d+),(\d+),(\d+)\].*\n\s+%\S+: f32\[(\d+),(\d+),(\d+),(\d+)\] = Conv", frag["ir"])
-        if not m or not cands or cands[0]["schedule"]["kind"] != "conv-gemm":
+        # The Conv line names its input and weights; their declarations may stand anywhere.
+        ir = frag["ir"]
+        conv = re.search(r"%\S+: \w+\[(\d+),(\d+)(?:,(\d+))?(?:,(\d+))?\] = Conv\(%([\w.:]+), %([\w.:]+)", ir)
+        w = conv and re.search(r"%" + re.escape(conv.group(6)) + r": \w+\[(\d+),(\d+),(\d+)(?:,(\d+))?\]", ir)
+        if not conv or not w:
+            skipped[p["signature"]] += 1
             continue
-        co, ci, kh, kw, b, _, oh, ow = map(int, m.groups())
-        t = tasks.setdefault(p["signature"], dict(M=co, K=ci * kh * kw, N=b * oh * ow, window=kh * kw, meas={}, default=None))
+        b, co = int(conv.group(1)), int(conv.group(2))
+        pixels = int(conv.group(3) or 1) * int(conv.group(4) or 1)
+        wd = [int(x) for x in w.groups() if x]
+        window = math.prod(wd[2:])
+        t = tasks.setdefault(p["signature"], dict(M=co, K=wd[1] * window, N=pixels, batch=b, window=window, meas={}, default=None))
         res = {c: (ok, us) for c, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (jid,))}
         for c in cands:
             ok, us = res.get(c["index"], (0, None))
@@ -95,6 +108,8 @@ def main():
             if ok and us:
                 t["meas"][key] = us
                 samples.append((features(t, *key, 132 * a.blocks_per_sm), us))
+    if skipped:
+        print(f"{len(skipped)} conv-gemm task(s) skipped: their fragment's Conv could not be read")
     if not samples:
         raise SystemExit(f"no measured conv-gemm candidates at {a.blocks_per_sm} block(s)/SM in {a.db}")
     weight = collections.Counter()
@@ -104,7 +119,8 @@ def main():
     X, y = [s[0] for s in samples], [s[1] for s in samples]
     c = nnls(X, y)
     errs = sorted(abs(sum(ci * xi for ci, xi in zip(c, x)) - v) / v for x, v in zip(X, y))
-    print(f"{len(samples)} candidates of {len(tasks)} conv tasks at {a.blocks_per_sm} block(s)/SM")
+    print(f"{len(samples)} candidates of {len(tasks)} conv tasks at {a.blocks_per_sm} block(s)/SM"
+          + (f" of {a.model}" if a.model else ""))
     print("coefficients (us):", ", ".join(f"{n} {v:.4f}" for n, v in zip(NAMES, c)))
     print(f"relative error: median {errs[len(errs) // 2]:.3f}, 90th percentile {errs[int(len(errs) * 0.9)]:.3f}")
     # The planner's estimate leaves out the floor (the timing fragment's own cost, the same for
@@ -118,12 +134,16 @@ def main():
                 u = est(t, (bm, bn, bk, sk))
                 if u < best * 0.97:
                     best, pick = u, (bm, bn, bk, sk)
+        if not t["meas"]:
+            print(f"M {t['M']} K {t['K']} N {t['N']}: no measured candidate, left out")
+            continue
         d, b = t["meas"].get(t["default"]), min(t["meas"].values())
         p = t["meas"].get(pick)
         w = weight[sig] or 1
-        total["default"] += w * (d or 0)
-        total["best"] += w * b
-        total["pick"] += w * (p if p else d or 0)
+        if d is not None:  # the sums compare like with like: tasks whose default was measured
+            total["default"] += w * d
+            total["best"] += w * b
+            total["pick"] += w * (p if p else d)
         fmt = lambda k: "x".join(map(str, k[:3])) + f" split {k[3]}"
         print(f"x{w} M {t['M']:5} K {t['K']:5} N {t['N']:6} window {t['window']:2}: default {fmt(t['default'])} "
               f"{d or float('nan'):.1f} us, best {b:.1f}, pick {fmt(pick)} {p if p else float('nan'):.1f}"

@@ -98,16 +98,21 @@ fi
 if [ -n "$zoo" ]; then
   stamp "zoo ($zoo): export, then every model in fp32 and fp16 against PyTorch"
   zoo_flags=(); [ "$zoo" = tiny ] && zoo_flags=(--tiny); [ "$zoo" = full ] && zoo_flags=(--full)
-  if [ -f "/tmp/zoo/.exported-$zoo" ]; then
+  marker="/tmp/zoo/.exported-$zoo${ZOO_ONLY:+-${ZOO_ONLY//,/-}}"
+  if [ -f "$marker" ]; then
     echo "zoo ($zoo) already in /tmp/zoo (exported by an earlier call on this machine)" > "$logs/zoo_export.txt"
   else
     python3 bench/export_zoo.py /tmp/zoo "${zoo_flags[@]}" ${ZOO_ONLY:+--only "$ZOO_ONLY"} --census "$logs/zoo_census.json" > "$logs/zoo_export.txt" 2>&1
-    touch "/tmp/zoo/.exported-$zoo"
+    touch "$marker"
   fi
   cat "$logs/zoo_export.txt"
   for m in /tmp/zoo/*/; do
     m=${m%/}
     case "$zoo:$(basename "$m")" in tiny:tiny-*|all:*) ;; full:tiny-*) continue ;; full:*) ;; *) continue ;; esac
+    if [ -n "${ZOO_ONLY:-}" ]; then  # the listed models only
+      n=$(basename "$m"); n=${n%-opset*}
+      case ",$ZOO_ONLY," in *",$n,"*) ;; *) continue ;; esac
+    fi
     for d in ${ZOO_DTYPES:-fp32 fp16}; do
       echo "zoo_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0"
     done

@@ -49,7 +49,7 @@ def main():
                 default_of[key] = canon_sched(c["schedule"])
             if c["index"] in res:
                 timed.setdefault(key, {})[canon_sched(c["schedule"])] = res[c["index"]]
-    print(f"{'model':12} {'configuration':34} {'groups':>6} {'timed':>6} {'sum of groups us':>17} {'whole kernel us':>16} {'ratio':>6}")
+    print(f"{'model':20} {'configuration':34} {'groups':>6} {'timed':>6} {'sum of groups us':>17} {'whole kernel us':>16} {'ratio':>6}")
     for (mj,) in db.execute("select manifest_json from artifacts"):
         m = json.loads(mj)
         t = m.get("tuning", {})
@@ -60,8 +60,14 @@ def main():
         if not job:
             continue
         configs = parse(json.loads(job[0]).get("configs"))
-        chosen = min((c for c in wk.values() if c.get("ok")), key=lambda c: c["median_us"])["config"]
+        timed_ok = [c for c in wk.values() if c.get("ok") and c.get("median_us")]
+        if not timed_ok:
+            print(f"{model[:20]:20} no whole-kernel configuration timed")
+            continue
+        chosen = min(timed_ok, key=lambda c: c["median_us"])["config"]
         for cfg in sorted({0, chosen}):
+            if cfg not in wk or not wk[cfg].get("ok") or not wk[cfg].get("median_us"):
+                continue
             conf = next(c for c in configs if c["index"] == cfg)
             ctx = canon_ctx(conf["context"])
             total, n, found = 0.0, 0, 0
@@ -79,7 +85,7 @@ def main():
                     total += us
                     found += 1
             label = conf["label"][:34]
-            print(f"{model[:12]:12} {label:34} {n:6} {found:6} {total:17.1f} {wk[cfg]['median_us']:16.1f} {total / wk[cfg]['median_us']:6.2f}")
+            print(f"{model[:20]:20} {label:34} {n:6} {found:6} {total:17.1f} {wk[cfg]['median_us']:16.1f} {total / wk[cfg]['median_us']:6.2f}")
 
 
 if __name__ == "__main__":

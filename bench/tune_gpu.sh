@@ -126,7 +126,9 @@ print(f"{name}: jobs " + " ".join(f"{k}={int(v)}" for k, v in sorted(jobs.items(
 }
 
 if [ $together = 1 ]; then
+  [ -n "$full" ] || { say "--together: no full-size model in --models $models"; exit 2; }
   [ -z "$export_pid" ] || { wait $export_pid; tail -n 2 "$logs/export.txt"; }
+  [ $(( budget - $(elapsed) )) -gt 30 ] || { say "together: no time left (--budget $budget)"; exit 1; }
   say "together: submitting ${full//,/ } at once to $gpus worker(s)"
   s_all=$(date +%s%N)
   pids=()

@@ -1,8 +1,11 @@
 #include "compiler/tuning/merge.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "compiler/backend/artifact_writer.h"
 #include "compiler/backend/verify.h"
@@ -16,6 +19,16 @@ using nlohmann::json;
 
 namespace {
 
+// One usable result of a task: a candidate's schedule, its value (median, or the estimate in
+// a dry run), its work items and the record that names it.
+struct Usable {
+  Schedule schedule;
+  double us = 0;
+  int64_t items = 0;
+  bool is_default = false;
+  json record;
+};
+
 // What the database holds for one task.
 struct TaskBest {
   bool found = false;     // a usable record exists
@@ -25,6 +38,13 @@ struct TaskBest {
   double default_us = 0;  // the default candidate's median where measured, else its estimate
   bool default_measured = false;
   json record;
+  std::vector<Usable> usable;  // every usable result, the best first
+
+  void take(const Usable& u) {
+    schedule = u.schedule;
+    us = u.us;
+    record = u.record;
+  }
 };
 
 TaskBest best_of_task(db::Store& store, const TuningTask& t, const std::string& kind, bool dry_run) {
@@ -61,30 +81,123 @@ TaskBest best_of_task(db::Store& store, const TuningTask& t, const std::string& 
           best.default_measured = true;
         }
       }
+      Usable u;
+      u.schedule = schedule_from_json(cand.at("schedule"));
+      u.us = value;
+      u.items = cand.value("items", int64_t{0});
+      u.is_default = is_default;
+      u.record = {{"task_id", rec->id},     {"signature", t.signature}, {"job_id", r.job_id},
+                  {"candidate", c.candidate}, {"worker_id", r.worker_id}, {"schedule", cand.at("schedule")}};
+      if (dry_run) {
+        u.record["est_us"] = value;
+        u.record["measured"] = false;
+      } else {
+        u.record["median_us"] = value;
+        u.record["samples_us"] = c.samples_us;
+        u.record["measured"] = true;
+        try {
+          u.record["environment"] = json::parse(r.env_json);
+        } catch (const std::exception&) {
+        }
+      }
+      best.usable.push_back(std::move(u));
       if (value < best_value) {
         best_value = value;
         best.found = true;
-        best.schedule = schedule_from_json(cand.at("schedule"));
-        best.us = value;
         best.measured = !dry_run;
-        best.record = {{"task_id", rec->id},     {"signature", t.signature}, {"job_id", r.job_id},
-                       {"candidate", c.candidate}, {"worker_id", r.worker_id}, {"schedule", cand.at("schedule")}};
-        if (dry_run) {
-          best.record["est_us"] = value;
-          best.record["measured"] = false;
-        } else {
-          best.record["median_us"] = value;
-          best.record["samples_us"] = c.samples_us;
-          best.record["measured"] = true;
-          try {
-            best.record["environment"] = json::parse(r.env_json);
-          } catch (const std::exception&) {
-          }
-        }
+        best.take(best.usable.back());
       }
     }
   }
+  std::stable_sort(best.usable.begin(), best.usable.end(), [](const Usable& a, const Usable& b) { return a.us < b.us; });
   return best;
+}
+
+// A stage's time from its groups' timings alone: they share the grid, so about ceil(all items
+// / grid) rounds of the slowest group's round (a group timed alone took ceil(items / grid)).
+double shared_stage_us(const std::vector<const Usable*>& groups, int grid) {
+  int64_t items = 0;
+  double round_us = 0;
+  for (const Usable* u : groups) {
+    const int64_t own = std::max<int64_t>(u->items, 1);
+    items += own;
+    round_us = std::max(round_us, u->us / static_cast<double>((own + grid - 1) / grid));
+  }
+  return round_us * static_cast<double>((std::max<int64_t>(items, 1) + grid - 1) / grid);
+}
+
+// Chooses together the schedules of the tasks that share stages of `ctx` (SharedStage): per
+// stage composition, the combination of the tasks' usable results with the least time over
+// the model, counting each such stage as shared_stage_us and the tasks' other groups at their
+// own time. Every usable result takes part while the combinations number at most
+// kMaxCombinations; past that, each task's fastest ones (and its default). A task already
+// chosen by an earlier composition keeps its choice. `best` is by signature.
+void choose_shared_stages(const TuningSpace& space, const Context& ctx, std::map<std::string, TaskBest>* best) {
+  constexpr double kMaxCombinations = 20000;
+  std::map<std::string, int> in_shared;  // groups of each task that sit in shared stages
+  for (const SharedStage& ss : space.shared_stages)
+    if (ss.context == ctx)
+      for (const std::string& sig : ss.signatures) in_shared[sig] += ss.count;
+  std::map<std::string, int> groups;
+  for (const TuningTask& t : space.tasks)
+    if (t.context == ctx) groups[t.signature] = static_cast<int>(t.groups.size());
+  std::set<std::string> fixed;
+  for (const SharedStage& ss : space.shared_stages) {
+    if (ss.context != ctx || ss.grid <= 0) continue;
+    std::vector<std::string> tasks;  // unique, in order
+    for (const std::string& sig : ss.signatures)
+      if (std::find(tasks.begin(), tasks.end(), sig) == tasks.end()) tasks.push_back(sig);
+    std::vector<std::vector<const Usable*>> options;
+    bool usable = true;
+    double combinations = 1;
+    for (const std::string& sig : tasks) {
+      auto it = best->find(sig);
+      usable = usable && it != best->end() && it->second.found;
+      if (usable && !fixed.count(sig)) combinations *= static_cast<double>(it->second.usable.size());
+    }
+    // Options per task when the combinations must be cut (each task its fastest this many).
+    const size_t per_task = combinations <= kMaxCombinations
+                                ? std::numeric_limits<size_t>::max()
+                                : static_cast<size_t>(std::max(2.0, std::floor(std::pow(kMaxCombinations, 1.0 / tasks.size()))));
+    for (const std::string& sig : tasks) {
+      if (!usable) break;
+      const TaskBest& b = best->at(sig);
+      std::vector<const Usable*> o;
+      for (const Usable& u : b.usable) {  // fastest first
+        const bool chosen = u.schedule == b.schedule;
+        if (fixed.count(sig) ? chosen : (o.size() < per_task || u.is_default)) o.push_back(&u);
+      }
+      if (o.empty()) {
+        usable = false;
+        break;
+      }
+      options.push_back(std::move(o));
+    }
+    if (!usable) continue;
+    std::vector<size_t> pick(tasks.size(), 0), best_pick = pick;
+    double best_total = std::numeric_limits<double>::infinity();
+    while (true) {
+      std::vector<const Usable*> stage;
+      for (const std::string& sig : ss.signatures) {
+        const size_t i = static_cast<size_t>(std::find(tasks.begin(), tasks.end(), sig) - tasks.begin());
+        stage.push_back(options[i][pick[i]]);
+      }
+      double total = ss.count * shared_stage_us(stage, ss.grid);
+      for (size_t i = 0; i < tasks.size(); ++i)
+        total += std::max(0, groups[tasks[i]] - in_shared[tasks[i]]) * options[i][pick[i]]->us;
+      if (total < best_total) {
+        best_total = total;
+        best_pick = pick;
+      }
+      size_t d = 0;  // the next combination (odometer)
+      while (d < pick.size() && ++pick[d] == options[d].size()) pick[d++] = 0;
+      if (d == pick.size()) break;
+    }
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      (*best)[tasks[i]].take(*options[i][best_pick[i]]);
+      fixed.insert(tasks[i]);
+    }
+  }
 }
 
 }  // namespace
@@ -95,10 +208,14 @@ std::vector<ContextChoice> choose_schedules(db::Store& store, const TuningSpace&
   for (const Context& ctx : space.contexts) {
     ContextChoice c;
     c.context = ctx;
+    std::map<std::string, TaskBest> best;
+    for (const TuningTask& t : space.tasks)
+      if (t.context == ctx) best[t.signature] = best_of_task(store, t, task_gpu_kind, dry_run);
+    choose_shared_stages(space, ctx, &best);
     for (const TuningTask& t : space.tasks) {
       if (t.context != ctx) continue;
       const int n = static_cast<int>(t.groups.size());
-      const TaskBest b = best_of_task(store, t, task_gpu_kind, dry_run);
+      const TaskBest& b = best.at(t.signature);
       if (b.found) {
         c.schedules[t.signature] = b.schedule;
         c.records.push_back(b.record);
@@ -279,7 +396,13 @@ json space_to_wire(const TuningSpace& space) {
                      {"context", context_to_json(t.context)},
                      {"groups", t.groups.size()},
                      {"default_est_us", t.default_est_us}});
-  return {{"contexts", contexts}, {"tasks", tasks}};
+  json shared = json::array();
+  for (const SharedStage& ss : space.shared_stages)
+    shared.push_back({{"context", context_to_json(ss.context)},
+                      {"signatures", ss.signatures},
+                      {"count", ss.count},
+                      {"grid", ss.grid}});
+  return {{"contexts", contexts}, {"tasks", tasks}, {"shared_stages", shared}};
 }
 
 TuningSpace space_from_wire(const json& j) {
@@ -318,6 +441,36 @@ TuningSpace space_from_wire(const json& j) {
     for (int64_t i = 0; i < groups; ++i) task.groups.push_back(static_cast<int>(i));
     task.default_est_us = wire_value<double>(t, "default_est_us", kWhat);
     space.tasks.push_back(std::move(task));
+  }
+  // Stages several tasks share (optional: a client without them gets each task's own best).
+  if (j.contains("shared_stages")) {
+    const json& shared = j.at("shared_stages");
+    constexpr size_t kMaxGroupsPerStage = 64;
+    if (!shared.is_array() || shared.size() > kMaxTasks)
+      user_error(kWhat, ": \"shared_stages\" must be an array of at most ", kMaxTasks, " stages");
+    for (const json& st : shared) {
+      SharedStage ss;
+      ss.context = context_from_json(wire_field(st, "context", kWhat));
+      ss.count = wire_value<int>(st, "count", kWhat);
+      ss.grid = wire_value<int>(st, "grid", kWhat);
+      if (ss.count < 1 || ss.count > kMaxGroups || ss.grid < 1 || ss.grid > 1000000)
+        user_error(kWhat, ": a shared stage has count ", ss.count, " and grid ", ss.grid, " (each 1 to ", kMaxGroups,
+                   ")");
+      const json& sigs = wire_field(st, "signatures", kWhat);
+      if (!sigs.is_array() || sigs.size() < 2 || sigs.size() > kMaxGroupsPerStage)
+        user_error(kWhat, ": a shared stage must name 2 to ", kMaxGroupsPerStage, " signatures");
+      for (const json& sig : sigs) {
+        if (!sig.is_string()) user_error(kWhat, ": a shared stage's signatures must be strings");
+        ss.signatures.push_back(sig.get<std::string>());
+        const bool known = std::any_of(space.tasks.begin(), space.tasks.end(), [&](const TuningTask& t) {
+          return t.signature == ss.signatures.back() && t.context == ss.context;
+        });
+        if (!known)
+          user_error(kWhat, ": a shared stage names ", ss.signatures.back().substr(0, 40),
+                     ", which is no task of its context");
+      }
+      space.shared_stages.push_back(std::move(ss));
+    }
   }
   return space;
 }

@@ -149,6 +149,20 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
       task_of[g.signature] = space.tasks.size();
       space.tasks.push_back(std::move(t));
     }
+    for (const Stage& st : plan.stages) {
+      SharedStage ss;
+      ss.context = ctx;
+      ss.grid = plan.ctx.grid();
+      for (int gid : st.groups)
+        if (!plan.groups[gid].in_attention()) ss.signatures.push_back(plan.groups[gid].signature);
+      if (ss.signatures.size() < 2) continue;
+      std::sort(ss.signatures.begin(), ss.signatures.end());
+      auto same = std::find_if(space.shared_stages.begin(), space.shared_stages.end(), [&](const SharedStage& o) {
+        return o.context == ss.context && o.signatures == ss.signatures;
+      });
+      if (same != space.shared_stages.end()) ++same->count;
+      else space.shared_stages.push_back(std::move(ss));
+    }
     if (first) {
       space.groups_total = static_cast<int>(std::count_if(plan.groups.begin(), plan.groups.end(),
                                                           [](const Group& g) { return !g.in_attention(); }));

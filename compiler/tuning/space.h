@@ -46,11 +46,22 @@ struct TuningTask {
   std::vector<Candidate> candidates;  // after pruning, by estimate (ties: menu order); has the default
 };
 
+// A stage of the plan where several tunable groups share the grid (BERT's Q, K and V): it
+// takes about ceil(all their items / grid) rounds of its slowest item, so their schedules are
+// chosen together (merge.cc), not each as if alone.
+struct SharedStage {
+  Context context;
+  std::vector<std::string> signatures;  // one per tunable group of the stage, sorted (repeats: one task)
+  int count = 1;                        // the plan's stages with this composition (one per layer)
+  int grid = 0;                         // blocks in the context's grid
+};
+
 struct TuningSpace {
   std::vector<Context> contexts;
   int groups_total = 0;        // tunable groups of the model (not attention parts), the same in every context
   int unique_signatures = 0;   // distinct signatures among them
   std::vector<TuningTask> tasks;  // context-major: contexts x unique signatures, first-seen order
+  std::vector<SharedStage> shared_stages;  // per context, first-seen order
 };
 
 struct SpaceSummary {

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "compiler/driver/model.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ops/infer.h"
 #include "compiler/tuning/jobs.h"
 #include "compiler/tuning/merge.h"
 #include "compiler/tuning/signature.h"
@@ -180,6 +183,103 @@ TEST(ModelChoice, ARecordOfAnotherCodeVersionIsNeverUsed) {
 }
 
 
+// Groups that share a stage share the grid (issue 21 point 3): three projections of one
+// input (BERT's Q, K, V) planned into one stage are chosen together. A schedule that measured
+// faster alone but whose items, three times over, need a second round of the grid loses to one
+// that keeps the stage in one round; where the grid is large enough (2 blocks per SM) the faster
+// one is chosen. The space records the shared stage and it survives the wire.
+TEST(ModelChoice, GroupsSharingAStageAreChosenTogether) {
+  db::testing::TempDir dir;
+  db::FakeClock clock{1000};
+  std::unique_ptr<db::Store> store = db::testing::open_or_die(dir.file("mono.db"), &clock);
+  ParseOptions parse;
+  parse.fill_elided = true;
+  PreparedModel model;
+  model.label = "qkv";
+  model.graph = parse_graph(
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,128,768]\n"
+      "  const %wq: f32[768,768] = <589824 elements>\n"
+      "  const %wk: f32[768,768] = <589824 elements>\n"
+      "  const %wv: f32[768,768] = <589824 elements>\n"
+      "  %q: f32[1,128,768] = MatMul(%x, %wq) @q\n"
+      "  %k: f32[1,128,768] = MatMul(%x, %wk) @k\n"
+      "  %v: f32[1,128,768] = MatMul(%x, %wv) @v\n"
+      "  output %q\n  output %k\n  output %v\n}\n",
+      parse);
+  infer_shapes(*model.graph);
+  model.options.settings.precision = Precision::kF16;
+  TuningPlanOptions po;
+  po.task_gpu_kind = kGpu;
+  const TuningPlan plan = plan_tuning(model, po);
+  ASSERT_FALSE(plan.space.shared_stages.empty());
+  for (const SharedStage& ss : plan.space.shared_stages) EXPECT_EQ(ss.signatures.size(), 3u);
+  const TuningSpace wired = space_from_wire(space_to_wire(plan.space));
+  ASSERT_EQ(wired.shared_stages.size(), plan.space.shared_stages.size());
+  EXPECT_EQ(wired.shared_stages[0].signatures, plan.space.shared_stages[0].signatures);
+  EXPECT_EQ(wired.shared_stages[0].grid, plan.space.shared_stages[0].grid);
+
+  db::SubmissionRecord sub;
+  sub.model_name = "qkv";
+  auto sid = store->create_submission(sub);
+  ASSERT_TRUE(sid.ok()) << sid.status();
+  auto added = store->add_plan(*sid, plan.tasks);
+  ASSERT_TRUE(added.ok()) << added.status();
+  // Items of each task's candidates, by job payload index.
+  std::map<std::string, nlohmann::json> task_candidates;  // signature + context -> candidates
+  for (const db::TaskPlan& t : plan.tasks)
+    task_candidates[t.signature + t.context] = nlohmann::json::parse(t.payload).at("task").at("candidates");
+  // Measured: the default 10 us; a candidate whose three copies need more than one round of
+  // the 1-block grid (132) 9 us; the others 11 us.
+  auto worker = store->register_worker("w", db::testing::gpu_caps(kGpu));
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  auto leased = store->lease(*worker, 1000, 60000);
+  ASSERT_TRUE(leased.ok()) << leased.status();
+  bool faster_alone = false;
+  for (const db::JobRecord& j : *leased) {
+    const nlohmann::json payload = nlohmann::json::parse(j.payload);
+    if (!payload.contains("candidates")) continue;
+    const nlohmann::json& cands =
+        task_candidates.at(payload.at("signature").get<std::string>() + context_to_string(context_from_json(payload.at("context"))));
+    std::vector<db::CandidateResult> results;
+    for (const nlohmann::json& c : payload.at("candidates")) {
+      const int i = c.at("index").get<int>();
+      const int64_t items = cands.at(i).at("items").get<int64_t>();
+      db::CandidateResult r;
+      r.candidate = i;
+      r.ok = true;
+      const double us = cands.at(i).value("default", false) ? 10.0 : 3 * items > 132 ? 9.0 : 11.0;
+      faster_alone = faster_alone || us == 9.0;
+      r.samples_us = {us, us, us};
+      r.median_us = us;
+      results.push_back(r);
+    }
+    db::Environment env;
+    env.gpu_name = kGpu;
+    auto rep = store->report(*worker, j.id, results, env);
+    ASSERT_TRUE(rep.ok() && *rep) << j.id;
+  }
+  ASSERT_TRUE(faster_alone) << "no candidate needs a second round: the test would show nothing";
+  const std::vector<ContextChoice> per_context = choose_schedules(*store, plan.space, kGpu, false);
+  ASSERT_EQ(per_context.size(), plan.space.contexts.size());
+  for (const ContextChoice& c : per_context) {
+    SCOPED_TRACE(c.context.key());
+    const int grid = 132 * c.context.blocks_per_sm;
+    ASSERT_EQ(c.records.size(), 1u);
+    const nlohmann::json& r = c.records[0];
+    const std::string key = r.at("signature").get<std::string>() + context_to_string(c.context);
+    const int64_t items = task_candidates.at(key).at(r.at("candidate").get<int>()).at("items").get<int64_t>();
+    EXPECT_LE(3 * items, grid) << r.dump();
+    // 1 block/SM: the 9 us candidates need two rounds, so the default's one round (10 us) wins;
+    // 2 blocks/SM (264): a 9 us candidate whose three copies fit one round wins, if any.
+    bool fits_faster = false;
+    for (const nlohmann::json& cand : task_candidates.at(key))
+      fits_faster = fits_faster || (!cand.value("default", false) && 3 * cand.at("items").get<int64_t>() > 132 &&
+                                    3 * cand.at("items").get<int64_t>() <= grid);
+    EXPECT_EQ(r.at("median_us").get<double>(), fits_faster ? 9.0 : 10.0) << r.dump();
+  }
+}
+
 // What the TunedChoice RPC carries: the space round-trips; a malformed or oversized one is
 // refused naming what is wrong (the server parses it from an untrusted client).
 TEST(Wire, SpaceAndChoiceRoundTripAndBadSpacesAreRefused) {
@@ -234,6 +334,22 @@ TEST(Wire, SpaceAndChoiceRoundTripAndBadSpacesAreRefused) {
   j = good;
   j.erase("contexts");
   refused(j, "missing \"contexts\"");
+  // Shared stages: optional, but checked where given.
+  j = good;
+  j.erase("shared_stages");
+  EXPECT_TRUE(space_from_wire(j).shared_stages.empty());
+  j = good;
+  j["shared_stages"] = nlohmann::json::array(
+      {{{"context", j["contexts"][0]}, {"signatures", {"0123456789abcdef", "0123456789abcdef"}}, {"count", 1}, {"grid", 132}}});
+  refused(j, "which is no task of its context");
+  j["shared_stages"][0]["signatures"] = {good["tasks"][0]["signature"]};
+  refused(j, "must name 2 to 64 signatures");
+  j["shared_stages"][0]["signatures"] = {good["tasks"][0]["signature"], good["tasks"][0]["signature"]};
+  j["shared_stages"][0]["context"] = good["tasks"][0]["context"];
+  j["shared_stages"][0]["grid"] = 0;
+  refused(j, "grid 0");
+  j["shared_stages"][0]["grid"] = 132;
+  EXPECT_EQ(space_from_wire(j).shared_stages.size(), 1u);
 }
 
 }  // namespace

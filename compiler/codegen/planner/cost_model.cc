@@ -45,7 +45,8 @@ constexpr double kSplitSlotUs = 0.1;  // plus the slot's bytes at kItemBytesPerS
 // fp16 convolutions (implicit GEMM, activations gathered as B): fitted by non-negative least
 // squares (relative error) to the 579 measured candidates of resnet50's 24 convolution tasks
 // in the 1 block/SM context (H200, the tuning database of bench/runs/run58, by
-// bench/fit_conv_model.py; median error 4.9 %; run59's database gives the same within 10 %).
+// bench/fit_conv_model.py --model resnet50-opset20; median error 4.9 %; run59's database gives
+// the same within 10 %; with vit-base's patch convolution too, within 35 %, the item cost most).
 // The busiest block runs ceil(items / grid) items one after another; each costs a fixed part,
 // per k tile a fixed part plus the activations it gathers (BN x BK elements: ~4x dearer
 // through im2col's index math than for a 1x1 kernel) and the weights (BM x BK), and its
