@@ -3,6 +3,7 @@
 measurements of a tuning database, and show how the planner's choice under the fit compares.
 
     fit_conv_model.py MONO_DB [--blocks-per-sm 1] [--model NAME] [--check COST_MODEL_CC]
+                      [--rank-on OTHER_DB]
 
 Reads every measured conv-gemm candidate of the given context from the database (the job
 payloads carry each task's fragment and candidates, the results their medians), of the
@@ -18,7 +19,11 @@ fit's error, and per task the default's, the best measured and the model's pick 
 procedure: the default menu plus 64x64x32, a new choice only when 3 % better), weighted by the
 groups of each task in the database's artifacts' manifests when given. --check compares the fit
 with the kConv* constants of cost_model.cc and exits 1 if one differs by more than 1 % (the
-test conv_model_fit runs it on run58's database). Pure Python.
+test conv_model_fit runs it on run58's database). --rank-on OTHER_DB ranks, in another
+database's measurements of the same tasks, each task's candidates by the fit and by the
+estimates the planner stored with them (the model of the code that planned the jobs), and
+prints where the measured best falls: how many candidates a search in that order measures
+before it. Pure Python.
 """
 import argparse, ast, collections, json, math, re, sqlite3
 
@@ -67,14 +72,9 @@ def nnls(X, y):
     return c
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("db")
-    ap.add_argument("--blocks-per-sm", type=int, default=1)
-    ap.add_argument("--model", help="only the tasks first planned for this submitted model (its model_name)")
-    ap.add_argument("--check", metavar="COST_MODEL_CC")
-    a = ap.parse_args()
-    db = sqlite3.connect(a.db)
+def load(path, a):
+    """The conv-gemm tasks and measured samples of a database (see the docstring)."""
+    db = sqlite3.connect(path)
     tasks, samples, skipped = {}, [], collections.Counter()
     query = "select j.id, j.payload from jobs j where j.kind = 'measure'"
     if a.model:
@@ -105,11 +105,24 @@ def main():
             key = (s["bm"], s["bn"], s["bk"], s["split_k"])
             if c["default"]:
                 t["default"] = key
+            t.setdefault("est", {})[key] = c.get("est_us")
             if ok and us:
                 t["meas"][key] = us
                 samples.append((features(t, *key, 132 * a.blocks_per_sm), us))
     if skipped:
         print(f"{len(skipped)} conv-gemm task(s) skipped: their fragment's Conv could not be read")
+    return db, tasks, samples
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("db")
+    ap.add_argument("--blocks-per-sm", type=int, default=1)
+    ap.add_argument("--model", help="only the tasks first planned for this submitted model (its model_name)")
+    ap.add_argument("--check", metavar="COST_MODEL_CC")
+    ap.add_argument("--rank-on", metavar="OTHER_DB")
+    a = ap.parse_args()
+    db, tasks, samples = load(a.db, a)
     if not samples:
         raise SystemExit(f"no measured conv-gemm candidates at {a.blocks_per_sm} block(s)/SM in {a.db}")
     weight = collections.Counter()
@@ -149,6 +162,21 @@ def main():
               f"{d or float('nan'):.1f} us, best {b:.1f}, pick {fmt(pick)} {p if p else float('nan'):.1f}"
               + ("" if p else " (not measured)"))
     print("sum (weighted): " + ", ".join(f"{k} {v:.1f} us" for k, v in total.items()))
+    if a.rank_on:
+        _, other, _ = load(a.rank_on, a)
+        ranks = {"fit": [], "stored estimate": []}
+        for sig, t in other.items():
+            if len(t["meas"]) < 2:
+                continue
+            best = min(t["meas"], key=t["meas"].get)
+            for name, score in (("fit", lambda k: est(t, k)), ("stored estimate", lambda k: t["est"].get(k) or 1e30)):
+                order = sorted(t["meas"], key=score)
+                ranks[name].append(order.index(best) + 1)
+        for name, r in ranks.items():
+            r.sort()
+            within = lambda n: sum(1 for x in r if x <= n)
+            print(f"measured best's rank by the {name} in {a.rank_on}'s {len(r)} tasks: "
+                  f"first {within(1)}, top 3 {within(3)}, top 5 {within(5)}, median {r[len(r) // 2]}, worst {r[-1]}")
     if a.check:
         text = open(a.check).read()
         bad = []
