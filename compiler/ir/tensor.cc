@@ -159,6 +159,12 @@ Tensor Tensor::cast(DType to) const {
     if (numel_ > 0) std::memcpy(out.bytes_, bytes_, nbytes());
     return out;
   }
+  if (dtype() == DType::kF32 && to == DType::kF16) {  // fp16 weights: no per-element dispatch
+    const float* src = data<float>();
+    Half* dst = out.mutable_data<Half>();
+    for (int64_t i = 0; i < numel_; ++i) dst[i] = float_to_half(src[i]);
+    return out;
+  }
   for (int64_t i = 0; i < numel_; ++i) {
     switch (to) {
       case DType::kF32: out.mutable_data<float>()[i] = static_cast<float>(as_double(i)); break;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <unistd.h>
 #include <filesystem>
@@ -441,6 +442,38 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
     po = PlanOptions{};
     EXPECT_EQ(emit_cuda(*loaded.graph, plan_kernel(*loaded.graph, po), model, &none).find("mono_tmaps"), std::string::npos);
     EXPECT_TRUE(none.empty());
+  }
+}
+
+// pack_weights packs the constants on all cores into disjoint ranges: every constant that is
+// neither tiled nor transposed holds exactly its bytes in the plan's dtype, every byte outside
+// the constants' ranges is zero, and packing twice gives the same blob.
+TEST(Codegen, PackedWeightsHoldEachConstantInItsRange) {
+  for (const char* model : {"tiny-resnet-opset20", "tiny-bert-opset17"}) {
+    for (Precision precision : {Precision::kF32, Precision::kF16}) {
+      SCOPED_TRACE(std::string(model) + (precision == Precision::kF16 ? " fp16" : " fp32"));
+      LoadResult r = load_tiny(model);
+      PlanOptions po;
+      po.settings.precision = precision;
+      const KernelPlan p = plan_kernel(*r.graph, po);
+      const std::vector<unsigned char> blob = pack_weights(p);
+      ASSERT_EQ(blob.size(), p.weights_bytes);
+      EXPECT_EQ(pack_weights(p), blob);
+      std::vector<bool> covered(blob.size(), false);
+      int plain = 0;
+      for (const KernelPlan::PackedConstant& c : p.constants) {
+        ASSERT_LE(c.offset + c.bytes, blob.size());
+        for (size_t i = c.offset; i < c.offset + c.bytes; ++i) covered[i] = true;
+        if (c.packing.tiled() || c.packing.transposed) continue;
+        const Tensor t = c.value->constant->cast(p.dtype_of(c.value));
+        ASSERT_LE(t.nbytes(), c.bytes);
+        EXPECT_EQ(std::memcmp(blob.data() + c.offset, t.raw(), t.nbytes()), 0) << c.value->name;
+        ++plain;
+      }
+      EXPECT_GT(plain, 0);
+      for (size_t i = 0; i < blob.size(); ++i)
+        if (!covered[i]) ASSERT_EQ(blob[i], 0) << "byte " << i << " lies in no constant's range";
+    }
   }
 }
 

@@ -1,6 +1,11 @@
 // Weight packing: which constants are packed tile by tile for their GEMM's schedule
 // (tile_weights), their size in the weights blob, and the blob itself (pack_weights).
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
@@ -53,31 +58,60 @@ size_t packed_bytes(const KernelPlan& plan, const Value& v, const Packing& packi
 
 }  // namespace planner
 
+namespace {
+
+// One constant into its range of the blob, in its packing.
+void pack_constant(const KernelPlan& plan, const KernelPlan::PackedConstant& c, unsigned char* blob) {
+  const Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
+  const size_t es = dtype_size(t.dtype());
+  const unsigned char* src = static_cast<const unsigned char*>(t.raw());
+  unsigned char* dst = blob + c.offset;
+  if (c.packing.tiled()) {  // tile by tile (tile_pack.h); padding stays zero
+    int64_t rows, k;
+    tile_matrix(*c.value, c.packing, &rows, &k);
+    for_each_tile_packed(
+        rows, k, c.packing.tile_rows, c.packing.tile_k,
+        [&](size_t i, int64_t r, int64_t kk) {
+          std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
+        },
+        c.packing.swizzled);
+  } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous)
+    const Shape& s = t.shape();
+    const int64_t k = s[0], n = s[1];
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (j * k + i) * es, src + (i * n + j) * es, es);
+  } else if (t.nbytes() > 0) {
+    std::memcpy(dst, src, t.nbytes());
+  }
+}
+
+}  // namespace
+
 std::vector<unsigned char> pack_weights(const KernelPlan& plan) {
   std::vector<unsigned char> blob(plan.weights_bytes, 0);
-  for (const auto& c : plan.constants) {
-    const Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
-    const size_t es = dtype_size(t.dtype());
-    const unsigned char* src = static_cast<const unsigned char*>(t.raw());
-    unsigned char* dst = blob.data() + c.offset;
-    if (c.packing.tiled()) {  // tile by tile (tile_pack.h); padding stays zero
-      int64_t rows, k;
-      tile_matrix(*c.value, c.packing, &rows, &k);
-      for_each_tile_packed(
-          rows, k, c.packing.tile_rows, c.packing.tile_k,
-          [&](size_t i, int64_t r, int64_t kk) {
-            std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
-          },
-          c.packing.swizzled);
-    } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous)
-      const Shape& s = t.shape();
-      const int64_t k = s[0], n = s[1];
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (j * k + i) * es, src + (i * n + j) * es, es);
-    } else if (t.nbytes() > 0) {
-      std::memcpy(dst, src, t.nbytes());
+  // The constants fill disjoint ranges of the blob: packed on all cores, the same bytes (a
+  // model's 100 M weights took ~2 s on one core, most of an artifact build from a warm cache).
+  const size_t n = plan.constants.size();
+  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        pack_constant(plan, plan.constants[i], blob.data());
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next = n;  // stop the others early
+      }
     }
-  }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   return blob;
 }
 
