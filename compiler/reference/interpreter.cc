@@ -85,8 +85,18 @@ std::vector<Tensor> run_reference(const Graph& graph, const std::vector<Tensor>&
 
 namespace mono {
 
+// Calibration reads every float of the model (its weights included): fp32 tensors without
+// the per-element dtype dispatch of as_double.
 static float max_abs(const Tensor& t) {
   float m = 0;
+  if (t.dtype() == DType::kF32) {
+    const float* x = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const float a = std::fabs(x[i]);
+      if (a > m && std::isfinite(a)) m = a;
+    }
+    return m;
+  }
   for (int64_t i = 0; i < t.numel(); ++i) {
     float a = std::fabs(static_cast<float>(t.as_double(i)));
     if (a > m && std::isfinite(a)) m = a;
@@ -95,6 +105,12 @@ static float max_abs(const Tensor& t) {
 }
 
 static bool all_nonnegative(const Tensor& t) {
+  if (t.dtype() == DType::kF32) {
+    const float* x = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!(x[i] >= 0)) return false;  // NaN too
+    return true;
+  }
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!(t.as_double(i) >= 0)) return false;  // NaN too
   return true;
