@@ -19,7 +19,7 @@ fit's error, and per task the default's, the best measured and the model's pick 
 procedure: the default menu plus 64x64x32, a new choice only when 3 % better), weighted by the
 groups of each task in the database's artifacts' manifests when given. --check compares the fit
 with the kConv* constants of cost_model.cc and exits 1 if one differs by more than 1 % (the
-test conv_model_fit runs it on run58's database). --rank-on OTHER_DB ranks, in another
+test tuning_data_checks runs it on run58's database). --rank-on OTHER_DB ranks, in another
 database's measurements of the same tasks, each task's candidates by the fit and by the
 estimates the planner stored with them (the model of the code that planned the jobs), and
 prints where the measured best falls: how many candidates a search in that order measures

@@ -3,7 +3,7 @@
 #   scripts/install-deps.sh [--test]   --test adds what the tests drive: Chromium (the
 #                                      dashboard's browser test), Prometheus, curl, Node.js,
 #                                      clang with libFuzzer (tests/fuzz), Python 3 and xz
-#                                      (tests/tuning/conv_model_fit.sh reads a run's archive)
+#                                      (tests/tuning/tuning_data_checks.sh reads a run's archive)
 set -euo pipefail
 
 packages=(

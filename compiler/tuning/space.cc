@@ -109,7 +109,7 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
   all.insert(all.begin(), def);
   if (before) *before = static_cast<int>(all.size());
   std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.est_us < b.est_us; });
-  if (prune_factor > 0) {
+  if (prune_factor > 0 && gemm_like(g.kind)) {
     const double best = all.front().est_us;
     all.erase(std::remove_if(all.begin(), all.end(),
                              [&](const Candidate& c) { return !c.is_default && c.est_us > prune_factor * best; }),
