@@ -25,7 +25,9 @@ estimates the planner stored with them (the model of the code that planned the j
 prints where the measured best falls: how many candidates a search in that order measures
 before it. Pure Python.
 """
-import argparse, ast, collections, json, math, re, sqlite3
+import argparse, collections, json, re, sqlite3
+
+from tuning_db import conv_problem, parse
 
 NAMES = ["floor", "item", "k_tile", "gather_window", "gather_point", "weights", "epilogue", "split", "slot"]
 CONSTANTS = {"item": "kConvItemUs", "k_tile": "kConvKTileUs", "gather_window": "kConvGatherWindowUs",
@@ -82,22 +84,14 @@ def load(path, a):
                   " on s.id = st.submission_id where s.model_name = ?)")
     for jid, payload in db.execute(query, (a.model,) if a.model else ()):
         p = json.loads(payload)
-        parse = lambda v: v if not isinstance(v, str) else (json.loads(v) if v[:1] in "[{" and '"' in v else ast.literal_eval(v))
         ctx, cands, frag = parse(p["context"]), parse(p["candidates"]), parse(p["fragment"])
         if ctx["blocks_per_sm"] != a.blocks_per_sm or not cands or cands[0]["schedule"]["kind"] != "conv-gemm":
             continue
-        # The Conv line names its input and weights; their declarations may stand anywhere.
-        ir = frag["ir"]
-        conv = re.search(r"%\S+: \w+\[(\d+),(\d+)(?:,(\d+))?(?:,(\d+))?\] = Conv\(%([\w.:]+), %([\w.:]+)", ir)
-        w = conv and re.search(r"%" + re.escape(conv.group(6)) + r": \w+\[(\d+),(\d+),(\d+)(?:,(\d+))?\]", ir)
-        if not conv or not w:
+        problem = conv_problem(frag["ir"])
+        if not problem:
             skipped[p["signature"]] += 1
             continue
-        b, co = int(conv.group(1)), int(conv.group(2))
-        pixels = int(conv.group(3) or 1) * int(conv.group(4) or 1)
-        wd = [int(x) for x in w.groups() if x]
-        window = math.prod(wd[2:])
-        t = tasks.setdefault(p["signature"], dict(M=co, K=wd[1] * window, N=pixels, batch=b, window=window, meas={}, default=None))
+        t = tasks.setdefault(p["signature"], dict(problem, meas={}, default=None))
         res = {c: (ok, us) for c, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (jid,))}
         for c in cands:
             ok, us = res.get(c["index"], (0, None))

@@ -11,24 +11,17 @@ cost_model.cc (fit_conv_model.py's model); other kinds with the estimates stored
 (their model is unchanged since). Prints, per kind and context, the largest ratio and how many
 candidates the factor keeps, and exits 1 if any task's best would be pruned.
 """
-import argparse, ast, collections, json, math, re, sqlite3
+import argparse, collections, json, re, sqlite3
 
-
-def parse(v):
-    if not isinstance(v, str):
-        return v
-    try:
-        return json.loads(v)
-    except ValueError:
-        return ast.literal_eval(v)
+from tuning_db import conv_problem, parse
 
 
 def cdiv(a, b):
     return -(-a // b)
 
 
-def conv_estimate(k, s, shape, grid):  # cost_model.cc estimate_gemm_us, fp16 convolutions
-    M, K, N, batch, window = shape
+def conv_estimate(k, s, problem, grid):  # cost_model.cc estimate_gemm_us, fp16 convolutions
+    M, K, N, batch, window = (problem[x] for x in ("M", "K", "N", "batch", "window"))
     bm, bn, bk, sk = s["bm"], s["bn"], s["bk"], s["split_k"]
     waves = cdiv(batch * cdiv(M, bm) * cdiv(N, bn) * sk, grid)
     kt = cdiv(cdiv(K, sk), bk)
@@ -37,16 +30,6 @@ def conv_estimate(k, s, shape, grid):  # cost_model.cc estimate_gemm_us, fp16 co
     split = k["kConvSplitUs"] + k["kConvSplitSlotUs"] * (sk - 1) * tile * waves if sk > 1 else 0
     return waves * (k["kConvItemUs"] + kt * (k["kConvKTileUs"] + gather + k["kConvWeightUs"] * bm * bk / 1024)
                     + k["kConvEpilogueUs"] * tile) + split
-
-
-def conv_shape(ir):
-    conv = re.search(r"%\S+: \w+\[(\d+),(\d+)(?:,(\d+))?(?:,(\d+))?\] = Conv\(%([\w.:]+), %([\w.:]+)", ir)
-    w = conv and re.search(r"%" + re.escape(conv.group(6)) + r": \w+\[(\d+),(\d+),(\d+)(?:,(\d+))?\]", ir)
-    if not conv or not w:
-        return None
-    wd = [int(x) for x in w.groups() if x]
-    window = math.prod(wd[2:])
-    return (int(conv.group(2)), wd[1] * window, int(conv.group(3) or 1) * int(conv.group(4) or 1), int(conv.group(1)), window)
 
 
 def main():
@@ -65,7 +48,7 @@ def main():
         ctx, cands, frag = parse(p["context"]), parse(p["candidates"]), parse(p["fragment"])
         kind = cands[0]["schedule"]["kind"]
         grid = 132 * ctx["blocks_per_sm"]
-        shape = conv_shape(frag["ir"]) if kind == "conv-gemm" else None
+        shape = conv_problem(frag["ir"]) if kind == "conv-gemm" else None
         if kind == "conv-gemm" and not shape:
             raise SystemExit(f"task {p['signature']}: its Conv could not be read")
         t = tasks.setdefault((p["signature"], ctx["blocks_per_sm"]), {"kind": kind, "est": {}, "meas": {}})

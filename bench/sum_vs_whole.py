@@ -13,16 +13,9 @@ attention group, whose tiles are fixed) are left out of the sum; "timed" counts 
 alone, fixed costs included (launch, the fragment's own first stage), so the sum exceeds the
 whole kernel by about that fixed cost per group.
 """
-import ast, json, sqlite3, sys
+import json, sqlite3, sys
 
-
-def parse(v):
-    if not isinstance(v, str):
-        return v
-    try:
-        return json.loads(v)
-    except ValueError:
-        return ast.literal_eval(v)
+from tuning_db import parse
 
 
 def canon_ctx(c):
