@@ -142,7 +142,17 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
   }
   std::lock_guard<std::mutex> lock(mu_);
   loaded_.emplace(s.id, l);
+  work_ = true;
+  work_cv_.notify_all();
   return reply;
+}
+
+bool Coordinator::wait_for_work(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mu_);
+  work_cv_.wait_for(lock, limit, [this] { return work_ || stopping_; });
+  const bool woken = work_;
+  work_ = false;
+  return woken;
 }
 
 absl::StatusOr<tuning::TuningPlan> Coordinator::tuning_plan(const db::SubmissionRecord& s, const Loaded& l) {

@@ -14,6 +14,7 @@
 // and the other submissions go on meanwhile.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -63,6 +64,9 @@ class Coordinator {
   // Moves every unfinished submission on as far as the database allows; a submission ready
   // for its artifact is handed to the build pool. Call periodically.
   void step();
+  // Waits up to `limit`, or until a submission is recorded (true): the caller's loop then
+  // calls step() at once (a resubmission whose jobs all exist is built without waiting a tick).
+  bool wait_for_work(std::chrono::milliseconds limit);
   // Stops taking builds and waits up to `limit` for those in flight; false if some still run
   // (their submissions stay merging and are built again after a restart).
   bool drain(std::chrono::milliseconds limit);
@@ -100,7 +104,8 @@ class Coordinator {
   std::map<std::string, std::shared_ptr<Loaded>> loaded_;
   std::set<std::string> building_;                 // submissions queued for or in a build
   std::deque<std::function<void()>> build_queue_;
-  std::condition_variable build_cv_, idle_cv_;
+  std::condition_variable build_cv_, idle_cv_, work_cv_;
+  bool work_ = false;  // a submission was recorded since the last wait_for_work (under mu_)
   int builds_running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> builders_;

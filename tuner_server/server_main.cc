@@ -137,7 +137,8 @@ int server_main(int argc, char** argv) {
   std::thread coordinator_thread([&] {
     while (!g_stop) {
       coordinator.step();
-      for (int i = 0; i < 5 && !g_stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (int i = 0; i < 5 && !g_stop; ++i)
+        if (coordinator.wait_for_work(std::chrono::milliseconds(100))) break;  // a new submission: step at once
     }
   });
   // Housekeeping: expired leases back to the queue, gauges from the database, checkpoints.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "../db/db_test_util.h"
 #include "tuner_server/coordinator.h"
@@ -191,6 +192,37 @@ TEST_F(CoordinatorTest, OtherBuildFailuresFailTheSubmission) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->state, db::SubmissionState::kFailed);
   EXPECT_NE(s->error.find("NVRTC said no"), std::string::npos) << s->error;
+}
+
+// A recorded submission wakes the coordinator's loop (wait_for_work returns true at once), so
+// a resubmission whose jobs all exist is built without waiting for the next tick; with
+// nothing recorded the wait runs its course and says so.
+TEST_F(CoordinatorTest, ASubmissionWakesTheCoordinatorAtOnce) {
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  Coordinator c(store_.get(), &clock_, o);
+  db::WorkerCaps caps;
+  caps.gpu_name = "Test GPU";
+  caps.sm_arch = 90;
+  ASSERT_TRUE(store_->register_worker("gpu", caps).ok());
+  EXPECT_FALSE(c.wait_for_work(std::chrono::milliseconds(1)));
+  std::atomic<bool> woken{false};
+  std::atomic<int64_t> waited_ms{0};
+  std::thread waiter([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    woken = c.wait_for_work(std::chrono::seconds(60));
+    waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  });
+  const std::string dir = dir_.file("wake");
+  fs::create_directories(dir);
+  fs::copy_file(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset17/model.onnx", dir + "/model.onnx");
+  v1::SubmitHeader h;
+  h.set_model_name("wake");
+  auto r = c.submit(h, dir, "wake-sha");
+  waiter.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(woken);
+  EXPECT_LT(waited_ms, 30000) << "the wait ran its course: the submission did not wake it";
 }
 
 // mono-submit --budget N: the submission's jobs carry N candidates in all (tiny-resnet fp16:
