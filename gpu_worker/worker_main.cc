@@ -77,7 +77,7 @@ struct Metrics {
       prometheus::BuildGauge().Name("mono_worker_gpu_temperature_celsius").Help("GPU temperature").Register(*registry);
   prometheus::Family<prometheus::Gauge>& busy =
       prometheus::BuildGauge().Name("mono_worker_busy").Help("1 while a lane works on a job").Register(*registry);
-  // With the process's uptime, how long each lane waited for work (a fleet's idle time).
+  // Seconds on jobs per lane label; over a period of wall time, the rest is a GPU lane's idle time.
   prometheus::Family<prometheus::Counter>& busy_seconds = prometheus::BuildCounter()
                                                                .Name("mono_worker_busy_seconds_total")
                                                                .Help("Seconds a lane spent on jobs (lease to report)")

@@ -20,30 +20,56 @@ using nlohmann::json;
 namespace {
 
 // One usable result of a task: a candidate's schedule, its value (median, or the estimate in
-// a dry run), its work items and the record that names it.
+// a dry run), its work items, and where it came from (for its record).
 struct Usable {
   Schedule schedule;
   double us = 0;
   int64_t items = 0;
   bool is_default = false;
-  json record;
+  const db::ResultRecord* result = nullptr;  // in TaskBest::results
+  const json* candidate = nullptr;           // in TaskBest::candidates
 };
 
-// What the database holds for one task.
+// What the database holds for one task: its usable results, the fastest first, and the one
+// chosen (the fastest, unless its stage's groups were chosen together).
 struct TaskBest {
-  bool found = false;     // a usable record exists
-  Schedule schedule;
-  double us = 0;          // the chosen candidate's median (or estimate in a dry run)
+  // Moved, never copied: `usable` points into `results` and `candidates`.
+  TaskBest() = default;
+  TaskBest(TaskBest&&) = default;
+  TaskBest& operator=(TaskBest&&) = default;
+  TaskBest(const TaskBest&) = delete;
+  TaskBest& operator=(const TaskBest&) = delete;
+
+  int64_t task_id = 0;
+  json candidates;                        // the task payload's
+  std::vector<db::ResultRecord> results;  // of all its jobs
+  std::vector<Usable> usable;
+  size_t chosen = 0;                      // in usable
   bool measured = false;
   double default_us = 0;  // the default candidate's median where measured, else its estimate
   bool default_measured = false;
-  json record;
-  std::vector<Usable> usable;  // every usable result, the best first
 
-  void take(const Usable& u) {
-    schedule = u.schedule;
-    us = u.us;
-    record = u.record;
+  bool found() const { return !usable.empty(); }
+  const Usable& pick() const { return usable.at(chosen); }
+  // The database record the chosen schedule comes from (the artifact's manifest cites it).
+  json record(const std::string& signature) const {
+    const Usable& u = pick();
+    const db::ResultRecord& r = *u.result;
+    json rec = {{"task_id", task_id},         {"signature", signature},     {"job_id", r.job_id},
+                {"candidate", r.result.candidate}, {"worker_id", r.worker_id}, {"schedule", u.candidate->at("schedule")}};
+    if (!measured) {
+      rec["est_us"] = u.us;
+      rec["measured"] = false;
+      return rec;
+    }
+    rec["median_us"] = u.us;
+    rec["samples_us"] = r.result.samples_us;
+    rec["measured"] = true;
+    try {
+      rec["environment"] = json::parse(r.env_json);
+    } catch (const std::exception&) {
+    }
+    return rec;
   }
 };
 
@@ -52,64 +78,41 @@ TaskBest best_of_task(db::Store& store, const TuningTask& t, const std::string& 
   best.default_us = t.default_est_us;
   auto rec = store.find_task(t.signature, kind, context_to_string(t.context));
   if (!rec.ok()) return best;
-  json cands;
+  best.task_id = rec->id;
   try {
-    cands = json::parse(rec->payload).at("task").at("candidates");
+    best.candidates = json::parse(rec->payload).at("task").at("candidates");
   } catch (const std::exception&) {
     return best;  // a payload this build cannot read: treat as untuned
   }
   auto jobs = store.task_jobs(rec->id);
   if (!jobs.ok()) return best;
-  double best_value = std::numeric_limits<double>::infinity();
   for (const db::JobRecord& j : *jobs) {
     auto results = store.job_results(j.id);
-    if (!results.ok()) continue;
-    for (const db::ResultRecord& r : *results) {
-      const db::CandidateResult& c = r.result;
-      if (c.candidate < 0 || c.candidate >= static_cast<int>(cands.size()) || !c.ok) continue;
-      const json& cand = cands[c.candidate];
-      const bool is_default = cand.value("default", false);
-      double value;
-      if (dry_run) {
-        if (c.spill_bytes > 0) continue;  // compiled, but spills: not a dry run's pick
-        value = cand.at("est_us").get<double>();
-      } else {
-        if (!c.median_us) continue;
-        value = *c.median_us;
-        if (is_default) {
-          best.default_us = value;
-          best.default_measured = true;
-        }
-      }
-      Usable u;
-      u.schedule = schedule_from_json(cand.at("schedule"));
-      u.us = value;
-      u.items = cand.value("items", int64_t{0});
-      u.is_default = is_default;
-      u.record = {{"task_id", rec->id},     {"signature", t.signature}, {"job_id", r.job_id},
-                  {"candidate", c.candidate}, {"worker_id", r.worker_id}, {"schedule", cand.at("schedule")}};
-      if (dry_run) {
-        u.record["est_us"] = value;
-        u.record["measured"] = false;
-      } else {
-        u.record["median_us"] = value;
-        u.record["samples_us"] = c.samples_us;
-        u.record["measured"] = true;
-        try {
-          u.record["environment"] = json::parse(r.env_json);
-        } catch (const std::exception&) {
-        }
-      }
-      best.usable.push_back(std::move(u));
-      if (value < best_value) {
-        best_value = value;
-        best.found = true;
-        best.measured = !dry_run;
-        best.take(best.usable.back());
+    if (results.ok()) best.results.insert(best.results.end(), results->begin(), results->end());
+  }
+  for (const db::ResultRecord& r : best.results) {
+    const db::CandidateResult& c = r.result;
+    if (c.candidate < 0 || c.candidate >= static_cast<int>(best.candidates.size()) || !c.ok) continue;
+    const json& cand = best.candidates[c.candidate];
+    const bool is_default = cand.value("default", false);
+    double value;
+    if (dry_run) {
+      if (c.spill_bytes > 0) continue;  // compiled, but spills: not a dry run's pick
+      value = cand.at("est_us").get<double>();
+    } else {
+      if (!c.median_us) continue;
+      value = *c.median_us;
+      if (is_default) {
+        best.default_us = value;
+        best.default_measured = true;
       }
     }
+    best.usable.push_back({schedule_from_json(cand.at("schedule")), value, cand.value("items", int64_t{0}), is_default,
+                           &r, &cand});
   }
+  // The fastest first; among equals the first found, as the chosen one always was.
   std::stable_sort(best.usable.begin(), best.usable.end(), [](const Usable& a, const Usable& b) { return a.us < b.us; });
+  best.measured = best.found() && !dry_run;
   return best;
 }
 
@@ -152,7 +155,7 @@ void choose_shared_stages(const TuningSpace& space, const Context& ctx, std::map
     double combinations = 1;
     for (const std::string& sig : tasks) {
       auto it = best->find(sig);
-      usable = usable && it != best->end() && it->second.found;
+      usable = usable && it != best->end() && it->second.found();
       if (usable && !fixed.count(sig)) combinations *= static_cast<double>(it->second.usable.size());
     }
     // Options per task when the combinations must be cut (each task its fastest this many).
@@ -163,10 +166,8 @@ void choose_shared_stages(const TuningSpace& space, const Context& ctx, std::map
       if (!usable) break;
       const TaskBest& b = best->at(sig);
       std::vector<const Usable*> o;
-      for (const Usable& u : b.usable) {  // fastest first
-        const bool chosen = u.schedule == b.schedule;
-        if (fixed.count(sig) ? chosen : (o.size() < per_task || u.is_default)) o.push_back(&u);
-      }
+      for (const Usable& u : b.usable)  // fastest first
+        if (fixed.count(sig) ? &u == &b.pick() : (o.size() < per_task || u.is_default)) o.push_back(&u);
       if (o.empty()) {
         usable = false;
         break;
@@ -194,7 +195,8 @@ void choose_shared_stages(const TuningSpace& space, const Context& ctx, std::map
       if (d == pick.size()) break;
     }
     for (size_t i = 0; i < tasks.size(); ++i) {
-      (*best)[tasks[i]].take(*options[i][best_pick[i]]);
+      TaskBest& b = best->at(tasks[i]);
+      b.chosen = static_cast<size_t>(options[i][best_pick[i]] - b.usable.data());
       fixed.insert(tasks[i]);
     }
   }
@@ -216,11 +218,11 @@ std::vector<ContextChoice> choose_schedules(db::Store& store, const TuningSpace&
       if (t.context != ctx) continue;
       const int n = static_cast<int>(t.groups.size());
       const TaskBest& b = best.at(t.signature);
-      if (b.found) {
-        c.schedules[t.signature] = b.schedule;
-        c.records.push_back(b.record);
+      if (b.found()) {
+        c.schedules[t.signature] = b.pick().schedule;
+        c.records.push_back(b.record(t.signature));
         c.groups_tuned += n;
-        c.total_us += n * b.us;
+        c.total_us += n * b.pick().us;
         c.all_measured = c.all_measured && b.measured;
       } else {
         c.groups_default += n;

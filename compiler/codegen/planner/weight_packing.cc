@@ -60,24 +60,11 @@ size_t packed_bytes(const KernelPlan& plan, const Value& v, const Packing& packi
 
 namespace {
 
-// One constant into its range of the blob, in its packing. fp32 weights stored as fp16 are
-// converted element by element on the way (no cast copy of the whole tensor first).
+// One constant into its range of the blob, in its packing.
 void pack_constant(const KernelPlan& plan, const KernelPlan::PackedConstant& c, unsigned char* blob) {
-  const Tensor& value = *c.value->constant;
-  const DType to = plan.dtype_of(c.value);
-  const bool to_half = value.dtype() == DType::kF32 && to == DType::kF16;
-  const Tensor cast = to_half ? Tensor() : value.cast(to);
-  const size_t es = dtype_size(to);
-  const float* f32 = to_half ? value.data<float>() : nullptr;
-  const unsigned char* src = to_half ? nullptr : static_cast<const unsigned char*>(cast.raw());
-  auto put = [&](unsigned char* d, size_t i) {  // element i of the value to d
-    if (to_half) {
-      const Half h = float_to_half(f32[i]);
-      std::memcpy(d, &h.bits, 2);
-    } else {
-      std::memcpy(d, src + i * es, es);
-    }
-  };
+  const Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
+  const size_t es = dtype_size(t.dtype());
+  const unsigned char* src = static_cast<const unsigned char*>(t.raw());
   unsigned char* dst = blob + c.offset;
   if (c.packing.tiled()) {  // tile by tile (tile_pack.h); padding stays zero
     int64_t rows, k;
@@ -85,18 +72,16 @@ void pack_constant(const KernelPlan& plan, const KernelPlan::PackedConstant& c, 
     for_each_tile_packed(
         rows, k, c.packing.tile_rows, c.packing.tile_k,
         [&](size_t i, int64_t r, int64_t kk) {
-          put(dst + i * es, static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk));
+          std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
         },
         c.packing.swizzled);
   } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous)
-    const Shape& s = value.shape();
+    const Shape& s = t.shape();
     const int64_t k = s[0], n = s[1];
     for (int64_t i = 0; i < k; ++i)
-      for (int64_t j = 0; j < n; ++j) put(dst + (j * k + i) * es, static_cast<size_t>(i * n + j));
-  } else if (to_half) {
-    for (int64_t i = 0; i < value.numel(); ++i) put(dst + i * es, static_cast<size_t>(i));
-  } else if (cast.nbytes() > 0) {
-    std::memcpy(dst, src, cast.nbytes());
+      for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (j * k + i) * es, src + (i * n + j) * es, es);
+  } else if (t.nbytes() > 0) {
+    std::memcpy(dst, src, t.nbytes());
   }
 }
 
