@@ -50,9 +50,6 @@ const std::vector<Setting>& table() {
        [](KernelSettings* s, const std::string& v) { return parse_int(v, 1, 32, &s->blocks_per_sm); }},
       {"smem-limit", "0..232448", "dynamic shared memory a group may use, bytes (default 0: 227 KB / blocks-per-sm)",
        [](KernelSettings* s, const std::string& v) { return parse_int(v, 0, 232448, &s->smem_limit); }},
-      {"l2-prefetch", "0..4",
-       "stages ahead whose GEMM and convolution weights each stage prefetches into the L2 (default 0: none)",
-       [](KernelSettings* s, const std::string& v) { return parse_int(v, 0, 4, &s->l2_prefetch); }},
       {"inline", "auto|on|off",
        "group functions inlined into the kernel, or out of line and shared by groups with the same code (much "
        "faster NVRTC on big models) (default auto: inline up to 32 groups)",

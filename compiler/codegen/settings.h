@@ -29,10 +29,6 @@ struct KernelSettings {
   // with the same code share (0: far less code for ptxas on big models, a call per item).
   // -1 (auto): inline up to kInlineGroupLimit groups (plan.h).
   int inline_groups = -1;
-  // Each stage starts by asking the L2 for the constant operands (weights, biases) of GEMM and
-  // convolution groups this many stages ahead (bulk prefetches spread over the grid), so that
-  // they come from HBM while earlier stages run; 0: off.
-  int l2_prefetch = 0;
 };
 
 // Sets one setting; `spelled` is how the user wrote it ("--dtype fp8"), for the error. Throws

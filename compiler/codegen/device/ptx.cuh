@@ -56,23 +56,6 @@ __device__ __forceinline__ void mbar_wait(unsigned int bar, unsigned int parity)
                  : "memory");
   } while (!done);
 }
-// Asks the L2 to fetch [src, src + bytes) from global memory and returns at once
-// (cp.async.bulk.prefetch, sm_90): src 16-byte aligned, bytes a multiple of 16.
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned int bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
-// The grid's share of an L2 prefetch of [src, src + bytes): 16 KB pieces dealt to the blocks
-// round robin (piece i to block i % gridDim.x, thread i / gridDim.x), so each block issues a
-// few bulk prefetches and no thread waits. src 16-byte aligned; a tail under 16 bytes is left.
-__device__ __forceinline__ void grid_prefetch_l2(const unsigned char* src, unsigned long long bytes) {
-  constexpr unsigned long long kPiece = 16384;
-  const unsigned long long pieces = (bytes + kPiece - 1) / kPiece, grid = gridDim.x;
-  for (unsigned long long i = blockIdx.x + grid * threadIdx.x; i < pieces; i += grid * blockDim.x) {
-    const unsigned long long left = bytes - i * kPiece;
-    const unsigned int len = (unsigned int)((left < kPiece ? left : kPiece) & ~15ull);
-    if (len) bulk_prefetch_l2(src + i * kPiece, len);
-  }
-}
 __device__ __forceinline__ void bulk_copy_g2s(unsigned int dst, const void* src, unsigned int bytes,
                                               unsigned int bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),

@@ -3,7 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <algorithm>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -145,48 +144,11 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// Byte ranges [begin, end) of the weights blob that stage `s`'s GEMM and convolution groups
-// read: every packing of every constant their nodes take (weights, biases, epilogue
-// constants), merged where they touch. Other groups are left out: a Gather reads a few rows of
-// its table, not all of it.
-std::vector<std::pair<size_t, size_t>> stage_weight_ranges(const KernelPlan& plan, int s) {
-  std::vector<std::pair<size_t, size_t>> ranges;
-  auto add_group = [&](const Group& g) {
-    if (g.kind != GroupKind::kGemm && g.kind != GroupKind::kConvGemm) return;
-    std::vector<const Node*> nodes = g.epilogue;
-    nodes.push_back(g.anchor);
-    for (const Node* n : nodes)
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        const Value* v = plan.root(in);
-        for (const KernelPlan::PackedConstant& c : plan.constants)
-          if (c.value == v) ranges.emplace_back(c.offset, c.offset + c.bytes);
-      }
-  };
-  for (int gid : plan.stages[s].groups) {
-    add_group(plan.groups[gid]);
-    for (int f : plan.groups[gid].fused) add_group(plan.groups[f]);
-  }
-  std::sort(ranges.begin(), ranges.end());
-  std::vector<std::pair<size_t, size_t>> merged;
-  for (const auto& r : ranges) {
-    if (!merged.empty() && r.first <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
-    else merged.push_back(r);
-  }
-  return merged;
-}
-
-// One stage: what its groups implement (comments), the L2 prefetch of a later stage's weights
-// (KernelSettings::l2_prefetch), the loop over its work items, then the grid barrier
-// (`barrier`: not after the last stage) and, in profiling builds, the stamps.
+// One stage: what its groups implement (comments), the loop over their work items, then the
+// grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
                  const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
-  const int ahead = s + plan.settings.l2_prefetch;
-  if (plan.settings.l2_prefetch > 0 && ahead < static_cast<int>(plan.stages.size()))
-    for (const auto& [begin, end] : stage_weight_ranges(plan, ahead))
-      os << "  grid_prefetch_l2(p.weights + " << begin << "ULL, " << end - begin << "ULL);  // stage " << ahead
-         << "'s weights into the L2\n";
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
   os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
