@@ -68,16 +68,26 @@ void common_checks() {
 // Grid barrier
 // ------------------------------------------------------------------------------------------------
 
+// The barriers under test: 0 = grid_barrier (what generated code calls by default), 1 =
+// grid_barrier_release.
+template <int V>
+__device__ __forceinline__ void barrier_variant(unsigned int* state) {
+  if constexpr (V == 0) mono_dev::grid_barrier(state);
+  else mono_dev::grid_barrier_release(state);
+}
+const char* const kBarrierNames[] = {"grid_barrier", "grid_barrier_release"};
+
 // Each phase p: every thread t of block b writes buf[p&1][b][t] = f(p, b, t); barrier; every
 // thread reads entries written by OTHER threads of OTHER blocks in this phase (L1 must not serve
 // stale lines: the same addresses were read two phases earlier) and counts mismatches.
+template <int V>
 __global__ void barrier_kernel(unsigned int* state, int* data, int iters, unsigned int* errors) {
   const int nb = gridDim.x, b = blockIdx.x, t = threadIdx.x, nt = blockDim.x;
   unsigned int bad = 0;
   for (int p = 0; p < iters; ++p) {
     int* buf = data + (size_t)(p & 1) * nb * nt;
     buf[b * nt + t] = p * 1000003 + b * 1024 + t;
-    mono_dev::grid_barrier(state);
+    barrier_variant<V>(state);
     const int ob1 = (b + 1 + p) % nb, ot1 = (t * 7 + 3) % nt;
     const int ob2 = (b * 13 + p * 5 + 1) % nb, ot2 = nt - 1 - t;
     if (buf[ob1 * nt + ot1] != p * 1000003 + ob1 * 1024 + ot1) ++bad;
@@ -87,16 +97,22 @@ __global__ void barrier_kernel(unsigned int* state, int* data, int iters, unsign
   if (bad) atomicAdd(errors, bad);
 }
 
-void barrier_checks() {
-  int dev, sms;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  int per_sm = 0;
+// Barriers alone, back to back: the barrier's own latency (the micro-benchmark of issue 19).
+template <int V>
+__global__ void barrier_only_kernel(unsigned int* state, int iters) {
+  for (int p = 0; p < iters; ++p) barrier_variant<V>(state);
+}
+
+// Checks barrier V with `per_sm` blocks per multiprocessor (two launches of `iters` phases:
+// no errors, the count as expected), and times it with and without the data phases.
+template <int V>
+void barrier_check(int sms, int per_sm) {
   const int threads = 256;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, barrier_kernel, threads, 0));
-  const int nb = 2 * sms;
-  if (per_sm < 2) {
-    report_bool("grid_barrier: 2 blocks/SM not co-resident", false);
+  int fits = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fits, barrier_kernel<V>, threads, 0));
+  const int nb = per_sm * sms;
+  if (fits < per_sm) {
+    report_bool(std::string(kBarrierNames[V]) + ": " + std::to_string(per_sm) + " blocks/SM not co-resident", false);
     return;
   }
   unsigned int *state, *errors;
@@ -111,11 +127,11 @@ void barrier_checks() {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  float ms = 0;
+  float ms = 0, ms_only = 0;
   for (int launch = 0; launch < 2; ++launch) {
     void* args[] = {&state, &data, &iters, &errors};
     CK(cudaEventRecord(e0));
-    CK(cudaLaunchCooperativeKernel((void*)barrier_kernel, dim3(nb), dim3(threads), args, 0, 0));
+    CK(cudaLaunchCooperativeKernel((void*)barrier_kernel<V>, dim3(nb), dim3(threads), args, 0, 0));
     CK(cudaEventRecord(e1));
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -125,16 +141,37 @@ void barrier_checks() {
   unsigned err;
   CK(cudaMemcpy(&count, state, sizeof count, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(&err, errors, sizeof err, cudaMemcpyDeviceToHost));
-  char buf[160];
+  for (int launch = 0; launch < 2; ++launch) {
+    void* args[] = {&state, &iters};
+    CK(cudaEventRecord(e0));
+    CK(cudaLaunchCooperativeKernel((void*)barrier_only_kernel<V>, dim3(nb), dim3(threads), args, 0, 0));
+    CK(cudaEventRecord(e1));
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventElapsedTime(&ms_only, e0, e1));
+  }
+  char buf[200];
   std::snprintf(buf, sizeof buf,
-                "errors=%u arrivals=%llu (expect 0, %llu); %.2f us/barrier (2nd launch)", err, count,
-                2ull * iters * nb, 1000.0 * ms / iters);
-  std::string name = "grid_barrier " + std::to_string(nb) + " blocks x " + std::to_string(threads) +
+                "errors=%u arrivals=%llu (expect 0, %llu); %.2f us/barrier with the data phases, %.2f alone (2nd launch)",
+                err, count, 2ull * iters * nb, 1000.0 * ms / iters, 1000.0 * ms_only / iters);
+  std::string name = std::string(kBarrierNames[V]) + " " + std::to_string(nb) + " blocks x " + std::to_string(threads) +
                      " threads, 2 launches x " + std::to_string(iters);
   report_bool(name, err == 0 && count == 2ull * iters * nb, buf);
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
   CK(cudaFree(state));
   CK(cudaFree(errors));
   CK(cudaFree(data));
+}
+
+void barrier_checks() {
+  int dev, sms;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  for (int per_sm = 1; per_sm <= 2; ++per_sm) {
+    barrier_check<0>(sms, per_sm);
+    barrier_check<1>(sms, per_sm);
+  }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -61,4 +61,27 @@ __device__ __forceinline__ void grid_wait(unsigned int* state, unsigned long lon
 
 __device__ __forceinline__ void grid_barrier(unsigned int* state) { grid_wait(state, grid_arrive(state)); }
 
+// The same barrier with the ordering carried by the atomic and the poll themselves instead of
+// full fences: a release add (cumulative over the __syncthreads before it) and acquire loads,
+// no fence after the observation and no sleep in the poll. (Temporary: the setting
+// barrier=release selects it for an A/B against grid_barrier.)
+__device__ __forceinline__ unsigned long long atom_add_release_gpu_u64(unsigned long long* p, unsigned long long v) {
+  unsigned long long old;
+  asm volatile("atom.add.release.gpu.global.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ void grid_barrier_release(unsigned int* state) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    unsigned long long* count = reinterpret_cast<unsigned long long*>(state);
+    const unsigned long long n = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    const unsigned long long arrived = atom_add_release_gpu_u64(count, 1ull);
+    const unsigned long long target = arrived - arrived % n + n;
+    if (arrived + 1 != target)
+      while (ld_acquire_gpu_u64(count) < target) {
+      }
+  }
+  __syncthreads();
+}
+
 }  // namespace mono_dev
