@@ -144,11 +144,6 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// The grid barrier statement (KernelSettings::release_barrier picks the variant).
-std::string barrier_call(const KernelPlan& plan) {
-  return plan.settings.release_barrier ? "  grid_barrier_release(p.sync);\n" : "  grid_barrier(p.sync);\n";
-}
-
 // One stage: what its groups implement (comments), the loop over their work items, then the
 // grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
@@ -169,7 +164,7 @@ void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::str
   }
   os << "    __syncthreads();\n  }\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
-  if (barrier) os << barrier_call(plan);
+  if (barrier) os << "  grid_barrier(p.sync);\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
 }
 
@@ -183,7 +178,7 @@ std::string output_copies(Module& m, const Graph& graph) {
   bool reads_outputs = false;
   for (const KernelPlan::OutputCopy& c : plan.output_copies)
     reads_outputs = reads_outputs || plan.placement.at(c.source).space == Placement::kOutput;
-  if (reads_outputs && !plan.stages.empty()) os << barrier_call(plan);
+  if (reads_outputs && !plan.stages.empty()) os << "  grid_barrier(p.sync);\n";
   for (const KernelPlan::OutputCopy& c : plan.output_copies) {
     const Value* out = graph.outputs[c.output];
     const size_t bytes = static_cast<size_t>(out->type.numel()) * dtype_size(plan.dtype_of(c.source));
@@ -208,7 +203,7 @@ std::string input_copies(Module& m, const Graph& graph) {
     os << "  grid_copy(" << m.buffer(in) << ", p.inputs[" << i << "], " << bytes << "ULL);  // input " << i << " '"
        << comment_text(in->name) << "'\n";
   }
-  os << barrier_call(plan);
+  os << "  grid_barrier(p.sync);\n";
   return os.str();
 }
 
