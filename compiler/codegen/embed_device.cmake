@@ -4,7 +4,7 @@
 # each needs only headers before it (its first paragraph names them). A header added to DIR must
 # be added here too (Codegen.DeviceIncludeOrderListsEveryHeaderOnce checks).
 set(order common.cuh barrier.cuh ptx.cuh epilogue.cuh split_k.cuh loaders.cuh iterators.cuh gemm_f16.cuh
-    gemm_wg.cuh gemm_f32.cuh rows.cuh elementwise.cuh)
+    gemm_wg.cuh gemm_f32.cuh rows.cuh attention.cuh elementwise.cuh)
 file(GLOB headers RELATIVE "${DIR}" "${DIR}/*.cuh")
 list(SORT headers)
 set(body "// Generated from compiler/codegen/device/*.cuh by embed_device.cmake. Do not edit.\n#include \"compiler/codegen/device_headers.h\"\n\nnamespace mono {\n\nconst std::vector<DeviceHeader>& device_headers() {\n  static const std::vector<DeviceHeader> headers = {\n")

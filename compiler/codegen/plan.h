@@ -129,6 +129,10 @@ struct Group {
   // whole attention; the parts' GEMM tiles are fixed (BM query rows, all keys), not tuned.
   std::vector<int> fused;
   int fused_into = -1;
+  // The head of an attention group runs its items as FlashAttention (attention.cuh): S and P in
+  // registers, no arena round trip; set by choose_flash (planner/attention_fusion.cc) where
+  // the operands allow it, else the three parts run one after another as above.
+  bool flash = false;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"

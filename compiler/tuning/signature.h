@@ -39,7 +39,9 @@ namespace mono::tuning {
 //   7 (2026-11-26): the grid barrier orders memory with a release add and acquire polls instead
 //     of fences (barrier.cuh): every stage boundary is ~0.3 us shorter, so group timings that
 //     include a barrier changed (issue 19).
-constexpr int kSignatureVersion = 7;
+//   8 (2026-11-26): attention groups whose operands allow it run as FlashAttention
+//     (attention.cuh): scores and probabilities in registers, no arena round trip (issue 19).
+constexpr int kSignatureVersion = 8;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -3,15 +3,72 @@
 // same rows of O = PV, with a block barrier between the phases: S and P go through the arena,
 // written and read back by this block only.
 #include "compiler/codegen/cost_model.h"
+#include "compiler/codegen/emit/epilogue.h"
+#include "compiler/codegen/emit/index_math.h"
 #include "compiler/codegen/emit/module.h"
 #include "compiler/codegen/support.h"
 #include "compiler/support/error.h"
 
 namespace mono::emit {
 
+namespace {
+
+// A flash attention item (Group::flash, attention.cuh): the three parts' epilogues as the
+// functors FlashAttention calls per score, probability and output element, at the flat index
+// of the tensor the part's anchor writes.
+GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& pv) {
+  const KernelPlan& plan = m.plan;
+  ParamList params(m);
+  Expressions ex(plan, params);
+  const GemmProblem a = gemm_problem(qk);
+  const int64_t rows = a.m, keys = a.n, d = a.k;
+  const int rb = qk.gemm.bm / 16;
+  const int64_t tm = ceil_div(rows, qk.gemm.bm);
+  const Node& qn = *qk.anchor;
+  const Node& vn = *pv.anchor;
+  const std::string q = params.ref(qn.inputs[0], {}, "q"), k = params.ref(qn.inputs[1], {}, "k"),
+                    v = params.ref(vn.inputs[1], {}, "v");
+  // Batch entry b of the output's batch dimensions; Q, K and V broadcast over theirs.
+  const Shape& ys = qn.outputs[0]->type.shape;
+  const Shape batch_shape(ys.begin(), ys.end() - 2);
+  const std::vector<std::string> bidx = index_vars("bb", static_cast<int64_t>(batch_shape.size()));
+  auto offset = [&](const Value* x, int64_t mat) {
+    const Shape& s = x->type.shape;
+    if (s.size() <= 2) return std::string("0");
+    const std::string off = broadcast_offset(Shape(s.begin(), s.end() - 2), bidx);
+    return off == "0" ? off : str_cat("(", off, ") * ", mat, "LL");
+  };
+  std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
+                             "  using FA = FlashAttention<", d, ", ", rb, ", ", ceil_div(keys, 16), ">;\n",
+                             "  static_assert(FA::kSmemBytes <= MONO_SMEM_BYTES, \"attention item does not fit the context\");\n",
+                             "  const long long b = item / ", tm, ";\n",
+                             "  const int q0 = (int)(item % ", tm, ") * ", qk.gemm.bm, ", nq = min(", qk.gemm.bm, ", ", rows, " - q0);\n",
+                             batch_shape.empty() ? "" : decompose("b", batch_shape, "bb"));
+  // The parts' epilogues at the flat index i of S / P (b, row, key) and O (b, row, d).
+  const EpilogueSteps es = epilogue_steps(ex, plan, qk, "i");
+  const EpilogueSteps ep = epilogue_steps(ex, plan, sm, "i");
+  const EpilogueSteps eo = epilogue_steps(ex, plan, pv, "i");
+  const std::string out = params.ref(pv.output, {}, "out");
+  body += str_cat("  const auto s_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
+                  "LL + (long long)r * ", keys, " + c;\n", es.code, "    return v;\n  };\n");
+  body += str_cat("  const auto p_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
+                  "LL + (long long)r * ", keys, " + c;\n", ep.code, "    return v;\n  };\n");
+  body += str_cat("  const auto o_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * d,
+                  "LL + (long long)r * ", d, " + c;\n", eo.code, "    ", out, "[", eo.store_index,
+                  "] = ", ex.store(plan.dtype_of(pv.output), "v"), ";\n  };\n");
+  body += str_cat("  FA::item(", q, " + ", offset(qn.inputs[0], rows * d), ", ", k, " + ", offset(qn.inputs[1], keys * d), ", ",
+                  v, " + ", offset(vn.inputs[1], keys * d), ", q0, nq, ", keys, ", s_fn, p_fn, o_fn, smem);\n");
+  const std::string name = m.function(qk, "int item" + params.declarations({plan.root(pv.output)}), body);
+  const Call call{name, params.arguments()};
+  return {qk.items, [call](const std::string& item) { return call.str(item); }};
+}
+
+}  // namespace
+
 GroupWork emit_attention(Module& m, const Group& qk) {
   const Group& sm = m.plan.groups[qk.fused[0]];
   const Group& pv = m.plan.groups[qk.fused[1]];
+  if (qk.flash) return emit_flash(m, qk, sm, pv);
   const GemmProblem a = gemm_problem(qk), b = gemm_problem(pv);
   const int64_t tm = ceil_div(a.m, qk.gemm.bm), tn1 = ceil_div(a.n, qk.gemm.bn), tn3 = ceil_div(b.n, pv.gemm.bn);
   const Call s = gemm_call(m, qk);

@@ -97,4 +97,36 @@ void fuse_attention(const Uses& uses, KernelPlan* plan) {
   }
 }
 
+// Flash attention (Group::flash) where FlashAttention can run the group: fp16 operands and
+// probabilities, 256 threads, Q, K and V activations in the arena (not graph inputs or outputs:
+// 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D], a head
+// size D that is a multiple of 16 up to 128, at most 256 keys, and its shared memory within the
+// context's budget. Sets the head's smem_bytes (its parts keep their own).
+void choose_flash(const Uses& uses, KernelPlan* plan) {
+  const KernelContext& ctx = plan->ctx;
+  for (Group& qk : plan->groups) {
+    if (qk.fused.empty()) continue;
+    const Group& sm = plan->groups[qk.fused[0]];
+    const Group& pv = plan->groups[qk.fused[1]];
+    const Value* q = plan->root(qk.anchor->inputs[0]);
+    const Value* k = plan->root(qk.anchor->inputs[1]);
+    const Value* v = plan->root(pv.anchor->inputs[1]);
+    bool ok = plan->settings.flash && qk.f16 && pv.f16 && ctx.threads == 256 && plan->dtype_of(plan->root(sm.output)) == DType::kF16;
+    for (const Value* x : {q, k, v})
+      ok = ok && plan->dtype_of(x) == DType::kF16 && !x->is_constant() && !uses.graph_outputs.count(x) &&
+           (x->producer != nullptr || plan->arena_inputs.count(x));
+    ok = ok && plan->swapped_last2.count(k) && !plan->swapped_last2.count(v);
+    const GemmProblem a = gemm_problem(qk);
+    const int64_t d = a.k, keys = a.n, bq = qk.gemm.bm;
+    ok = ok && d % 16 == 0 && d <= 128 && keys <= 256 && (bq == 16 || bq == 32 || bq == 64);
+    if (!ok) continue;
+    // attention.cuh FlashAttention::kSmemBytes
+    const int64_t padded_keys = ceil_div(keys, 16) * 16, ld = d + 8;
+    const int64_t smem = (bq + 2 * padded_keys) * ld * 2 + 8 * 16 * d * 4 + 2 * 8 * 16 * 4;
+    if (smem > ctx.smem_limit) continue;
+    qk.flash = true;
+    qk.smem_bytes = static_cast<int>(smem);
+  }
+}
+
 }  // namespace mono::planner

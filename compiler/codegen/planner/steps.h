@@ -46,6 +46,9 @@ void assign_gemm_precision(KernelPlan* plan);
 // attention_fusion.cc: MatMul - Softmax - MatMul chains as one group (Group::fused,
 // fused_into; the two GEMMs' fixed tiles).
 void fuse_attention(const Uses& uses, KernelPlan* plan);
+// attention_fusion.cc: Group::flash and the flash heads' shared memory (choose_schedules calls it
+// once the tiles are chosen).
+void choose_flash(const Uses& uses, KernelPlan* plan);
 
 // operand_layout.cc: KernelPlan::swapped_last2 (GEMM outputs read only as the B operand of
 // other GEMMs stored [N][K]).

@@ -12,6 +12,7 @@
 #include "mono_dev/gemm_wg.cuh"
 #include "mono_dev/gemm_f32.cuh"
 #include "mono_dev/rows.cuh"
+#include "mono_dev/attention.cuh"
 #include "mono_dev/elementwise.cuh"
 
 using namespace mono_dev;

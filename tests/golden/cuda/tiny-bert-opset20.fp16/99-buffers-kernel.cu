@@ -13,8 +13,6 @@
 #define t_val_80 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
 #define w_val_53_nk_tiles ((const half_t*)(p.weights + 149248))  // f16[64,64] packed nk@t64x64s
 #define t_transpose_2 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
-#define t_val_84 ((half_t*)(p.arena + 16384))  // f16[1,4,16,16]
-#define t_val_88 ((half_t*)(p.arena + 0))  // f16[1,4,16,16]
 #define t_transpose_3 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
 #define w_val_94_nk_tiles ((const half_t*)(p.weights + 157696))  // f16[64,64] packed nk@t64x64s
 #define t_add_4 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
@@ -30,8 +28,6 @@
 #define t_val_144 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
 #define w_val_120_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t64x64s
 #define t_transpose_6 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
-#define t_val_148 ((half_t*)(p.arena + 16384))  // f16[1,4,16,16]
-#define t_val_152 ((half_t*)(p.arena + 2048))  // f16[1,4,16,16]
 #define t_transpose_7 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
 #define w_val_158_nk_tiles ((const half_t*)(p.weights + 223232))  // f16[64,64] packed nk@t64x64s
 #define t_add_6 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
@@ -76,15 +72,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 3 ----
   // group 5: node_MatMul_82 (MatMul) + node_Softmax_84 (Softmax) + node_IsNaN_85 (IsNaN) + node_Where_86 (Where) + node_scaled_dot_product_attention (MatMul) + node_transpose_3 (Transpose)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    do {  // attention
-      const long long ai = item;
-      const int q0 = (int)(ai % 1) * 16, nq = min(16, 16 - q0);
-      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), t_val_78, t_val_80, G5Epilogue{t_val_78, t_val_80, t_val_84, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
-      __syncthreads();
-      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g6_softmax((int)(ai / 1) * 16 + q0 + r, t_val_84, t_val_88);  // P = softmax(S)
-      __syncthreads();
-      for (int t = 0; t < 1; ++t) g7_mat_mul((int)(ai * 1 + t), t_val_88, t_transpose_2, G7Epilogue{t_val_88, t_transpose_2, t_transpose_3, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
-    } while (0);
+    g5_mat_mul(item, t_val_78, t_val_80, t_transpose_2, t_transpose_3);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -144,15 +132,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 10 ----
   // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    do {  // attention
-      const long long ai = item;
-      const int q0 = (int)(ai % 1) * 16, nq = min(16, 16 - q0);
-      for (int t = 0; t < 1; ++t) g5_mat_mul((int)(ai * 1 + t), t_val_142, t_val_144, G5Epilogue{t_val_142, t_val_144, t_val_148, 0}, (float*)nullptr, (unsigned int*)nullptr);  // S rows q0.. (all keys)
-      __syncthreads();
-      for (int r = threadIdx.x / 32; r < nq; r += MONO_THREADS / 32) g6_softmax((int)(ai / 1) * 16 + q0 + r, t_val_148, t_val_152);  // P = softmax(S)
-      __syncthreads();
-      for (int t = 0; t < 1; ++t) g7_mat_mul((int)(ai * 1 + t), t_val_152, t_transpose_6, G7Epilogue{t_val_152, t_transpose_6, t_transpose_7, 0}, (float*)nullptr, (unsigned int*)nullptr);  // O rows q0..
-    } while (0);
+    g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
     __syncthreads();
   }
   grid_barrier(p.sync);

@@ -1,0 +1,190 @@
+// Mono device library: attention as one work item in registers (flash-style), fp16 on mma.sync.
+// SELF-CONTAINED (no includes); requires common.cuh and ptx.cuh to be included first.
+//
+// One item is BQ = 16 * RB query rows of one batch entry against all its keys:
+//   S = Q K^T (+ the score's elementwise epilogue), P = softmax(S) over the keys (+ its
+//   epilogue, e.g. the NaN guard), O = P V (+ its epilogue and the store).
+// Q, K and V are fp16 [rows][D] matrices (D contiguous, K stored as [keys][D]); they are copied
+// whole into shared memory at once (one memory round trip), S stays in registers, the softmax
+// reduces across warps through shared memory, P is reused from S's accumulators as the A operand
+// of the second MMA, and the warps' partial O are summed through shared memory. No score or
+// probability goes to global memory.
+// Warps: 8, as RB row blocks of 16 rows x KG = 8 / RB key groups; key group kg takes the
+// 16-key tiles kg, kg + KG, ... (KT tiles cover the keys; those past `sk` are masked).
+// The functors: s_fn(row, key, v) -> the score after its epilogue; p_fn(row, key, v) -> the
+// probability after its epilogue; o_fn(row, d, v) stores an output element. Rows are the batch
+// entry's query rows (q0 + r), keys 0 .. sk-1; they are called for valid rows and keys only.
+#pragma once
+
+namespace mono_dev {
+
+template <int D, int RB, int KT>
+struct FlashAttention {
+  static_assert(D % 16 == 0 && D <= 128, "head size: a multiple of 16 up to 128");
+  static_assert(RB == 1 || RB == 2 || RB == 4, "row blocks per item: 1, 2 or 4");
+  static constexpr int kWarps = 8, KG = kWarps / RB, TMAX = (KT + KG - 1) / KG;
+  static constexpr int BQ = 16 * RB, SKP = 16 * KT;
+  static constexpr int kLd = D + 8;  // shared row stride in halves: ldmatrix rows land in distinct banks
+  static constexpr int kQBytes = BQ * kLd * 2, kKVBytes = SKP * kLd * 2;
+  static constexpr int kOBytes = kWarps * 16 * D * 4, kRedBytes = 2 * kWarps * 16 * 4;
+  static constexpr int kSmemBytes = kQBytes + 2 * kKVBytes + kOBytes + kRedBytes;
+
+  // Copies rows [0, n) of a [rows][D] matrix into shared rows of stride kLd; rows n .. total-1
+  // are zero-filled (their source is row 0, not read).
+  __device__ static void stage_rows(half_t* dst, const half_t* src, int n, int total) {
+    constexpr int CH = D / 8;
+    for (int c = threadIdx.x; c < total * CH; c += kWarps * 32) {
+      const int r = c / CH, k8 = c % CH;
+      const half_t* from = src + (long long)(r < n ? r : 0) * D + k8 * 8;
+      cp_async_16(smem_u32(dst + r * kLd + k8 * 8), from, r < n ? 16 : 0);
+    }
+  }
+
+  template <class SFn, class PFn, class OFn>
+  __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
+                              const SFn& s_fn, const PFn& p_fn, const OFn& o_fn, unsigned char* smem) {
+    half_t* sQ = reinterpret_cast<half_t*>(smem);
+    half_t* sK = sQ + BQ * kLd;
+    half_t* sV = sK + SKP * kLd;
+    float* sO = reinterpret_cast<float*>(sV + SKP * kLd);
+    float* sMax = sO + kWarps * 16 * D;
+    float* sSum = sMax + kWarps * 16;
+    stage_rows(sQ, Q + (long long)q0 * D, nq, BQ);
+    stage_rows(sK, K, sk, SKP);
+    stage_rows(sV, V, sk, SKP);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int rb = w / KG, kg = w % KG, g = lane >> 2, t = lane & 3;
+    const float neg_inf = -__int_as_float(0x7f800000);
+    unsigned int qa[D / 16][4];
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks)
+      ldmatrix_x4(qa[ks], smem_u32(sQ + (rb * 16 + (lane & 15)) * kLd + ks * 16 + (lane >> 4) * 8));
+
+    // S = Q K^T for this warp's key tiles; s[j][nb][e]: tile kg + KG j, n8 block nb, the mma
+    // accumulator layout (row g + 8 (e / 2), key 8 nb + 2 t + e % 2).
+    float s[TMAX][2][4];
+#pragma unroll
+    for (int j = 0; j < TMAX; ++j) {
+      const int kt = kg + KG * j;
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][nb][e] = 0.0f;
+      if (kt >= KT) continue;
+#pragma unroll
+      for (int ks = 0; ks < D / 16; ++ks) {
+        unsigned int kb[4];
+        ldmatrix_x4(kb, smem_u32(sK + (kt * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + ks * 16 + ((lane >> 3) & 1) * 8));
+        mma_16816(s[j][0], qa[ks], kb[0], kb[1]);
+        mma_16816(s[j][1], qa[ks], kb[2], kb[3]);
+      }
+    }
+    // The scores' epilogue; padding (rows past nq, keys past sk) is -inf. Row maxima.
+    float mx[2] = {neg_inf, neg_inf};
+#pragma unroll
+    for (int j = 0; j < TMAX; ++j)
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = rb * 16 + g + 8 * (e >> 1), key = (kg + KG * j) * 16 + nb * 8 + 2 * t + (e & 1);
+          const float v = (r < nq && key < sk) ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
+          s[j][nb][e] = v;
+          mx[e >> 1] = fmaxf(mx[e >> 1], v);
+        }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+    }
+    if (t == 0) {
+      sMax[w * 16 + g] = mx[0];
+      sMax[w * 16 + g + 8] = mx[1];
+    }
+    __syncthreads();
+    float m[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m[h] = neg_inf;
+      for (int k = 0; k < KG; ++k) m[h] = fmaxf(m[h], sMax[(rb * KG + k) * 16 + g + 8 * h]);
+    }
+    // exp(s - max) as softmax_row_f computes it (a row of -inf gives NaN there too).
+#pragma unroll
+    for (int j = 0; j < TMAX; ++j)
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = (kg + KG * j) * 16 + nb * 8 + 2 * t + (e & 1);
+          const float p = key < sk ? expf(s[j][nb][e] - m[e >> 1]) : 0.0f;
+          s[j][nb][e] = p;
+          sum[e >> 1] += p;
+        }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
+      sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+    }
+    if (t == 0) {
+      sSum[w * 16 + g] = sum[0];
+      sSum[w * 16 + g + 8] = sum[1];
+    }
+    __syncthreads();
+    float inv[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float l = 0.0f;
+      for (int k = 0; k < KG; ++k) l += sSum[(rb * KG + k) * 16 + g + 8 * h];
+      inv[h] = 1.0f / l;
+    }
+    // P (its epilogue applied, in fp16 as the model stores it) as the A operand of P V, and the
+    // warp's partial O over its key tiles.
+    float o[D / 8][4];
+#pragma unroll
+    for (int nb = 0; nb < D / 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[nb][e] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < TMAX; ++j) {
+      const int kt = kg + KG * j;
+      if (kt >= KT) continue;
+      float p[2][4];
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = rb * 16 + g + 8 * (e >> 1), key = kt * 16 + nb * 8 + 2 * t + (e & 1);
+          p[nb][e] = (r < nq && key < sk) ? p_fn(q0 + r, key, s[j][nb][e] * inv[e >> 1]) : 0.0f;
+        }
+      const unsigned int pa[4] = {pack_half2(p[0][0], p[0][1]), pack_half2(p[0][2], p[0][3]),
+                                  pack_half2(p[1][0], p[1][1]), pack_half2(p[1][2], p[1][3])};
+#pragma unroll
+      for (int np = 0; np < D / 16; ++np) {
+        unsigned int vb[4];
+        ldmatrix_x4_trans(vb, smem_u32(sV + (kt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + np * 16 + (lane >> 4) * 8));
+        mma_16816(o[2 * np], pa, vb[0], vb[1]);
+        mma_16816(o[2 * np + 1], pa, vb[2], vb[3]);
+      }
+    }
+    // The key groups' partial O summed through shared memory, then stored row by row.
+#pragma unroll
+    for (int nb = 0; nb < D / 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sO[(w * 16 + g + 8 * (e >> 1)) * D + nb * 8 + 2 * t + (e & 1)] = o[nb][e];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < BQ * D; idx += kWarps * 32) {
+      const int r = idx / D, c = idx % D;
+      if (r >= nq) continue;
+      float v = 0.0f;
+      for (int k = 0; k < KG; ++k) v += sO[(((r / 16) * KG + k) * 16 + r % 16) * D + c];
+      o_fn(q0 + r, c, v);
+    }
+    __syncthreads();  // the next item rewrites shared memory
+  }
+};
+
+}  // namespace mono_dev
