@@ -50,8 +50,6 @@ const std::vector<Setting>& table() {
        [](KernelSettings* s, const std::string& v) { return parse_int(v, 1, 32, &s->blocks_per_sm); }},
       {"smem-limit", "0..232448", "dynamic shared memory a group may use, bytes (default 0: 227 KB / blocks-per-sm)",
        [](KernelSettings* s, const std::string& v) { return parse_int(v, 0, 232448, &s->smem_limit); }},
-      {"flash", "on|off", "attention groups in registers (FlashAttention) where they allow it (default on)",
-       [](KernelSettings* s, const std::string& v) { return parse_switch(v, &s->flash); }},
       {"inline", "auto|on|off",
        "group functions inlined into the kernel, or out of line and shared by groups with the same code (much "
        "faster NVRTC on big models) (default auto: inline up to 32 groups)",

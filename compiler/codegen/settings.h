@@ -29,8 +29,6 @@ struct KernelSettings {
   // with the same code share (0: far less code for ptxas on big models, a call per item).
   // -1 (auto): inline up to kInlineGroupLimit groups (plan.h).
   int inline_groups = -1;
-  // Temporary, for an A/B on the GPU: attention groups as FlashAttention (attention.cuh).
-  bool flash = true;
 };
 
 // Sets one setting; `spelled` is how the user wrote it ("--dtype fp8"), for the error. Throws

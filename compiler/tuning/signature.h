@@ -36,12 +36,13 @@ namespace mono::tuning {
 //     layers share theirs), GEMM functions declare the kernel's shared memory instead of taking
 //     it as an argument, out-of-line functions are static (issues 19, 21).
 //   6 (2026-11-25): models of 33 to 64 groups get their group functions out of line (resnet50).
-//   7 (2026-11-26): the grid barrier orders memory with a release add and acquire polls instead
-//     of fences (barrier.cuh): every stage boundary is ~0.3 us shorter, so group timings that
-//     include a barrier changed (issue 19).
+//   7 (2026-11-26): the grid barrier orders memory with an atomic add and acquire polls instead
+//     of fences (barrier.cuh), so group timings that include a barrier changed (issue 19).
 //   8 (2026-11-26): attention groups whose operands allow it run as FlashAttention
 //     (attention.cuh): scores and probabilities in registers, no arena round trip (issue 19).
-constexpr int kSignatureVersion = 8;
+//   9 (2026-11-26): the barrier's add is acq_rel (release-only let the last arrival read stale
+//     data).
+constexpr int kSignatureVersion = 9;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -111,7 +111,7 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     const Value* q = plan->root(qk.anchor->inputs[0]);
     const Value* k = plan->root(qk.anchor->inputs[1]);
     const Value* v = plan->root(pv.anchor->inputs[1]);
-    bool ok = plan->settings.flash && qk.f16 && pv.f16 && ctx.threads == 256 && plan->dtype_of(plan->root(sm.output)) == DType::kF16;
+    bool ok = qk.f16 && pv.f16 && ctx.threads == 256 && plan->dtype_of(plan->root(sm.output)) == DType::kF16;
     for (const Value* x : {q, k, v})
       ok = ok && plan->dtype_of(x) == DType::kF16 && !x->is_constant() && !uses.graph_outputs.count(x) &&
            (x->producer != nullptr || plan->arena_inputs.count(x));
