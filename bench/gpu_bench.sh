@@ -149,8 +149,13 @@ if [ $skip_tiny = 0 ]; then
       echo "tiny_$(basename "$m")_$d $m/model.onnx --gpu --dtype $d --test-data $m/test_data_set_0 --verify${TINY_FLAGS:+ $TINY_FLAGS}"
     done
   done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _
+  # A run passes when every comparison in it does (its test data, then --verify) and it exits 0:
+  # the first failing line is shown, else the last result.
   for f in "$logs"/tiny_*.log; do
-    printf "%-36s %s\n" "$(basename "$f" .log)" "$(grep -E "worst relative error|error:" "$f" | tail -1)"
+    line=$(grep -E "worst relative error.*FAIL|error:" "$f" | head -1)
+    [ -n "$line" ] || line=$(grep -E "worst relative error" "$f" | tail -1)
+    grep -q "exit 0$" "$f" || line="$line (exit: $(tail -1 "$f"))"
+    printf "%-36s %s\n" "$(basename "$f" .log)" "$line"
   done | tee "$logs/tiny.txt"
 fi
 
