@@ -32,7 +32,7 @@ __device__ __forceinline__ unsigned long long atom_add_acq_rel_gpu_u64(unsigned 
 //    before it; its acquire for the last arrival, which reads what the others released without
 //    polling) and acquire polls (the bar.sync after them orders the block's later reads), no
 //    fences. With a release-only add the last arrival could read stale data: tiny fp16
-//    mobilenet and convnext failed now and then (run66);
+//    mobilenet and convnext failed now and then (run67);
 //  * one atomic per block per barrier, plus the spin on the count.
 // Measured on the H100 (bench/RESULTS.md): the earlier form (__threadfence, atomicAdd, polls
 // with nanosleep, __threadfence) took 1.35 us a barrier over 132 blocks, a release-only add
