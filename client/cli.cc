@@ -24,6 +24,8 @@ bool parse_model_flag(const std::string& flag, Flags& args, ModelFlags* flags) {
     flags->model.load.input_shapes[name] = shape;
   } else if (flag == "--no-simplify") {
     flags->model.simplify = false;
+  } else if (flag == "--skip-pass") {
+    flags->model.skip_passes.insert(args.value(flag));
   } else if (flag == "--stats") {
     flags->stats = true;
   } else if (flag == "--dump-passes") {

@@ -139,6 +139,7 @@ static const char kUsage[] =
     "                     synthetic inputs, run on the CPU reference, does not fit stay fp32)\n"
     "  --shape N=DIMS     bind the dynamic dimensions of input N, e.g. input_ids=1x128\n"
     "  --no-simplify      skip the simplification passes\n"
+    "  --skip-pass NAME   skip one simplification pass (repeatable; --stats lists them)\n"
     "  --stats            print node counts per pass to stderr\n"
     "  --dump-passes      print the IR after every pass that changed it (stderr)\n"
     "  --all-constants    with --emit ir, print every constant's values\n"

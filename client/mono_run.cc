@@ -36,7 +36,7 @@ static const char kUsage[] =
     "  --bench [N]        time it: on the CPU N runs (default 10); on the GPU the median of 7\n"
     "                     repetitions of the mean of 200 back-to-back launches (CUDA events)\n"
     "  --no-calibrate     fp16: store every float tensor in fp16\n"
-    "  --no-simplify, --stats, --dump-passes  as for mono-compile\n"
+    "  --no-simplify, --skip-pass, --stats, --dump-passes  as for mono-compile\n"
     "settings (--set):\n";
 
 // Compares outputs with test data; prints one line per output and the worst error.

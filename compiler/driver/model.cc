@@ -13,6 +13,7 @@ LoadedModel load_model(const std::string& path, const ModelOptions& options) {
   if (options.simplify) {
     SimplifyOptions so;
     so.dump = options.dump_passes;
+    so.skip = options.skip_passes;
     m.passes = simplify(*m.graph, so);
   }
   return m;

@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct ModelOptions {
   LoadOptions load;
   bool simplify = true;
   std::ostream* dump_passes = nullptr;  // if set, the IR after every pass that changed it
+  std::set<std::string> skip_passes;    // simplification passes not to run (--skip-pass)
 };
 
 struct LoadedModel {

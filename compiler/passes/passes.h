@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ bool fold_batch_norm(Graph& g);
 // Split(Gemm(a, W)) along the last axis, W constant -> one Gemm per part with W cut (GPT-2's
 // fused Q/K/V projection becomes three, each storing straight into its own layout).
 bool split_gemm(Graph& g);
+// Conv with strides equal to its kernel, no padding, dilation 1, one group (a patch embedding)
+// -> Reshape/Transpose of the input into patches and one Gemm (patch_conv.cc).
+bool patch_conv(Graph& g);
 // x*0.5*(1+erf(x/sqrt2)) and 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) -> Gelu.
 bool recognize_gelu(Graph& g);
 // (x-mean)/sqrt(var+eps)*gamma+beta built from ReduceMean/Sub/Pow/Sqrt/Div -> LayerNormalization.
@@ -47,6 +51,7 @@ struct SimplifyOptions {
   bool verify_each = true;          // run the IR verifier after every pass that changed the graph
   std::ostream* dump = nullptr;     // if set, print the IR after every pass that changed it
   int max_rounds = 4;               // the pass list repeats until nothing changes
+  std::set<std::string> skip;       // passes not to run (A/B of one pass; must name pipeline passes)
 };
 
 struct PassStat {

@@ -4,6 +4,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
+#include "compiler/support/error.h"
 
 namespace mono {
 
@@ -18,6 +19,7 @@ const std::vector<PipelinePass>& simplification_pipeline() {
       {"canonicalize", canonicalize},
       {"fold_reshape_transpose", fold_reshape_transpose},
       {"fold_batch_norm", fold_batch_norm},
+      {"patch_conv", patch_conv},
       {"split_gemm", split_gemm},
       {"recognize_gelu", recognize_gelu},
       {"recognize_layer_norm", recognize_layer_norm},
@@ -32,10 +34,16 @@ bool dead_code(Graph& g) {
 }
 
 std::vector<PassStat> simplify(Graph& g, const SimplifyOptions& options) {
+  for (const std::string& name : options.skip) {
+    bool known = false;
+    for (const PipelinePass& pass : simplification_pipeline()) known = known || name == pass.name;
+    if (!known) user_error("--skip-pass ", name, ": no simplification pass of that name");
+  }
   std::vector<PassStat> stats;
   for (int round = 1; round <= options.max_rounds; ++round) {
     bool any = false;
     for (const PipelinePass& pass : simplification_pipeline()) {
+      if (options.skip.count(pass.name)) continue;
       PassStat s;
       s.pass = pass.name;
       s.round = round;

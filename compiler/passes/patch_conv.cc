@@ -1,0 +1,89 @@
+// A convolution whose kernel (larger than 1x1) tiles its input exactly (strides = kernel, no
+// padding, dilation 1, one group) is a patch embedding (ViT's first layer): every input element feeds one output
+// pixel. Its im2col gather did index arithmetic per element (vit-base's took 31 us on the H100);
+// as a matrix product over whole patches it is a copy and a GEMM.
+//
+//   y = Conv(x [N][C][H][W], w [F][C][KH][KW], b [F])        strides = (KH, KW), H % KH = W % KW = 0
+// ->
+//   p = Reshape(Transpose(Reshape(x, [N, C, OH, KH, OW, KW]), [0, 2, 4, 1, 3, 5]), [N*OH*OW, C*KH*KW])
+//   z = Gemm(p, w as [F][C*KH*KW], b) {transB = 1}          [N*OH*OW][F]
+//   y = Reshape(Transpose(Reshape(z, [N, OH*OW, F]), [0, 2, 1]), [N, F, OH, OW])
+// The Reshape/Transpose chains then fold with their neighbours (ViT flattens y and transposes
+// it back to [N, OH*OW, F]).
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+
+namespace mono {
+namespace {
+
+std::vector<int64_t> ints_attr(const Node* n, const char* name) {
+  const AttrValue* a = n->attr(name);
+  return a ? std::get<std::vector<int64_t>>(*a) : std::vector<int64_t>{};
+}
+
+bool rewrite_one(Graph& g, Node* conv) {
+  Value* x = conv->inputs[0];
+  Value* w = conv->input(1);
+  Value* b = conv->input(2);
+  if (!w || !w->is_constant() || (b && !b->is_constant()) || x->type.rank() != 4 || w->type.rank() != 4) return false;
+  if (const AttrValue* a = conv->attr("group"); a && std::get<int64_t>(*a) != 1) return false;
+  if (const AttrValue* a = conv->attr("auto_pad")) {
+    const std::string& p = std::get<std::string>(*a);
+    if (p != "NOTSET" && p != "VALID") return false;
+  }
+  const Shape& xs = x->type.shape;
+  const Shape& ws = w->type.shape;
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], F = ws[0], KH = ws[2], KW = ws[3];
+  // A 1x1 kernel is a GEMM over the input as it is already (a dense operand, no im2col).
+  if (ws[1] != C || KH * KW == 1 || H % KH != 0 || W % KW != 0) return false;
+  const std::vector<int64_t> strides = ints_attr(conv, "strides"), dil = ints_attr(conv, "dilations"),
+                             pads = ints_attr(conv, "pads"), kernel = ints_attr(conv, "kernel_shape");
+  if (strides != std::vector<int64_t>{KH, KW}) return false;
+  if (!kernel.empty() && kernel != std::vector<int64_t>{KH, KW}) return false;
+  for (int64_t d : dil)
+    if (d != 1) return false;
+  for (int64_t p : pads)
+    if (p != 0) return false;
+  const int64_t OH = H / KH, OW = W / KW, K = C * KH * KW;
+  Value* y = conv->outputs[0];
+  if (y->type.shape != Shape{N, F, OH, OW}) return false;
+  const DType dt = x->type.dtype;
+  const std::string base = conv->name + ".patches";
+  const int opset = conv->opset;
+  auto shape_const = [&](const std::string& name, const Shape& s) {
+    return g.add_constant(base + name, Tensor::from_ints({static_cast<int64_t>(s.size())}, s));
+  };
+  auto add = [&](OpKind op, const std::string& name, std::vector<Value*> ins, const Shape& out) {
+    Node* n = g.insert_node_before(conv, op, base + name, std::move(ins), {base + name + ".y"}, opset);
+    n->outputs[0]->type = TensorType{dt, out};
+    return n;
+  };
+  Node* r1 = add(OpKind::kReshape, ".split", {x, shape_const(".split.shape", {N, C, OH, KH, OW, KW})}, {N, C, OH, KH, OW, KW});
+  Node* t1 = add(OpKind::kTranspose, ".gather", {r1->outputs[0]}, {N, OH, OW, C, KH, KW});
+  t1->attrs["perm"] = std::vector<int64_t>{0, 2, 4, 1, 3, 5};
+  Node* r2 = add(OpKind::kReshape, ".rows", {t1->outputs[0], shape_const(".rows.shape", {N * OH * OW, K})}, {N * OH * OW, K});
+  std::vector<Value*> gemm_in = {r2->outputs[0], g.add_constant(base + ".weight", w->constant->reshaped({F, K}))};
+  if (b) gemm_in.push_back(b);
+  Node* mm = add(OpKind::kGemm, ".gemm", gemm_in, {N * OH * OW, F});
+  mm->attrs["transB"] = int64_t{1};
+  Node* r3 = add(OpKind::kReshape, ".pixels", {mm->outputs[0], shape_const(".pixels.shape", {N, OH * OW, F})}, {N, OH * OW, F});
+  Node* t2 = add(OpKind::kTranspose, ".channels", {r3->outputs[0]}, {N, F, OH * OW});
+  t2->attrs["perm"] = std::vector<int64_t>{0, 2, 1};
+  Node* r4 = add(OpKind::kReshape, ".image", {t2->outputs[0], shape_const(".image.shape", {N, F, OH, OW})}, {N, F, OH, OW});
+  g.replace_all_uses(y, r4->outputs[0]);
+  return true;
+}
+
+}  // namespace
+
+bool patch_conv(Graph& g) {
+  std::vector<Node*> convs;
+  for (const auto& n : g.nodes())
+    if (n->op == OpKind::kConv) convs.push_back(n.get());
+  bool changed = false;
+  for (Node* c : convs) changed |= rewrite_one(g, c);
+  if (changed) g.remove_dead_code();
+  return changed;
+}
+
+}  // namespace mono
