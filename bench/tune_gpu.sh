@@ -46,7 +46,8 @@ finish() {
   cp "$logs/tune_summary.txt" "$out/" 2>/dev/null
   tar -C /tmp -czf "$out/tune.tgz" mono-tune-logs
 }
-trap 'kill $(jobs -p) 2>/dev/null; finish' EXIT
+# Wait for the server and workers to exit: a second run right after this one needs the ports.
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; finish' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$logs/tune_summary.txt"
 say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
 

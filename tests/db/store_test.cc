@@ -157,7 +157,7 @@ TEST_F(StoreTest, LeaseRoutesByCapabilities) {
   EXPECT_EQ(lease(cpu, 1), std::vector<std::string>({"compile"}));
   // A GPU worker: compile jobs and the GPU jobs of its kind (or of any kind).
   EXPECT_EQ(lease(a100, 10), std::vector<std::string>({"measure-a100", "measure-any", "compile-2"}));
-  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"measure-h100", "whole-h100"}));
+  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"whole-h100", "measure-h100"}));  // whole-kernel first
   EXPECT_TRUE(lease(cpu).empty());
   EXPECT_TRUE(lease(h100).empty());
 
@@ -169,6 +169,22 @@ TEST_F(StoreTest, LeaseRoutesByCapabilities) {
 
   EXPECT_EQ(store_->lease("w-unknown", 1, kLease).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->lease(h100, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A submission's whole-kernel job is created after its measurements finish, behind whatever
+// other submissions queued: it is leased before those older measurements, so that building a
+// finished model's artifact overlaps the others' tuning instead of waiting for all of it.
+TEST_F(StoreTest, WholeKernelJobsAreLeasedBeforeOlderMeasurements) {
+  const std::string h100 = worker("h100", gpu_caps(kH100));
+  add(job("measure-1", task_, JobKind::kMeasure, kH100));
+  add(job("measure-2", task_, JobKind::kMeasure, ""));
+  add(job("compile", task_, JobKind::kCompile));
+  add(job("whole-1", task_, JobKind::kWholeKernel, kH100));
+  add(job("measure-3", task_, JobKind::kMeasure, kH100));
+  add(job("whole-2", task_, JobKind::kWholeKernel, ""));
+  EXPECT_EQ(lease(h100, 1), std::vector<std::string>({"whole-1"}));
+  EXPECT_EQ(lease(h100, 2), std::vector<std::string>({"whole-2", "measure-1"}));
+  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"measure-2", "compile", "measure-3"}));
 }
 
 TEST_F(StoreTest, CompileOnlyFlagWinsOverAGpuName) {
