@@ -124,9 +124,10 @@ struct Group {
   // Attention (MatMul - Softmax - MatMul) as one group: the first GEMM group is the head and
   // lists the softmax rows group and the second GEMM group in `fused`; those two name the head
   // in `fused_into` and run inside it. One work item is one batch entry x BM query rows,
-  // carried through the three in one block (S and P pass through the arena, read back by the
-  // block that wrote them; no grid barrier between). The head's items and estimate cover the
-  // whole attention; the parts' GEMM tiles are fixed (BM query rows, all keys), not tuned.
+  // carried through the three in one block (without `flash`, S and P pass through the arena,
+  // read back by the block that wrote them; no grid barrier between). The head's items and
+  // estimate cover the whole attention; the parts' GEMM tiles are fixed (BM query rows, all
+  // keys), not tuned.
   std::vector<int> fused;
   int fused_into = -1;
   // The head of an attention group runs its items as FlashAttention (attention.cuh): S and P in

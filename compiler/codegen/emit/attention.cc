@@ -1,7 +1,8 @@
-// Attention as one group (plan.h Group::fused): work item = (batch entry, BM query rows). The
-// block computes those rows of S = QK^T (all key tiles), their softmax (a warp per row), then the
-// same rows of O = PV, with a block barrier between the phases: S and P go through the arena,
-// written and read back by this block only.
+// Attention as one group (plan.h Group::fused): work item = (batch entry, BM query rows). A
+// flash head (Group::flash) runs the item as FlashAttention (attention.cuh), everything in
+// registers and shared memory. Otherwise the block computes those rows of S = QK^T (all key
+// tiles), their softmax (a warp per row), then the same rows of O = PV, with a block barrier
+// between the phases: S and P go through the arena, written and read back by this block only.
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/emit/epilogue.h"
 #include "compiler/codegen/emit/index_math.h"
