@@ -91,6 +91,36 @@ TEST(Golden, EveryPassHasCases) {
                                           << pass.name << ".test)";
 }
 
+// SimplifyOptions::skip (--skip-pass) leaves one pass out and nothing else; an unknown pass name
+// is refused rather than ignored.
+TEST(Simplify, SkipLeavesOnePassOutAndRefusesUnknownNames) {
+  const std::string text = R"(graph g (opset 20) {
+  input %x: f32[1,1,4,4]
+  const %w: f32[2,1,2,2] = [0.5, -1.0, 1.5, 2.0, -0.5, 0.25, 1.0, -2.0]
+  %y = Conv(%x, %w) {kernel_shape=[2, 2], strides=[2, 2]}
+  %z = Identity(%y)
+  output %z
+})";
+  auto count = [](const Graph& g, OpKind op) {
+    int n = 0;
+    for (const auto& node : g.nodes()) n += node->op == op;
+    return n;
+  };
+  auto all = parse_and_infer(text);
+  simplify(*all);
+  EXPECT_EQ(count(*all, OpKind::kConv), 0);
+  EXPECT_EQ(count(*all, OpKind::kIdentity), 0);
+  auto skipped = parse_and_infer(text);
+  SimplifyOptions o;
+  o.skip = {"patch_conv"};
+  simplify(*skipped, o);
+  EXPECT_EQ(count(*skipped, OpKind::kConv), 1);
+  EXPECT_EQ(count(*skipped, OpKind::kIdentity), 0);  // the other passes still ran
+  auto unknown = parse_and_infer(text);
+  o.skip = {"no_such_pass"};
+  EXPECT_THROW(simplify(*unknown, o), UserError);
+}
+
 // The IR text round-trips integers exactly over the whole int64 range (exporters write
 // INT64_MAX as a Slice's "to the end"; a parse through double turned it into INT64_MIN).
 TEST(IrText, IntegerConstantsRoundTripExactly) {
