@@ -99,8 +99,8 @@ void fuse_attention(const Uses& uses, KernelPlan* plan) {
 
 // Flash attention (Group::flash) where FlashAttention can run the group: fp16 operands and
 // probabilities, 256 threads, Q, K and V activations in the arena (not graph inputs or outputs:
-// 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D], a head
-// size D that is a multiple of 16 up to 128, at most 256 keys, and its shared memory within the
+// 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D] (the
+// same head size D for Q, K and V), D a multiple of 16 up to 128, at most 256 keys, and its shared memory within the
 // context's budget. Sets the head's smem_bytes (its parts keep their own).
 void choose_flash(const Uses& uses, KernelPlan* plan) {
   const KernelContext& ctx = plan->ctx;
@@ -118,7 +118,8 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     ok = ok && plan->swapped_last2.count(k) && !plan->swapped_last2.count(v);
     const GemmProblem a = gemm_problem(qk);
     const int64_t d = a.k, keys = a.n, bq = qk.gemm.bm;
-    ok = ok && d % 16 == 0 && d <= 128 && keys <= 256 && (bq == 16 || bq == 32 || bq == 64);
+    // One head size D for Q, K, V and O (FlashAttention<D, ..>): V's columns must equal Q's.
+    ok = ok && gemm_problem(pv).n == d && d % 16 == 0 && d <= 128 && keys <= 256 && (bq == 16 || bq == 32 || bq == 64);
     if (!ok) continue;
     // attention.cuh FlashAttention::kSmemBytes
     const int64_t padded_keys = ceil_div(keys, 16) * 16, ld = d + 8;
