@@ -14,16 +14,13 @@
 namespace mono {
 namespace {
 
-Value* shape_constant(Graph& g, const std::string& base, const Shape& s) {
-  return g.add_constant(base + ".shape", Tensor::from_ints({static_cast<int64_t>(s.size())}, s));
+// Every use of n's output `out` reads `from` reshaped to out's shape instead (node n.NAME_SUFFIX).
+void reshape_into(Graph& g, Node* n, const std::string& name_suffix, Value* from, Value* out) {
+  g.replace_all_uses(out, insert_reshape(g, n, n->name + name_suffix, from, out->type.shape, out->name, out->name + ".r"));
 }
 
 bool flatten_to_reshape(Graph& g, Node* n) {
-  Value* out = n->outputs[0];
-  Node* r = g.insert_node_before(n, OpKind::kReshape, n->name, {n->inputs[0], shape_constant(g, out->name, out->type.shape)},
-                                 {out->name + ".r"}, n->opset);
-  r->outputs[0]->type = out->type;
-  g.replace_all_uses(out, r->outputs[0]);
+  reshape_into(g, n, "", n->inputs[0], n->outputs[0]);
   return true;
 }
 
@@ -48,14 +45,8 @@ bool mean_to_global_pool(Graph& g, Node* n) {
   for (int64_t i = 2; i < rank; ++i) pooled[i] = 1;
   Node* gap = g.insert_node_before(n, OpKind::kGlobalAveragePool, n->name, {x}, {out->name + ".gap"}, n->opset);
   gap->outputs[0]->type = TensorType{x->type.dtype, pooled};
-  Value* result = gap->outputs[0];
-  if (pooled != out->type.shape) {  // keepdims = 0
-    Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + ".squeeze",
-                                   {result, shape_constant(g, out->name, out->type.shape)}, {out->name + ".r"}, n->opset);
-    r->outputs[0]->type = out->type;
-    result = r->outputs[0];
-  }
-  g.replace_all_uses(out, result);
+  if (pooled != out->type.shape) reshape_into(g, n, ".squeeze", gap->outputs[0], out);  // keepdims = 0
+  else g.replace_all_uses(out, gap->outputs[0]);
   return true;
 }
 
@@ -65,10 +56,7 @@ bool matmul_vector_to_matrix(Graph& g, Node* n) {
   if (a->type.rank() != 1 && b->type.rank() != 1) return false;
   if (a->type.rank() == 0 || b->type.rank() == 0) return false;
   auto as_matrix = [&](Value* v, Shape s, const char* suffix) {
-    Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + suffix, {v, shape_constant(g, v->name + suffix, s)},
-                                   {v->name + suffix}, n->opset);
-    r->outputs[0]->type = TensorType{v->type.dtype, s};
-    return r->outputs[0];
+    return insert_reshape(g, n, n->name + suffix, v, s, v->name + suffix, v->name + suffix);
   };
   Value* a2 = a->type.rank() == 1 ? as_matrix(a, {1, a->type.shape[0]}, ".row") : a;
   Value* b2 = b->type.rank() == 1 ? as_matrix(b, {b->type.shape[0], 1}, ".col") : b;
@@ -89,11 +77,7 @@ bool matmul_vector_to_matrix(Graph& g, Node* n) {
   }
   Node* mm = g.insert_node_before(n, OpKind::kMatMul, n->name, {a2, b2}, {out->name + ".mm"}, n->opset);
   mm->outputs[0]->type = TensorType{out->type.dtype, product};
-  Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + ".squeeze",
-                                 {mm->outputs[0], shape_constant(g, out->name, out->type.shape)}, {out->name + ".r"},
-                                 n->opset);
-  r->outputs[0]->type = out->type;
-  g.replace_all_uses(out, r->outputs[0]);
+  reshape_into(g, n, ".squeeze", mm->outputs[0], out);
   return true;
 }
 
@@ -109,18 +93,11 @@ bool matmul_batched_rows_to_matrix(Graph& g, Node* n) {
   if (as.size() < 3 || b->type.rank() != 2) return false;
   const int64_t k = as.back(), rows = shape_numel(as) / k;
   if (rows == as[as.size() - 2]) return false;  // a single batch entry: already one GEMM
-  Node* ra = g.insert_node_before(n, OpKind::kReshape, n->name + ".rows", {a, shape_constant(g, a->name + ".rows", {rows, k})},
-                                  {a->name + ".rows"}, n->opset);
-  ra->outputs[0]->type = TensorType{a->type.dtype, {rows, k}};
+  Value* a2 = insert_reshape(g, n, n->name + ".rows", a, {rows, k}, a->name + ".rows", a->name + ".rows");
   Value* out = n->outputs[0];
-  const int64_t nn = b->type.shape[1];
-  Node* mm = g.insert_node_before(n, OpKind::kMatMul, n->name, {ra->outputs[0], b}, {out->name + ".mm"}, n->opset);
-  mm->outputs[0]->type = TensorType{out->type.dtype, {rows, nn}};
-  Node* r = g.insert_node_before(n, OpKind::kReshape, n->name + ".batched",
-                                 {mm->outputs[0], shape_constant(g, out->name, out->type.shape)}, {out->name + ".r"},
-                                 n->opset);
-  r->outputs[0]->type = out->type;
-  g.replace_all_uses(out, r->outputs[0]);
+  Node* mm = g.insert_node_before(n, OpKind::kMatMul, n->name, {a2, b}, {out->name + ".mm"}, n->opset);
+  mm->outputs[0]->type = TensorType{out->type.dtype, {rows, b->type.shape[1]}};
+  reshape_into(g, n, ".batched", mm->outputs[0], out);
   return true;
 }
 

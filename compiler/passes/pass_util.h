@@ -30,6 +30,20 @@ inline int use_count(const Graph& g, const Value* v) {
   return n;
 }
 
+// A constant holding shape `s` (a Reshape's target), named BASE.shape.
+inline Value* shape_constant(Graph& g, const std::string& base, const Shape& s) {
+  return g.add_constant(base + ".shape", Tensor::from_ints({static_cast<int64_t>(s.size())}, s));
+}
+
+// Inserts before `at` the node `name` = Reshape(v, SHAPE_BASE.shape) and returns its output,
+// named `out`, of v's dtype and shape `s`.
+inline Value* insert_reshape(Graph& g, Node* at, const std::string& name, Value* v, const Shape& s,
+                             const std::string& shape_base, const std::string& out) {
+  Node* r = g.insert_node_before(at, OpKind::kReshape, name, {v, shape_constant(g, shape_base, s)}, {out}, at->opset);
+  r->outputs[0]->type = TensorType{v->type.dtype, s};
+  return r->outputs[0];
+}
+
 // Replaces every use of node `n`'s output `i` with `v`; the node is left dead.
 inline void forward_output(Graph& g, Node* n, int i, Value* v) { g.replace_all_uses(n->outputs[i], v); }
 

@@ -50,27 +50,24 @@ bool rewrite_one(Graph& g, Node* conv) {
   const DType dt = x->type.dtype;
   const std::string base = conv->name + ".patches";
   const int opset = conv->opset;
-  auto shape_const = [&](const std::string& name, const Shape& s) {
-    return g.add_constant(base + name, Tensor::from_ints({static_cast<int64_t>(s.size())}, s));
+  auto reshape = [&](const std::string& name, Value* v, const Shape& s) {
+    return insert_reshape(g, conv, base + name, v, s, base + name, base + name + ".y");
   };
   auto add = [&](OpKind op, const std::string& name, std::vector<Value*> ins, const Shape& out) {
     Node* n = g.insert_node_before(conv, op, base + name, std::move(ins), {base + name + ".y"}, opset);
     n->outputs[0]->type = TensorType{dt, out};
     return n;
   };
-  Node* r1 = add(OpKind::kReshape, ".split", {x, shape_const(".split.shape", {N, C, OH, KH, OW, KW})}, {N, C, OH, KH, OW, KW});
-  Node* t1 = add(OpKind::kTranspose, ".gather", {r1->outputs[0]}, {N, OH, OW, C, KH, KW});
+  Node* t1 = add(OpKind::kTranspose, ".gather", {reshape(".split", x, {N, C, OH, KH, OW, KW})}, {N, OH, OW, C, KH, KW});
   t1->attrs["perm"] = std::vector<int64_t>{0, 2, 4, 1, 3, 5};
-  Node* r2 = add(OpKind::kReshape, ".rows", {t1->outputs[0], shape_const(".rows.shape", {N * OH * OW, K})}, {N * OH * OW, K});
-  std::vector<Value*> gemm_in = {r2->outputs[0], g.add_constant(base + ".weight", w->constant->reshaped({F, K}))};
+  std::vector<Value*> gemm_in = {reshape(".rows", t1->outputs[0], {N * OH * OW, K}),
+                                 g.add_constant(base + ".weight", w->constant->reshaped({F, K}))};
   if (b) gemm_in.push_back(b);
   Node* mm = add(OpKind::kGemm, ".gemm", gemm_in, {N * OH * OW, F});
   mm->attrs["transB"] = int64_t{1};
-  Node* r3 = add(OpKind::kReshape, ".pixels", {mm->outputs[0], shape_const(".pixels.shape", {N, OH * OW, F})}, {N, OH * OW, F});
-  Node* t2 = add(OpKind::kTranspose, ".channels", {r3->outputs[0]}, {N, F, OH * OW});
+  Node* t2 = add(OpKind::kTranspose, ".channels", {reshape(".pixels", mm->outputs[0], {N, OH * OW, F})}, {N, F, OH * OW});
   t2->attrs["perm"] = std::vector<int64_t>{0, 2, 1};
-  Node* r4 = add(OpKind::kReshape, ".image", {t2->outputs[0], shape_const(".image.shape", {N, F, OH, OW})}, {N, F, OH, OW});
-  g.replace_all_uses(y, r4->outputs[0]);
+  g.replace_all_uses(y, reshape(".image", t2->outputs[0], {N, F, OH, OW}));
   return true;
 }
 

@@ -112,12 +112,7 @@ bool split_one(Graph& g, Node* split) {
     Shape ys = y->type.shape;
     ys.back() = p->type.shape.back();
     part->outputs[0]->type = TensorType{y->type.dtype, ys};
-    const Shape& ps = p->type.shape;
-    Value* shape = g.add_constant(base + ".shape", Tensor::from_ints({static_cast<int64_t>(ps.size())}, ps));
-    Node* r = g.insert_node_before(split, OpKind::kReshape, base + ".reshape", {part->outputs[0], shape},
-                                   {base + ".r"}, split->opset);
-    r->outputs[0]->type = p->type;
-    g.replace_all_uses(p, r->outputs[0]);
+    g.replace_all_uses(p, insert_reshape(g, split, base + ".reshape", part->outputs[0], p->type.shape, base, base + ".r"));
   }
   return true;
 }
