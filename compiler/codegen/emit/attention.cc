@@ -33,12 +33,7 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
   const Shape& ys = qn.outputs[0]->type.shape;
   const Shape batch_shape(ys.begin(), ys.end() - 2);
   const std::vector<std::string> bidx = index_vars("bb", static_cast<int64_t>(batch_shape.size()));
-  auto offset = [&](const Value* x, int64_t mat) {
-    const Shape& s = x->type.shape;
-    if (s.size() <= 2) return std::string("0");
-    const std::string off = broadcast_offset(Shape(s.begin(), s.end() - 2), bidx);
-    return off == "0" ? off : str_cat("(", off, ") * ", mat, "LL");
-  };
+  auto offset = [&](const Value* x, int64_t mat) { return batch_matrix_offset(x->type.shape, bidx, mat); };
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
                              "  using FA = FlashAttention<", d, ", ", rb, ", ", ceil_div(keys, 16), ">;\n",
                              "  static_assert(FA::kSmemBytes <= MONO_SMEM_BYTES, \"attention item does not fit the context\");\n",
@@ -50,10 +45,10 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
   const EpilogueSteps ep = epilogue_steps(ex, plan, sm, "i");
   const EpilogueSteps eo = epilogue_steps(ex, plan, pv, "i");
   const std::string out = params.ref(pv.output, {}, "out");
-  body += str_cat("  const auto s_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
-                  "LL + (long long)r * ", keys, " + c;\n", es.code, "    return v;\n  };\n");
-  body += str_cat("  const auto p_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
-                  "LL + (long long)r * ", keys, " + c;\n", ep.code, "    return v;\n  };\n");
+  // S and P: [b][row][key]; the functor returns the element after its part's epilogue.
+  for (const auto& [fn, steps] : {std::pair<const char*, const std::string*>{"s_fn", &es.code}, {"p_fn", &ep.code}})
+    body += str_cat("  const auto ", fn, " = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
+                    "LL + (long long)r * ", keys, " + c;\n", *steps, "    return v;\n  };\n");
   body += str_cat("  const auto o_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * d,
                   "LL + (long long)r * ", d, " + c;\n", eo.code, "    ", out, "[", eo.store_index,
                   "] = ", ex.store(plan.dtype_of(pv.output), "v"), ";\n  };\n");

@@ -138,14 +138,10 @@ Operands matmul_operands(Module& m, Expressions& ex, const Group& g) {
   // Batch offsets of A and B (broadcast batch dims read the same matrix).
   const int64_t out_rank = static_cast<int64_t>(ys.size());
   const Shape batch_shape(ys.begin(), ys.end() - 2);
-  auto batch_offset = [&](const Shape& s, int64_t mat) {
-    if (s.size() <= 2) return std::string("0");
-    const std::string off = broadcast_offset(Shape(s.begin(), s.end() - 2), index_vars("bb", out_rank - 2));
-    return off == "0" ? off : str_cat("(", off, ") * ", mat, "LL");
-  };
+  const std::vector<std::string> bidx = index_vars("bb", out_rank - 2);
   o.batch_code = (o.batch > 1 ? decompose("b", batch_shape, "bb") : "") +
-                 str_cat("    const long long a_off = ", batch_offset(as, o.M * o.K), ";\n") +
-                 str_cat("    const long long b_off = ", batch_offset(bs, o.K * o.N), ";\n");
+                 str_cat("    const long long a_off = ", batch_matrix_offset(as, bidx, o.M * o.K), ";\n") +
+                 str_cat("    const long long b_off = ", batch_matrix_offset(bs, bidx, o.K * o.N), ";\n");
   const bool b_constant = bv->is_constant() || plan.root(bv)->is_constant();
   const Packing b_pack = b_constant ? plan.packing(n, 1) : Packing{};
   o.a = m.buffer(plan.root(a));

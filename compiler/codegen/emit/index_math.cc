@@ -25,6 +25,12 @@ std::vector<std::string> index_vars(const std::string& prefix, int64_t rank) {
   return v;
 }
 
+std::string batch_matrix_offset(const Shape& s, const std::vector<std::string>& batch_idx, int64_t mat) {
+  if (s.size() <= 2) return "0";
+  const std::string off = broadcast_offset(Shape(s.begin(), s.end() - 2), batch_idx);
+  return off == "0" ? off : str_cat("(", off, ") * ", mat, "LL");
+}
+
 std::string broadcast_offset(const Shape& in, const std::vector<std::string>& out_idx) {
   const int64_t r = static_cast<int64_t>(in.size()), out_rank = static_cast<int64_t>(out_idx.size());
   MONO_CHECK(r <= out_rank, "broadcast of rank ", r, " against ", out_rank, " index expressions");

@@ -101,7 +101,8 @@ void fuse_attention(const Uses& uses, KernelPlan* plan) {
 // probabilities, 256 threads, Q, K and V activations in the arena (not graph inputs or outputs:
 // 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D] (the
 // same head size D for Q, K and V), D a multiple of 16 up to 128, at most 256 keys, and its shared memory within the
-// context's budget. Sets the head's smem_bytes (its parts keep their own).
+// context's budget. Sets the head's smem_bytes (its parts keep their own) and raises the
+// context's shared memory to it.
 void choose_flash(const Uses& uses, KernelPlan* plan) {
   const KernelContext& ctx = plan->ctx;
   for (Group& qk : plan->groups) {
@@ -127,6 +128,7 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     if (smem > ctx.smem_limit) continue;
     qk.flash = true;
     qk.smem_bytes = static_cast<int>(smem);
+    plan->ctx.smem_bytes = std::max(plan->ctx.smem_bytes, qk.smem_bytes);
   }
 }
 

@@ -180,7 +180,6 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
     }
   }
   choose_flash(uses, plan);
-  for (const Group& grp : plan->groups) ctx.smem_bytes = std::max(ctx.smem_bytes, grp.smem_bytes);
 }
 
 }  // namespace mono::planner
