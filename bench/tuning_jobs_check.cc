@@ -47,6 +47,9 @@ int check_main(int argc, char** argv) {
     }
   }
   if (runner.empty()) user_error("--runner MONO_WORKER is required");
+  worker::MeasureOptions mo;
+  mo.runner_exe = runner;
+  worker::Runner gpu_runner(mo);  // one runner for every job, as in mono-worker
   int ok = 0, failed = 0, not_built = 0, wgmma = 0;
   for (const char* name : kModels) {
     const tuning::PreparedModel model =
@@ -63,9 +66,7 @@ int check_main(int argc, char** argv) {
       const std::string dir = work + "/" + job.id;
       std::filesystem::create_directories(dir);
       std::vector<worker::CompiledCandidate> cands = worker::compile_job(payload, dir, 16, /*write_artifacts=*/true);
-      worker::MeasureOptions mo;
-      mo.runner_exe = runner;
-      worker::measure_job(payload, &cands, dir, mo);
+      worker::measure_job(payload, &cands, dir, &gpu_runner);
       for (size_t i = 0; i < cands.size(); ++i) {
         const v1::CandidateResult& r = cands[i].result;
         const nlohmann::json& c = payload.at("candidates").at(i);

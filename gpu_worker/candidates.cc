@@ -8,9 +8,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -28,6 +32,8 @@
 #include "compiler/tuning/schedule.h"
 #include "compiler/tuning/signature.h"
 #include "proto/failure_class.h"
+
+extern char** environ;
 
 namespace mono::worker {
 
@@ -165,7 +171,12 @@ std::vector<CompiledCandidate> compile_job(const json& payload, const std::strin
 
 // ---- the runner (child process) -------------------------------------------------------------
 
-int runner_main(const std::string& dir) {
+namespace {
+
+// One job's candidates, in the runner. Returns false when a candidate failed to launch: its
+// CUDA context may be lost (a sticky error), so the runner stops and the daemon starts a fresh
+// one for the rest of the job.
+bool run_one_job(const std::string& dir) {
   std::ifstream in(dir + "/run.json");
   const json run = json::parse(in);
   std::ofstream log(dir + "/results.jsonl", std::ios::app);
@@ -180,6 +191,7 @@ int runner_main(const std::string& dir) {
   const double tol = run.at("tolerance").get<double>();
   const int warmup = run.at("warmup").get<int>(), samples = run.at("samples").get<int>();
   const double respread = run.at("respread").get<double>();
+  bool context_ok = true;
   for (const json& c : run.at("candidates")) {
     const int index = c.at("index").get<int>();
     emit({{"start", index}});
@@ -219,37 +231,98 @@ int runner_main(const std::string& dir) {
     } catch (const std::exception& e) {
       r["failure"] = db::to_string(db::FailureClass::kLaunchError);
       r["reason"] = e.what();
+      context_ok = false;
     }
     emit(r);
+    if (!context_ok) break;
   }
+  emit({{"done", true}, {"stays", context_ok}});
+  return context_ok;
+}
+
+}  // namespace
+
+int runner_main() {
+  // Kept across jobs, so CUDA starts once per runner, not once per job.
+  for (std::string dir; std::getline(std::cin, dir);)
+    if (!run_one_job(dir)) return 0;
   return 0;
 }
 
-// ---- the daemon side: one child per attempt, watched ------------------------------------------
+// ---- the daemon side: the runner child, watched ---------------------------------------------
 
-namespace {
+Runner::Runner(MeasureOptions options) : opt_(std::move(options)) {}
 
-struct ChildOutcome {
-  std::map<int, json> results;  // by candidate index
-  int crashed = -1;             // candidate running when the child died or hung
-  bool hung = false;
-  std::string why;
-};
+Runner::~Runner() { stop(/*kill_it=*/false); }
 
-ChildOutcome run_child(const MeasureOptions& opt, const std::string& dir, const json& run, int timeout_per_candidate) {
-  ChildOutcome out;
-  fs::remove(dir + "/results.jsonl");
-  std::ofstream(dir + "/run.json") << run.dump();
+bool Runner::start(std::string* why) {
+  // Prepared before fork: the child of a threaded process may only exec.
+  std::vector<std::string> env_text = {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "CUDA_VISIBLE_DEVICES=" + std::to_string(opt_.gpu)};
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "CUDA_DEVICE_ORDER=", 18) != 0 && std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0)
+      env_text.push_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = opt_.runner_exe, flag = "--runner";
+  char* argv[] = {exe.data(), flag.data(), nullptr};
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    *why = std::string("cannot make a pipe to the GPU runner: ") + std::strerror(errno);
+    return false;
+  }
+  // A runner that died leaves its pipe closed: the daemon gets EPIPE from write, not a signal.
+  std::signal(SIGPIPE, SIG_IGN);
   const pid_t pid = fork();
   if (pid == 0) {
-    // The child sees only its GPU, numbered as NVML numbers them.
-    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-    setenv("CUDA_VISIBLE_DEVICES", std::to_string(opt.gpu).c_str(), 1);
-    execl(opt.runner_exe.c_str(), opt.runner_exe.c_str(), "--runner", dir.c_str(), static_cast<char*>(nullptr));
+    setpgid(0, 0);    // its own process group: a kill takes anything it started with it
+    dup2(fds[0], 0);  // the job folders arrive on standard input
+    execve(argv[0], argv, envp.data());
     _exit(127);
   }
+  if (pid > 0) setpgid(pid, pid);  // as the child does: whichever runs first
+  close(fds[0]);
   if (pid < 0) {
-    out.why = "fork failed";
+    close(fds[1]);
+    *why = "fork failed";
+    return false;
+  }
+  pid_ = pid;
+  to_child_ = fds[1];
+  ++starts_;
+  return true;
+}
+
+void Runner::stop(bool kill_it) {
+  if (pid_ < 0) return;
+  close(to_child_);  // an idle runner reads end-of-file and exits
+  to_child_ = -1;
+  if (kill_it) kill(-pid_, SIGKILL);
+  int status = 0;
+  for (int waited_ms = 0; waitpid(pid_, &status, WNOHANG) == 0; waited_ms += 20) {
+    if (waited_ms == 5000) kill(-pid_, SIGKILL);  // it did not exit: a stuck runner
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  pid_ = -1;
+}
+
+Runner::Outcome Runner::run(const std::string& dir, const json& run, int timeout_per_candidate) {
+  std::ofstream(dir + "/run.json") << run.dump();
+  // A runner left from an earlier job may have died since (a crash between jobs, an OOM
+  // kill): if it dies before it starts this job, one fresh runner gets the job again.
+  Outcome out = watch(dir, timeout_per_candidate);
+  if (out.why.empty() || out.started) return out;
+  return watch(dir, timeout_per_candidate);
+}
+
+Runner::Outcome Runner::watch(const std::string& dir, int timeout_per_candidate) {
+  Outcome out;
+  fs::remove(dir + "/results.jsonl");
+  if (pid_ < 0 && !start(&out.why)) return out;
+  const std::string line = dir + "\n";
+  if (write(to_child_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    stop(/*kill_it=*/true);
+    out.why = "the GPU runner is gone";
     return out;
   }
   size_t read_bytes = 0;
@@ -261,13 +334,18 @@ ChildOutcome run_child(const MeasureOptions& opt, const std::string& dir, const 
     // Read the lines written so far.
     std::ifstream in(dir + "/results.jsonl");
     in.seekg(static_cast<std::streamoff>(read_bytes));
-    std::string line;
-    while (std::getline(in, line)) {
+    std::string text;
+    while (std::getline(in, text)) {
       if (in.eof()) break;  // a partial line: read it next time
-      read_bytes += line.size() + 1;
+      read_bytes += text.size() + 1;
       last_progress = std::chrono::steady_clock::now();
-      json j = json::parse(line, nullptr, false);
+      out.started = true;
+      json j = json::parse(text, nullptr, false);
       if (j.is_discarded()) continue;
+      if (j.contains("done")) {
+        if (!j.value("stays", true)) stop(/*kill_it=*/false);  // it exits: its context may be lost
+        return out;
+      }
       if (j.contains("start")) {
         current = j["start"].get<int>();
       } else {
@@ -276,30 +354,33 @@ ChildOutcome run_child(const MeasureOptions& opt, const std::string& dir, const 
       }
     }
     if (exited) break;
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
       exited = true;  // one more pass to read its last lines
+      close(to_child_);
+      to_child_ = -1;
+      pid_ = -1;
       continue;
     }
-    // The first candidate also pays for the reference and CUDA start-up: give it longer.
+    // The first candidate also pays for the reference (and a fresh runner's CUDA start-up).
     const int limit = timeout_per_candidate * (out.results.empty() ? 3 : 1);
     if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(limit)) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      stop(/*kill_it=*/true);
       out.hung = true;
+      out.started = true;  // a hang is the job's, not a stale runner's
       out.crashed = current;
       out.why = "no progress for " + std::to_string(limit) + " s: killed";
       return out;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-    out.crashed = current;
-    out.why = WIFSIGNALED(status) ? "runner killed by signal " + std::to_string(WTERMSIG(status))
-                                  : "runner exited with status " + std::to_string(WEXITSTATUS(status));
-  }
+  // It exited before finishing the job.
+  out.crashed = current;
+  out.why = WIFSIGNALED(status) ? "runner killed by signal " + std::to_string(WTERMSIG(status))
+                                : "runner exited with status " + std::to_string(WEXITSTATUS(status));
   return out;
 }
+
+namespace {
 
 // The class a runner's result line names; a launch error if it names none this build knows.
 db::FailureClass failure_named(const std::string& s) {
@@ -311,7 +392,8 @@ db::FailureClass failure_named(const std::string& s) {
 }  // namespace
 
 void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates, const std::string& work_dir,
-                 const MeasureOptions& opt) {
+                 Runner* runner) {
+  const MeasureOptions& opt = runner->options();
   const std::string precision = payload.at("fragment").value("precision", "fp32");
   json base = {{"fragment", payload.at("fragment")},
                {"tolerance", precision == "fp16" ? 1e-2 : 1e-4},
@@ -327,7 +409,7 @@ void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates
     json run = base;
     run["candidates"] = json::array();
     for (const auto& [index, c] : todo) run["candidates"].push_back({{"index", index}, {"dir", c->dir}});
-    ChildOutcome o = run_child(opt, work_dir, run, timeout);
+    Runner::Outcome o = runner->run(work_dir, run, timeout);
     for (const auto& [index, j] : o.results) {
       auto it = todo.find(index);
       if (it == todo.end()) continue;

@@ -1,10 +1,12 @@
 // A worker's work on one job (payloads: compiler/tuning/jobs.h): build every candidate
 // kernel of the job (in parallel; NVRTC on all cores), then — for measure and whole-kernel
-// jobs — run, verify and time each one in a child process on the GPU (runner), watched by
-// the daemon: a candidate that hangs or crashes the child is retried once in a fresh child,
-// then recorded as failed (timeout / launch error), and the rest of the job carries on.
+// jobs — run, verify and time each one in a child process on the GPU (the runner, kept from
+// job to job), watched by the daemon: a candidate that hangs or crashes the runner is retried
+// once in a fresh one, then recorded as failed (timeout / launch error), and the rest of the
+// job carries on.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,13 +39,52 @@ struct MeasureOptions {
   std::string runner_exe;           // this program (re-run with --runner)
 };
 
-// Runs the compiled candidates on the GPU in a child runner process; fills in samples,
-// median, spread, or failures. Candidates that failed to compile are left as they are.
-void measure_job(const nlohmann::json& payload, std::vector<CompiledCandidate>* candidates,
-                 const std::string& work_dir, const MeasureOptions& options);
+// The runner child of one GPU, kept from job to job so that CUDA starts once, not once per
+// job: it reads job folders (DIR/run.json) from its standard input, one per line, and writes
+// DIR/results.jsonl: {"start": i} before candidate i, its result after, and {"done": true,
+// "stays": B} at the end of the job. A candidate that fails to launch ends the runner (its
+// context may be lost: "stays" is false); one that crashes or hangs it gets it killed. The
+// next job then starts a fresh runner. Not thread-safe: one per lane.
+class Runner {
+ public:
+  struct Outcome {
+    std::map<int, nlohmann::json> results;  // by candidate index
+    int crashed = -1;                       // candidate running when the runner died or hung
+    bool hung = false;
+    bool started = false;                   // the runner wrote something for this job
+    std::string why;                        // why the runner ended the job early ("" if it did not)
+  };
 
-// The child side (mono-worker --runner DIR --gpu N): reads DIR/run.json, writes one JSON
-// line per candidate to DIR/results.jsonl ("start" before it runs, the result after).
-int runner_main(const std::string& dir);
+  explicit Runner(MeasureOptions options);
+  ~Runner();  // an idle runner exits when its input closes
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Runs one job's candidates (RUN is DIR/run.json's content) and watches it.
+  Outcome run(const std::string& dir, const nlohmann::json& run, int timeout_per_candidate);
+  const MeasureOptions& options() const { return opt_; }
+  int starts() const { return starts_; }  // runners started so far
+  int pid() const { return pid_; }        // the live runner's, or -1
+
+ private:
+  bool start(std::string* why);
+  void stop(bool kill_it);
+  Outcome watch(const std::string& dir, int timeout_per_candidate);
+
+  MeasureOptions opt_;
+  int pid_ = -1;
+  int to_child_ = -1;  // its standard input
+  int starts_ = 0;
+};
+
+// Runs the compiled candidates on the GPU in the runner; fills in samples, median, spread, or
+// failures. A candidate that hangs or crashes the runner is tried once more in a fresh one,
+// then recorded as failed. Candidates that failed to compile are left as they are.
+void measure_job(const nlohmann::json& payload, std::vector<CompiledCandidate>* candidates,
+                 const std::string& work_dir, Runner* runner);
+
+// The runner's side (mono-worker --runner): runs the jobs named on standard input until it
+// closes, or until a candidate fails to launch.
+int runner_main();
 
 }  // namespace mono::worker

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -39,6 +40,10 @@ namespace {
 namespace fs = std::filesystem;
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 const char kUsage[] =
     "usage: mono-worker --server ADDR [--gpus LIST] [--compile-only] [--token-file FILE] [--name NAME]\n"
@@ -105,6 +110,7 @@ class Worker {
     std::thread heartbeat([this] { heartbeat_loop(); });
     std::vector<std::thread> lanes;
     const int n = o_.compile_only ? 1 : static_cast<int>(o_.gpus.size());
+    runners_.resize(n);
     for (int i = 0; i < n; ++i) lanes.emplace_back([this, i] { lane(i); });
     for (std::thread& t : lanes) t.join();
     heartbeat.join();
@@ -271,17 +277,22 @@ class Worker {
     report.set_worker_id(worker_id());
     report.set_job_id(job.job_id());
     const auto start = std::chrono::steady_clock::now();
+    double compile_s = 0;
     try {
       const nlohmann::json payload = nlohmann::json::parse(job.payload());
       const bool gpu = job.kind() != v1::COMPILE;
       if (gpu && o_.compile_only) throw std::runtime_error("a GPU job was leased to a compile-only worker");
       std::vector<CompiledCandidate> cands = compile_job(payload, dir, threads, /*write_artifacts=*/gpu);
       metrics_->candidates.Add({{"stage", "compiled"}}).Increment(static_cast<double>(cands.size()));
+      compile_s = seconds_since(start);
       if (gpu) {
-        MeasureOptions mo;
-        mo.gpu = o_.gpus[lane];
-        mo.runner_exe = o_.exe;
-        measure_job(payload, &cands, dir, mo);
+        if (!runners_[lane]) {
+          MeasureOptions mo;
+          mo.gpu = o_.gpus[lane];
+          mo.runner_exe = o_.exe;
+          runners_[lane] = std::make_unique<Runner>(mo);
+        }
+        measure_job(payload, &cands, dir, runners_[lane].get());
       }
       for (const CompiledCandidate& c : cands) {
         *report.add_results() = c.result;
@@ -317,12 +328,13 @@ class Worker {
       }
     }
     const bool accepted = send_report(report);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double secs = seconds_since(start);
     metrics_->jobs.Add({{"kind", kind}, {"outcome", report.worker_failure() ? "worker_failure" : accepted ? "accepted" : "ignored"}})
         .Increment();
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "job %s (%s, %d candidates) in %.1f s: %s", job.job_id().c_str(), kind.c_str(),
-                  report.results_size(), secs, accepted ? "accepted" : "not accepted (late or duplicate)");
+    char buf[320];
+    std::snprintf(buf, sizeof buf, "job %s (%s, %d candidates) in %.1f s (compile %.1f s): %s", job.job_id().c_str(),
+                  kind.c_str(), report.results_size(), secs, compile_s,
+                  accepted ? "accepted" : "not accepted (late or duplicate)");
     log(buf);
   }
 
@@ -356,6 +368,7 @@ class Worker {
   std::string gpu_name_;
   int heartbeat_s_ = 10;
   std::set<std::string> held_, lost_;
+  std::vector<std::unique_ptr<Runner>> runners_;  // per lane, started at its first GPU job
 
  public:
   int exit_code_ = 0;
@@ -457,9 +470,9 @@ int worker_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // The runner: a child of the daemon (candidates.h), not a command for users.
-  if (argc >= 3 && std::string(argv[1]) == "--runner") {
+  if (argc == 2 && std::string(argv[1]) == "--runner") {
     try {
-      return mono::worker::runner_main(argv[2]);
+      return mono::worker::runner_main();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "mono-worker runner: %s\n", e.what());
       return 3;
