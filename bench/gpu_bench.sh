@@ -9,7 +9,7 @@
 # torch.compile timings of the same models in the same call, 5. one table.
 # --profile adds a per-stage profile of each full model. --ab NAME "FLAGS" (e.g.
 # --ab bpsm2 "--set blocks-per-sm=2") also checks and times every full model
-# built with the extra mono-run FLAGS (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL),
+# built with the extra mono-run FLAGS (NAME=VALUE among them: an environment variable) (logs check_NAME_MODEL, NAME_MODEL, profile_NAME_MODEL),
 # and with --zoo-time every zoo model too (zootime_NAME_MODEL, checked and timed).
 # The kernel plan of every full model goes to plan_MODEL.txt. --zoo tiny|all also exports the tiny
 # (or all) models of bench/export_zoo.py, checks each on the GPU in fp32 and fp16 against PyTorch's outputs, and
@@ -67,11 +67,14 @@ trap finish EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv | tee "$logs/gpu.txt"
 echo "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)" | tee -a "$logs/gpu.txt"
 
-# one_run LOGNAME ARGS...: mono-run with a time limit; logs its wall time and exit status
+# one_run LOGNAME ARGS...: mono-run with a time limit; logs its wall time and exit status. An
+# argument NAME=VALUE (upper case, e.g. from --ab) goes to mono-run's environment instead.
 one_run() {
   local name=$1; shift
+  local env=() args=() a
+  for a in "$@"; do if [[ $a =~ ^[A-Z_][A-Z0-9_]*= ]]; then env+=("$a"); else args+=("$a"); fi; done
   local s=$(date +%s%N)
-  timeout 400 mono-run "$@" > "$logs/$name.log" 2>&1
+  timeout 400 env "${env[@]}" mono-run "${args[@]}" > "$logs/$name.log" 2>&1
   local rc=$?
   echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms, exit $rc" >> "$logs/$name.log"
 }
