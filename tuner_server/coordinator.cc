@@ -240,7 +240,8 @@ void Coordinator::fail(const std::string& submission_id, const absl::Status& why
 void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_ || !building_.insert(s.id).second) return;
-  build_queue_.push_back([this, s, l, f = std::move(f)] {
+  // Ahead of any configurations queued for compiling ahead: a submission waits on this one.
+  build_queue_.push_front([this, s, l, f = std::move(f)] {
     const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
     if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
       std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
@@ -252,6 +253,29 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
     }
     std::lock_guard<std::mutex> lock(mu_);
     building_.erase(s.id);
+  });
+  build_cv_.notify_one();
+}
+
+void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded> l,
+                           std::vector<tuning::ContextChoice> configs) {
+  if (!options_.prebuild) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return;
+  build_queue_.push_back([this, submission, l, configs = std::move(configs)] {
+    // One thread per configuration, as the worker compiles them; a failure here only means the
+    // artifact's build compiles for itself (and reports the error then).
+    std::vector<std::thread> compiles;
+    for (const tuning::ContextChoice& c : configs)
+      compiles.emplace_back([this, &submission, &l, &c] {
+        try {
+          options_.prebuild(l->model, c);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "mono-tuner-server: submission %s: compiling a configuration ahead failed: %s\n",
+                       submission.c_str(), e.what());
+        }
+      });
+    for (std::thread& t : compiles) t.join();
   });
   build_cv_.notify_one();
 }
@@ -275,6 +299,7 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shar
       if (auto added = store_->add_job(f.job); !added.ok()) return added.status();
       std::fprintf(stderr, "mono-tuner-server: submission %s: groups tuned; whole-kernel timing job %s\n", s.id.c_str(),
                    f.job.id.c_str());
+      prebuild(s.id, l, f.configs);
     }
     return s.state == db::SubmissionState::kMerging ? absl::OkStatus()
                                                     : store_->set_submission_state(s.id, db::SubmissionState::kMerging);

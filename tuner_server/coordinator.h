@@ -47,6 +47,11 @@ struct CoordinatorOptions {
   std::function<std::string(const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json& info,
                             const nlohmann::json& verification, const std::string& dir)>
       build = tuning::write_tuned_artifact;
+  // Compiles one configuration of a whole-kernel job into the cubin cache while the job runs
+  // (tuning::prebuild_tuned_kernel), so that the artifact's build after it is a cache hit;
+  // empty: nothing is compiled ahead.
+  std::function<void(const tuning::PreparedModel&, const tuning::ContextChoice&)> prebuild =
+      tuning::prebuild_tuned_kernel;
 };
 
 class Coordinator {
@@ -87,6 +92,9 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);
   absl::Status advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l);
   void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
+  // Queues the compiles of a new whole-kernel job's configurations (options_.prebuild), behind
+  // the artifact builds.
+  void prebuild(const std::string& submission, std::shared_ptr<Loaded> l, std::vector<tuning::ContextChoice> configs);
   void fail(const std::string& submission_id, const absl::Status& why);
   void build_loop();
   // The submission's tuning plan (its jobs) computed; recorded in the database; both.

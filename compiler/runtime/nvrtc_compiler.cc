@@ -98,7 +98,6 @@ ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kerne
 }
 
 bool splits_compile(const std::string& source, const NvrtcOptions& options) {
-  if (const char* x = std::getenv("MONO_EXPERIMENT_SPLIT")) return std::string(x) == "on";  // EXPERIMENT: A/B only
   if (options.split_compile >= 0) return options.split_compile > 0;
   const size_t first = source.find("__noinline__");
   return first != std::string::npos && source.find("__noinline__", first + 1) != std::string::npos;

@@ -281,6 +281,8 @@ FinalChoice final_choice(db::Store& store, const json& model_fragment, const Tun
   }
   choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
   f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices);
+  f.configs = {ContextChoice{}};
+  f.configs.insert(f.configs.end(), choices.begin(), choices.end());
   auto job = store.get_job(f.job.id);
   if (!job.ok()) {
     f.pending = f.job_missing = true;
@@ -535,6 +537,13 @@ std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, c
   const std::string text = manifest.dump(1) + "\n";
   std::ofstream(dir + "/manifest.json") << text;
   return text;
+}
+
+void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice) {
+  NvrtcOptions nvrtc;
+  nvrtc.cache_dir = default_cache_dir();
+  build_kernel(*model.graph, tuned_options(model.options, choice.context, choice.schedules), model.label, nvrtc,
+               /*compile=*/true);
 }
 
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,

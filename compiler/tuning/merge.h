@@ -55,6 +55,7 @@ struct FinalChoice {
   bool pending = false;
   bool job_missing = false;
   db::NewJob job;
+  std::vector<ContextChoice> configs;  // what `job` times, in its order (0: the untuned default)
 };
 FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment, const TuningSpace& space,
                          const std::string& task_gpu_kind, bool dry_run, int top_contexts,
@@ -94,6 +95,10 @@ std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, c
 // Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
 // section in manifest.json (the records used; whether anything was measured) and the
 // verification record. Returns the manifest text.
+// Compiles the kernel write_tuned_artifact builds for `choice` into the cubin cache: run while
+// the whole-kernel job times the configurations, it makes the artifact's build a cache hit.
+void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice);
+
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice,
                                  const nlohmann::json& tuning_info, const nlohmann::json& verification,
                                  const std::string& dir);

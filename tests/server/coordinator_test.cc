@@ -4,10 +4,12 @@
 // after its time limit instead of waiting for it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "../db/db_test_util.h"
@@ -254,6 +256,101 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   size_t candidates = 0;
   for (const db::JobRecord& j : *jobs) candidates += nlohmann::json::parse(j.payload).at("candidates").size();
   EXPECT_EQ(candidates, 30u);
+}
+
+// While the whole-kernel job times its configurations on a GPU, the server compiles each of them
+// (CoordinatorOptions::prebuild), so the artifact's build after the job is a cubin-cache hit
+// instead of a compile on the submission's critical path; the artifact is still built from the
+// configuration the job found fastest.
+TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesThem) {
+  std::mutex mu;
+  std::vector<nlohmann::json> prebuilt;  // the contexts compiled ahead
+  std::vector<nlohmann::json> built;     // the artifact's
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  o.prebuild = [&](const tuning::PreparedModel&, const tuning::ContextChoice& c) {
+    std::lock_guard<std::mutex> lock(mu);
+    prebuilt.push_back(tuning::context_to_json(c.context));
+  };
+  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice& c, const nlohmann::json&,
+                const nlohmann::json&, const std::string& out) {
+    fs::create_directories(out);
+    std::lock_guard<std::mutex> lock(mu);
+    built.push_back(tuning::context_to_json(c.context));
+    return std::string("{}");
+  };
+  Coordinator c(store_.get(), &clock_, o);
+  db::WorkerCaps caps;
+  caps.gpu_name = "Test GPU";
+  caps.sm_arch = 90;
+  auto gpu = store_->register_worker("gpu", caps);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  v1::SubmitHeader h;
+  h.set_model_name("measured");
+  h.set_max_measurements(18);  // the default schedule of each task: few jobs
+  auto r = c.submit(h, upload("measured"), "measured-sha");
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string id = r->submission_id();
+  // A GPU worker measures every candidate at 10 us.
+  auto jobs = store_->lease(*gpu, 1000, 60'000);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_FALSE(jobs->empty());
+  for (const db::JobRecord& j : *jobs) {
+    std::vector<db::CandidateResult> results;
+    for (const nlohmann::json& cand : nlohmann::json::parse(j.payload).at("candidates")) {
+      db::CandidateResult res;
+      res.candidate = cand.at("index").get<int>();
+      res.ok = true;
+      res.samples_us = {10.0};
+      res.median_us = 10.0;
+      results.push_back(res);
+    }
+    db::Environment env;
+    env.gpu_name = "Test GPU";
+    ASSERT_TRUE(store_->report(*gpu, j.id, results, env).ok());
+  }
+  c.step();  // the whole-kernel job is queued, and its configurations compiled ahead
+  auto whole = store_->lease(*gpu, 10, 60'000);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->size(), 1u);
+  ASSERT_EQ(whole->front().kind, db::JobKind::kWholeKernel);
+  const nlohmann::json configs = nlohmann::json::parse(whole->front().payload).at("configs");
+  ASSERT_GE(configs.size(), 2u);
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (prebuilt.size() == configs.size()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(prebuilt.size(), configs.size());
+    for (const nlohmann::json& cfg : configs)
+      EXPECT_NE(std::find(prebuilt.begin(), prebuilt.end(), cfg.at("context")), prebuilt.end()) << cfg.dump();
+    EXPECT_TRUE(built.empty()) << "the artifact was built before the job picked";
+  }
+  // The job finds the last configuration fastest: that one becomes the artifact.
+  std::vector<db::CandidateResult> timed;
+  for (const nlohmann::json& cfg : configs) {
+    db::CandidateResult res;
+    res.candidate = cfg.at("index").get<int>();
+    res.ok = true;
+    res.median_us = res.candidate + 1 == static_cast<int>(configs.size()) ? 50.0 : 100.0;
+    res.samples_us = {*res.median_us};
+    timed.push_back(res);
+  }
+  db::Environment env;
+  env.gpu_name = "Test GPU";
+  ASSERT_TRUE(store_->report(*gpu, whole->front().id, timed, env).ok());
+  c.step();
+  for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto done = store_->get_submission(id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->state, db::SubmissionState::kDone) << done->error;
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built.front(), configs.back().at("context"));
 }
 
 }  // namespace
