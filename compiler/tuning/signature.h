@@ -42,7 +42,9 @@ namespace mono::tuning {
 //     (attention.cuh): scores and probabilities in registers, no arena round trip (issue 19).
 //   9 (2026-11-26): the barrier's add is acq_rel (release-only let the last arrival read stale
 //     data).
-constexpr int kSignatureVersion = 9;
+//  10 (2026-11-26): FlashAttention items start with a block barrier (attention.cuh), as GEMM
+//     tiles do: a block's previous work in the same stage may still read shared memory.
+constexpr int kSignatureVersion = 10;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -49,6 +49,15 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? r->submission_id() : "";
   }
+  // A measuring worker with a "Test GPU"; its id ("" if it could not register).
+  std::string register_gpu_worker() {
+    db::WorkerCaps caps;
+    caps.gpu_name = "Test GPU";
+    caps.sm_arch = 90;
+    auto w = store_->register_worker("gpu", caps);
+    EXPECT_TRUE(w.ok()) << w.status();
+    return w.ok() ? *w : "";
+  }
   // What compile-only workers would do: every queued job leased and reported.
   void finish_jobs() {
     while (true) {
@@ -229,11 +238,8 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   CoordinatorOptions o;
   o.data_dir = dir_.file("data");
   Coordinator c(store_.get(), &clock_, o);
-  db::WorkerCaps caps;
-  caps.gpu_name = "Test GPU";
-  caps.sm_arch = 90;
-  auto gpu = store_->register_worker("gpu", caps);
-  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const std::string gpu = register_gpu_worker();
+  ASSERT_FALSE(gpu.empty());
   v1::SubmitHeader h;
   h.set_model_name("small");
   h.set_max_measurements(17);
@@ -251,7 +257,7 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   auto r = c.submit(h, upload("capped"), "capped-sha");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(store_->get_submission(r->submission_id())->max_measurements, 30);
-  auto jobs = store_->lease(*gpu, 1000, 60'000);
+  auto jobs = store_->lease(gpu, 1000, 60'000);
   ASSERT_TRUE(jobs.ok()) << jobs.status();
   size_t candidates = 0;
   for (const db::JobRecord& j : *jobs) candidates += nlohmann::json::parse(j.payload).at("candidates").size();
@@ -280,11 +286,8 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
     return std::string("{}");
   };
   Coordinator c(store_.get(), &clock_, o);
-  db::WorkerCaps caps;
-  caps.gpu_name = "Test GPU";
-  caps.sm_arch = 90;
-  auto gpu = store_->register_worker("gpu", caps);
-  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const std::string gpu = register_gpu_worker();
+  ASSERT_FALSE(gpu.empty());
   v1::SubmitHeader h;
   h.set_model_name("measured");
   h.set_max_measurements(18);  // the default schedule of each task: few jobs
@@ -292,7 +295,7 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
   ASSERT_TRUE(r.ok()) << r.status();
   const std::string id = r->submission_id();
   // A GPU worker measures every candidate at 10 us.
-  auto jobs = store_->lease(*gpu, 1000, 60'000);
+  auto jobs = store_->lease(gpu, 1000, 60'000);
   ASSERT_TRUE(jobs.ok()) << jobs.status();
   ASSERT_FALSE(jobs->empty());
   for (const db::JobRecord& j : *jobs) {
@@ -307,10 +310,10 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
     }
     db::Environment env;
     env.gpu_name = "Test GPU";
-    ASSERT_TRUE(store_->report(*gpu, j.id, results, env).ok());
+    ASSERT_TRUE(store_->report(gpu, j.id, results, env).ok());
   }
   c.step();  // the whole-kernel job is queued, and its configurations compiled ahead
-  auto whole = store_->lease(*gpu, 10, 60'000);
+  auto whole = store_->lease(gpu, 10, 60'000);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ASSERT_EQ(whole->size(), 1u);
   ASSERT_EQ(whole->front().kind, db::JobKind::kWholeKernel);
@@ -342,7 +345,7 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
   }
   db::Environment env;
   env.gpu_name = "Test GPU";
-  ASSERT_TRUE(store_->report(*gpu, whole->front().id, timed, env).ok());
+  ASSERT_TRUE(store_->report(gpu, whole->front().id, timed, env).ok());
   c.step();
   for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto done = store_->get_submission(id);

@@ -40,6 +40,30 @@ struct FlashAttention {
     }
   }
 
+  // The rows' totals under `op` (max or sum) of a per-thread pair v (rows g and g + 8 of the
+  // warp's 16 query rows): over the quad of lanes that share a row, then over the KG warps that
+  // share the rows, through `buf` (one float per warp row). Ends with the block synchronized.
+  template <class Op>
+  __device__ static void reduce_rows(float (&v)[2], float* buf, float init, float (&total)[2], const Op& op) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int rb = w / KG, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      v[h] = op(v[h], __shfl_xor_sync(0xffffffffu, v[h], 1));
+      v[h] = op(v[h], __shfl_xor_sync(0xffffffffu, v[h], 2));
+    }
+    if (t == 0) {
+      buf[w * 16 + g] = v[0];
+      buf[w * 16 + g + 8] = v[1];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      total[h] = init;
+      for (int k = 0; k < KG; ++k) total[h] = op(total[h], buf[(rb * KG + k) * 16 + g + 8 * h]);
+    }
+  }
+
   template <class SFn, class PFn, class OFn>
   __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
                               const SFn& s_fn, const PFn& p_fn, const OFn& o_fn, unsigned char* smem) {
@@ -49,6 +73,7 @@ struct FlashAttention {
     float* sO = reinterpret_cast<float*>(sV + SKP * kLd);
     float* sMax = sO + kWarps * 16 * D;
     float* sSum = sMax + kWarps * 16;
+    __syncthreads();  // the block's previous work may still read shared memory
     stage_rows(sQ, Q + (long long)q0 * D, nq, BQ);
     stage_rows(sK, K, sk, SKP);
     stage_rows(sV, V, sk, SKP);
@@ -96,22 +121,9 @@ struct FlashAttention {
           s[j][nb][e] = v;
           mx[e >> 1] = fmaxf(mx[e >> 1], v);
         }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-    }
-    if (t == 0) {
-      sMax[w * 16 + g] = mx[0];
-      sMax[w * 16 + g + 8] = mx[1];
-    }
-    __syncthreads();
-    float m[2], sum[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      m[h] = neg_inf;
-      for (int k = 0; k < KG; ++k) m[h] = fmaxf(m[h], sMax[(rb * KG + k) * 16 + g + 8 * h]);
-    }
+    float m[2];
+    reduce_rows(mx, sMax, neg_inf, m, [](float a, float b) { return fmaxf(a, b); });
+    float sum[2] = {0.0f, 0.0f};
     // exp(s - max) as softmax_row_f computes it (a row of -inf gives NaN there too).
 #pragma unroll
     for (int j = 0; j < TMAX; ++j)
@@ -124,23 +136,10 @@ struct FlashAttention {
           s[j][nb][e] = p;
           sum[e >> 1] += p;
         }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
-      sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
-    }
-    if (t == 0) {
-      sSum[w * 16 + g] = sum[0];
-      sSum[w * 16 + g + 8] = sum[1];
-    }
-    __syncthreads();
     float inv[2];
+    reduce_rows(sum, sSum, 0.0f, inv, [](float a, float b) { return a + b; });
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float l = 0.0f;
-      for (int k = 0; k < KG; ++k) l += sSum[(rb * KG + k) * 16 + g + 8 * h];
-      inv[h] = 1.0f / l;
-    }
+    for (int h = 0; h < 2; ++h) inv[h] = 1.0f / inv[h];
     // P (its epilogue applied, in fp16 as the model stores it) as the A operand of P V, and the
     // warp's partial O over its key tiles.
     float o[D / 8][4];
