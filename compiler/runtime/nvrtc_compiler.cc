@@ -113,7 +113,6 @@ CompiledKernel compile_cuda(const std::string& source, const std::string& kernel
                                    "--ptxas-options=--verbose", "--device-as-default-execution-space"};
   if (options.line_info) opts.push_back("--generate-line-info");
   if (splits_compile(source, options)) opts.push_back("--split-compile=0");  // 0: as many threads as cores
-  if (const char* x = std::getenv("MONO_EXPERIMENT_NVRTC_OPTION")) opts.push_back(x);  // EXPERIMENT: A/B only
   std::string key_text = str_cat("v", kCacheVersion, " nvrtc ", major, ".", minor, "\n");
   for (const auto& o : opts) key_text += o + "\n";
   for (const DeviceHeader& h : device_headers()) key_text += std::string(h.include_name) + "\n" + h.text;

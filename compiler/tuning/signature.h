@@ -44,7 +44,9 @@ namespace mono::tuning {
 //     data).
 //  10 (2026-11-26): FlashAttention items start with a block barrier (attention.cuh), as GEMM
 //     tiles do: a block's previous work in the same stage may still read shared memory.
-constexpr int kSignatureVersion = 10;
+//  11 (2026-11-26): split-K producers publish with one release add after a bar.sync and the
+//     reducer acquires without a fence (split_k.cuh): split-K stages got faster (issue 19).
+constexpr int kSignatureVersion = 11;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -85,21 +85,6 @@ __device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi,
     return;
   }
   constexpr int kSlot = Acc::kNT * Acc::kElems;
-#ifdef MONO_SPLITK_FENCED  // EXPERIMENT: the earlier form, for the A/B only
-  if (split < splits - 1) {
-    store_partial(acc, workspace + (long long)split * kSlot);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) atomicAdd(tile_counter, 1u);
-    return;
-  }
-  if (threadIdx.x == 0) {
-    while (ld_acquire_gpu(tile_counter) < (unsigned int)(splits - 1)) __nanosleep(32);
-    __threadfence();
-    *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;
-  }
-  __syncthreads();
-#else
   // The grid barrier's ordering (barrier.cuh), without fences: the block's partial stores, a
   // bar.sync, then one release add by thread 0 (cumulative over the bar.sync); the reducer's
   // thread 0 acquires the count, and the bar.sync after it orders the block's partial loads.
@@ -114,7 +99,6 @@ __device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi,
     *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;  // next use: after a grid barrier or launch
   }
   __syncthreads();
-#endif
 #pragma unroll 1
   for (int s = 0; s < splits - 1; ++s) add_partial(acc, workspace + (long long)s * kSlot);
   apply_epilogue(acc, epi);
