@@ -97,12 +97,6 @@ ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kerne
   return u;
 }
 
-bool splits_compile(const std::string& source, const NvrtcOptions& options) {
-  if (options.split_compile >= 0) return options.split_compile > 0;
-  const size_t first = source.find("__noinline__");
-  return first != std::string::npos && source.find("__noinline__", first + 1) != std::string::npos;
-}
-
 CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options) {
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "version");
@@ -112,7 +106,6 @@ CompiledKernel compile_cuda(const std::string& source, const std::string& kernel
   std::vector<std::string> opts = {"--gpu-architecture=" + arch, "--std=c++17",
                                    "--ptxas-options=--verbose", "--device-as-default-execution-space"};
   if (options.line_info) opts.push_back("--generate-line-info");
-  if (splits_compile(source, options)) opts.push_back("--split-compile=0");  // 0: as many threads as cores
   std::string key_text = str_cat("v", kCacheVersion, " nvrtc ", major, ".", minor, "\n");
   for (const auto& o : opts) key_text += o + "\n";
   for (const DeviceHeader& h : device_headers()) key_text += std::string(h.include_name) + "\n" + h.text;

@@ -28,14 +28,7 @@ struct NvrtcOptions {
   int sm_arch = 90;
   std::string cache_dir;  // empty: no cache
   bool line_info = false;
-  // NVRTC's --split-compile: the optimizer and ptxas work on the program's functions in
-  // parallel, on every core. -1 (auto): on when the source has two or more functions out of
-  // line (__noinline__: a whole model's group functions), where it pays; 0 off; 1 on.
-  int split_compile = -1;
 };
-
-// Whether compile_cuda splits this source's compile (NvrtcOptions::split_compile).
-bool splits_compile(const std::string& source, const NvrtcOptions& options);
 
 // Throws UserError with the compiler log on a compile error.
 CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options);
