@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -273,10 +274,18 @@ bool Runner::start(std::string* why) {
   }
   // A runner that died leaves its pipe closed: the daemon gets EPIPE from write, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
-    setpgid(0, 0);    // its own process group: a kill takes anything it started with it
-    dup2(fds[0], 0);  // the job folders arrive on standard input
+    setpgid(0, 0);  // its own process group: a kill takes anything it started with it
+    // Not left running on the GPU when the daemon dies (its own group no longer gets the
+    // daemon's signals); the check covers a daemon that died before the prctl.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    // The job folders arrive on standard input. With the daemon's own standard input closed,
+    // the pipe's read end is already fd 0: then only its close-on-exec flag goes.
+    if (fds[0] == 0) fcntl(0, F_SETFD, 0);
+    else dup2(fds[0], 0);
     execve(argv[0], argv, envp.data());
     _exit(127);
   }
@@ -307,17 +316,23 @@ void Runner::stop(bool kill_it) {
 }
 
 Runner::Outcome Runner::run(const std::string& dir, const json& run, int timeout_per_candidate) {
-  std::ofstream(dir + "/run.json") << run.dump();
-  // A runner left from an earlier job may have died since (a crash between jobs, an OOM
-  // kill): if it dies before it starts this job, one fresh runner gets the job again.
-  Outcome out = watch(dir, timeout_per_candidate);
-  if (out.why.empty() || out.started) return out;
-  return watch(dir, timeout_per_candidate);
+  try {
+    std::ofstream(dir + "/run.json") << run.dump();
+    // A runner left from an earlier job may have died since (a crash between jobs, an OOM
+    // kill): if it dies before it starts this job, one fresh runner gets the job again.
+    Outcome out = watch(dir, timeout_per_candidate);
+    if (out.why.empty() || out.started) return out;
+    return watch(dir, timeout_per_candidate);
+  } catch (...) {
+    stop(/*kill_it=*/true);  // never left working on a job nobody watches
+    throw;
+  }
 }
 
 Runner::Outcome Runner::watch(const std::string& dir, int timeout_per_candidate) {
   Outcome out;
-  fs::remove(dir + "/results.jsonl");
+  std::error_code ec;
+  fs::remove(dir + "/results.jsonl", ec);
   if (pid_ < 0 && !start(&out.why)) return out;
   const std::string line = dir + "\n";
   if (write(to_child_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
@@ -434,8 +449,10 @@ void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates
         c->result = failed(o.crashed, o.hung ? db::FailureClass::kTimeout : db::FailureClass::kLaunchError, o.why + " (twice)");
         todo.erase(o.crashed);
       }
-    } else if (!o.why.empty() || (!todo.empty() && o.results.empty())) {
-      // The child failed outside any candidate (start-up, reference): the worker's fault.
+    } else if (o.results.empty() && !todo.empty()) {
+      // The runner failed outside any candidate (start-up, reference) and measured nothing:
+      // the worker's fault. (Between two candidates it measured, it is only started again:
+      // every round measures one candidate more, or strikes one.)
       throw std::runtime_error("the GPU runner failed before measuring anything: " +
                                (o.why.empty() ? std::string("no results") : o.why));
     }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -24,14 +25,16 @@ namespace fs = std::filesystem;
 
 // Reads job folders on standard input; for each candidate index in run.json it writes the start
 // line and a result (1 + index microseconds). Modes: ok; crash1 (candidate 1 kills the runner
-// the first time); hang1 (candidate 1 never finishes); launch0 (candidate 0 fails to launch, so
-// the runner ends the job and exits).
+// the first time); die1 (the runner dies between candidates 0 and 1, the first time); hang1
+// (candidate 1 never finishes); launch0 (candidate 0 fails to launch, so the runner ends the job
+// and exits).
 const char kFakeRunner[] = R"(#!/bin/sh
 while read d; do
   mode=$(cat "$d/mode")
   out="$d/results.jsonl"
   stays=true
   for i in $(grep -o '"index":[0-9]*' "$d/run.json" | cut -d: -f2); do
+    if [ "$mode" = die1 ] && [ "$i" = 1 ] && [ ! -f "$d/died" ]; then touch "$d/died"; kill -9 $$; fi
     echo "{\"start\":$i}" >> "$out"
     if [ "$mode" = crash1 ] && [ "$i" = 1 ] && [ ! -f "$d/crashed" ]; then touch "$d/crashed"; kill -9 $$; fi
     if [ "$mode" = hang1 ] && [ "$i" = 1 ]; then sleep 60; fi
@@ -108,6 +111,13 @@ TEST_F(RunnerTest, ACrashGetsTheCandidateASecondTryInAFreshRunner) {
   EXPECT_EQ(runner_->starts(), 2);  // the fresh runner stays
 }
 
+// Between two candidates no candidate is to blame: what was measured is kept, and the rest runs
+// in a fresh runner (not a failure of the whole job).
+TEST_F(RunnerTest, ARunnerThatDiesBetweenCandidatesLosesNothing) {
+  for (const v1::CandidateResult& r : job("j1", "die1")) expect_measured(r);
+  EXPECT_EQ(runner_->starts(), 2);
+}
+
 TEST_F(RunnerTest, AHangTwiceIsATimeoutAndTheRestIsMeasured) {
   const std::vector<v1::CandidateResult> rs = job("j1", "hang1");
   expect_measured(rs[0]);
@@ -127,6 +137,25 @@ TEST_F(RunnerTest, ALaunchFailureEndsTheRunnerAndTheRestRunsInAFreshOne) {
   expect_measured(rs[1]);
   expect_measured(rs[2]);
   EXPECT_EQ(runner_->starts(), 2);
+}
+
+// A daemon started with its standard input closed: the runner's pipe then is fd 0 itself.
+TEST_F(RunnerTest, TheRunnerGetsItsJobsWhenTheDaemonHasNoStandardInput) {
+  const int saved = dup(0);
+  ASSERT_GE(saved, 0);
+  close(0);
+  std::vector<v1::CandidateResult> rs;
+  std::string error;
+  try {
+    rs = job("j1", "ok");
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  dup2(saved, 0);  // before any assertion can end the test
+  close(saved);
+  ASSERT_EQ(error, "");
+  for (const v1::CandidateResult& r : rs) expect_measured(r);
+  EXPECT_EQ(runner_->starts(), 1);
 }
 
 TEST_F(RunnerTest, ARunnerThatDiedBetweenJobsIsReplaced) {
