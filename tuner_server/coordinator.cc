@@ -35,7 +35,9 @@ static tuning::PreparedModel load_model_of(const db::SubmissionRecord& s) {
 
 Coordinator::Coordinator(db::Store* store, const db::Clock* clock, CoordinatorOptions options)
     : store_(store), clock_(clock), options_(std::move(options)) {
-  for (int i = 0; i < std::max(1, options_.build_threads); ++i) builders_.emplace_back([this] { build_loop(); });
+  for (int i = 0; i < std::max(1, options_.build_threads); ++i)
+    builders_.emplace_back([this] { work_loop(&build_queue_, /*artifact_builds=*/true); });
+  builders_.emplace_back([this] { work_loop(&prebuild_queue_, /*artifact_builds=*/false); });
 }
 
 Coordinator::~Coordinator() {
@@ -47,18 +49,18 @@ Coordinator::~Coordinator() {
   for (std::thread& t : builders_) t.join();
 }
 
-void Coordinator::build_loop() {
+void Coordinator::work_loop(std::deque<std::function<void()>>* queue, bool artifact_builds) {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    build_cv_.wait(lock, [this] { return stopping_ || !build_queue_.empty(); });
+    build_cv_.wait(lock, [this, queue] { return stopping_ || !queue->empty(); });
     if (stopping_) return;  // queued builds are dropped: their submissions stay merging
-    std::function<void()> task = std::move(build_queue_.front());
-    build_queue_.pop_front();
-    ++builds_running_;
+    std::function<void()> task = std::move(queue->front());
+    queue->pop_front();
+    if (artifact_builds) ++builds_running_;
     lock.unlock();
     task();
     lock.lock();
-    --builds_running_;
+    if (artifact_builds) --builds_running_;
     idle_cv_.notify_all();
   }
 }
@@ -67,6 +69,7 @@ bool Coordinator::drain(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> lock(mu_);
   stopping_ = true;
   build_queue_.clear();
+  prebuild_queue_.clear();
   build_cv_.notify_all();
   return idle_cv_.wait_for(lock, limit, [this] { return builds_running_ == 0; });
 }
@@ -241,8 +244,7 @@ void Coordinator::fail(const std::string& submission_id, const absl::Status& why
 void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_ || !building_.insert(s.id).second) return;
-  // Ahead of any configurations queued for compiling ahead: a submission waits on this one.
-  build_queue_.push_front([this, s, l, f = std::move(f)] {
+  build_queue_.push_back([this, s, l, f = std::move(f)] {
     const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
     if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
       std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
@@ -255,7 +257,7 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
     std::lock_guard<std::mutex> lock(mu_);
     building_.erase(s.id);
   });
-  build_cv_.notify_one();
+  build_cv_.notify_all();  // the pools share it: notify_one could wake the wrong one
 }
 
 void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded> l,
@@ -263,7 +265,7 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
   if (!options_.prebuild) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
-  build_queue_.push_back([this, submission, l, configs = std::move(configs)] {
+  prebuild_queue_.push_back([this, submission, l, configs = std::move(configs)] {
     // One thread per configuration, as the worker compiles them; a failure here only means the
     // artifact's build compiles for itself (and reports the error then).
     auto compile = [this, &submission, &l](const tuning::ContextChoice& c) {
@@ -288,7 +290,7 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
     }
     for (std::thread& t : compiles) t.join();
   });
-  build_cv_.notify_one();
+  build_cv_.notify_all();
 }
 
 absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l) {

@@ -92,11 +92,14 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);
   absl::Status advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l);
   void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
-  // Queues the compiles of a new whole-kernel job's configurations (options_.prebuild), behind
-  // the artifact builds.
+  // Queues the compiles of a new whole-kernel job's configurations (options_.prebuild) for the
+  // one thread that does those, apart from the artifact builds' pool: a build never waits for
+  // them.
   void prebuild(const std::string& submission, std::shared_ptr<Loaded> l, std::vector<tuning::ContextChoice> configs);
   void fail(const std::string& submission_id, const absl::Status& why);
-  void build_loop();
+  // A pool thread: runs the tasks of `queue` until stopping; artifact builds count in
+  // builds_running_ (drain waits for those), compiles ahead do not.
+  void work_loop(std::deque<std::function<void()>>* queue, bool artifact_builds);
   // The submission's tuning plan (its jobs) computed; recorded in the database; both.
   absl::StatusOr<tuning::TuningPlan> tuning_plan(const db::SubmissionRecord& s, const Loaded& l);
   absl::Status record_plan(const db::SubmissionRecord& s, Loaded& l, tuning::TuningPlan tp, v1::SubmitReply* reply);
@@ -112,11 +115,12 @@ class Coordinator {
   std::map<std::string, std::shared_ptr<Loaded>> loaded_;
   std::set<std::string> building_;                 // submissions queued for or in a build
   std::deque<std::function<void()>> build_queue_;
+  std::deque<std::function<void()>> prebuild_queue_;  // compiles ahead (prebuild), one at a time
   std::condition_variable build_cv_, idle_cv_, work_cv_;
   bool work_ = false;  // a submission was recorded since the last wait_for_work (under mu_)
   int builds_running_ = 0;
   bool stopping_ = false;
-  std::vector<std::thread> builders_;
+  std::vector<std::thread> builders_;  // the artifact builds' pool, then the compiles-ahead thread
 };
 
 }  // namespace mono::server
