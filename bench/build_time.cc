@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/backend/build.h"
+#include "compiler/support/elapsed.h"
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
 #include "compiler/tuning/fragment.h"
@@ -23,10 +24,6 @@ const char kUsage[] =
     "usage: build_time FRAGMENT.json... [--cache DIR] [--source DIR]\n"
     "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n"
     "  --source DIR  also write each kernel's CUDA source (NAME.cu) and NVRTC/ptxas log (NAME.log) there\n";
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int build_time_main(int argc, char** argv) {
   Flags args(argc, argv);

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cerrno>
 #include <cmath>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -273,7 +272,7 @@ bool Runner::start(std::string* why) {
     return false;
   }
   // A runner that died leaves its pipe closed: the daemon gets EPIPE from write, not a signal.
-  std::signal(SIGPIPE, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {

@@ -26,6 +26,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "compiler/support/elapsed.h"
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
 #include "gpu_worker/candidates.h"
@@ -40,10 +41,6 @@ namespace {
 namespace fs = std::filesystem;
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 const char kUsage[] =
     "usage: mono-worker --server ADDR [--gpus LIST] [--compile-only] [--token-file FILE] [--name NAME]\n"
@@ -110,7 +107,13 @@ class Worker {
     std::thread heartbeat([this] { heartbeat_loop(); });
     std::vector<std::thread> lanes;
     const int n = o_.compile_only ? 1 : static_cast<int>(o_.gpus.size());
-    runners_.resize(n);
+    if (!o_.compile_only)
+      for (int g : o_.gpus) {
+        MeasureOptions mo;
+        mo.gpu = g;
+        mo.runner_exe = o_.exe;
+        runners_.push_back(std::make_unique<Runner>(mo));  // its child starts with the first GPU job
+      }
     for (int i = 0; i < n; ++i) lanes.emplace_back([this, i] { lane(i); });
     for (std::thread& t : lanes) t.join();
     heartbeat.join();
@@ -262,7 +265,7 @@ class Worker {
         busy.Set(1);
         const auto job_start = std::chrono::steady_clock::now();
         do_job(job, i, threads);
-        busy_seconds.Increment(std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count());
+        busy_seconds.Increment(seconds_since(job_start));
         busy.Set(0);
         std::lock_guard<std::mutex> lock(mu_);
         held_.erase(job.job_id());
@@ -286,12 +289,6 @@ class Worker {
       metrics_->candidates.Add({{"stage", "compiled"}}).Increment(static_cast<double>(cands.size()));
       compile_s = seconds_since(start);
       if (gpu) {
-        if (!runners_[lane]) {
-          MeasureOptions mo;
-          mo.gpu = o_.gpus[lane];
-          mo.runner_exe = o_.exe;
-          runners_[lane] = std::make_unique<Runner>(mo);
-        }
         measure_job(payload, &cands, dir, runners_[lane].get());
       }
       for (const CompiledCandidate& c : cands) {
@@ -368,7 +365,7 @@ class Worker {
   std::string gpu_name_;
   int heartbeat_s_ = 10;
   std::set<std::string> held_, lost_;
-  std::vector<std::unique_ptr<Runner>> runners_;  // per lane, started at its first GPU job
+  std::vector<std::unique_ptr<Runner>> runners_;  // per GPU lane (none on a compile-only worker)
 
  public:
   int exit_code_ = 0;

@@ -266,31 +266,32 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   prebuild_queue_.push_back([this, submission, l, configs = std::move(configs)] {
-    // One thread per configuration, as the worker compiles them; a failure here only means the
-    // artifact's build compiles for itself (and reports the error then).
-    auto compile = [this, &submission, &l](const tuning::ContextChoice& c) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopping_) return;  // a server that stops does not wait for compiles nobody needs
-      }
-      try {
-        options_.prebuild(l->model, c);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "mono-tuner-server: submission %s: compiling a configuration ahead failed: %s\n",
-                     submission.c_str(), e.what());
-      }
-    };
+    // One thread per configuration, as the worker compiles them.
     std::vector<std::thread> compiles;
     for (const tuning::ContextChoice& c : configs) {
       try {
-        compiles.emplace_back(compile, std::cref(c));
+        compiles.emplace_back([this, &submission, &l, &c] { compile_ahead(submission, *l, c); });
       } catch (const std::system_error&) {
-        compile(c);  // no thread to be had: on this one
+        compile_ahead(submission, *l, c);  // no thread to be had: on this one
       }
     }
     for (std::thread& t : compiles) t.join();
   });
   build_cv_.notify_all();
+}
+
+void Coordinator::compile_ahead(const std::string& submission, const Loaded& l, const tuning::ContextChoice& c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // a server that stops does not wait for compiles nobody needs
+  }
+  try {
+    options_.prebuild(l.model, c);
+  } catch (const std::exception& e) {
+    // Only the cache stays cold: the artifact's build compiles for itself (and reports then).
+    std::fprintf(stderr, "mono-tuner-server: submission %s: compiling a configuration ahead failed: %s\n",
+                 submission.c_str(), e.what());
+  }
 }
 
 absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l) {

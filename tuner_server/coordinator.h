@@ -96,6 +96,8 @@ class Coordinator {
   // one thread that does those, apart from the artifact builds' pool: a build never waits for
   // them.
   void prebuild(const std::string& submission, std::shared_ptr<Loaded> l, std::vector<tuning::ContextChoice> configs);
+  // One of those compiles (skipped once stopping); a failure is logged, not the submission's.
+  void compile_ahead(const std::string& submission, const Loaded& l, const tuning::ContextChoice& c);
   void fail(const std::string& submission_id, const absl::Status& why);
   // A pool thread: runs the tasks of `queue` until stopping; artifact builds count in
   // builds_running_ (drain waits for those), compiles ahead do not.

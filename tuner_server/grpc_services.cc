@@ -1,6 +1,7 @@
 #include "tuner_server/grpc_services.h"
 
 #include "proto/transport.h"
+#include "compiler/support/elapsed.h"
 #include "compiler/support/error.h"
 #include "compiler/tuning/merge.h"
 #include "tuner_server/request_checks.h"
@@ -47,7 +48,7 @@ grpc::Status WorkersService::Lease(grpc::ServerContext* ctx, const v1::LeaseRequ
   if (auto s = check_token(ctx, token_); !s.ok()) return s;
   auto start = std::chrono::steady_clock::now();
   auto r = handler_->Lease(*req);
-  metrics_->lease_latency(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  metrics_->lease_latency(seconds_since(start));
   if (r.ok()) metrics_->lease_granted(r->jobs_size());
   return finish(r, reply);
 }

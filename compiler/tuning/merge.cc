@@ -539,19 +539,25 @@ std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, c
   return text;
 }
 
-void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice) {
+namespace {
+
+// The final kernel for `choice`, compiled through the cubin cache.
+BuiltKernel build_tuned_kernel(const PreparedModel& model, const ContextChoice& choice) {
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
-  build_kernel(*model.graph, tuned_options(model.options, choice.context, choice.schedules), model.label, nvrtc,
-               /*compile=*/true);
+  return build_kernel(*model.graph, tuned_options(model.options, choice.context, choice.schedules), model.label,
+                      nvrtc, /*compile=*/true);
+}
+
+}  // namespace
+
+void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice) {
+  build_tuned_kernel(model, choice);
 }
 
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,
                                  const json& verification, const std::string& dir) {
-  PlanOptions o = tuned_options(model.options, choice.context, choice.schedules);
-  NvrtcOptions nvrtc;
-  nvrtc.cache_dir = default_cache_dir();
-  BuiltKernel built = build_kernel(*model.graph, o, model.label, nvrtc, /*compile=*/true);
+  const BuiltKernel built = build_tuned_kernel(model, choice);
   write_artifact(dir, *model.graph, built, verification);
   return add_tuning_section(dir, built.plan, choice, tuning_info);
 }

@@ -92,13 +92,13 @@ ModelChoice model_choice_from_json(const nlohmann::json& j);
 std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
                                nlohmann::json info);
 
-// Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
-// section in manifest.json (the records used; whether anything was measured) and the
-// verification record. Returns the manifest text.
 // Compiles the kernel write_tuned_artifact builds for `choice` into the cubin cache: run while
 // the whole-kernel job times the configurations, it makes the artifact's build a cache hit.
 void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice);
 
+// Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
+// section in manifest.json (the records used; whether anything was measured) and the
+// verification record. Returns the manifest text.
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice,
                                  const nlohmann::json& tuning_info, const nlohmann::json& verification,
                                  const std::string& dir);
