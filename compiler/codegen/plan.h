@@ -135,15 +135,8 @@ struct Group {
   // the operands allow it, else the three parts run one after another as above.
   bool flash = false;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
-  // A GEMM group whose A operand is a LayerNormalization's output computes the normalization
-  // itself (planner/norm_fusion.cc): `norm` is that node, which no group of its own runs. Each
-  // tile normalizes its rows of the normalization's input in shared memory (GemmWg, NormK);
-  // with `norm_writes`, its column-0 tiles also store them as the node's output, for readers
-  // in later stages.
-  const Node* norm = nullptr;
-  bool norm_writes = false;
   std::string override_rejected;
-  std::string nodes() const;    // "node_n (LayerNormalization) -> node_a (MatMul) + node_b (Add)"
+  std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use
 };
 

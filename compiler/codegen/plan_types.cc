@@ -65,7 +65,7 @@ Schedule Group::schedule() const {
 
 std::string Group::nodes() const {
   auto node = [](const Node* n) { return n->name.empty() ? op_name(n->op) : str_cat(n->name, " (", op_name(n->op), ")"); };
-  std::string s = norm ? node(norm) + " -> " + node(anchor) : node(anchor);
+  std::string s = node(anchor);
   for (const Node* n : epilogue) s += " + " + node(n);
   return s;
 }

@@ -1,5 +1,4 @@
 #include "compiler/codegen/support.h"
-#include <algorithm>
 
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
@@ -53,12 +52,6 @@ Packing constant_packing(const Node& n, int i) {
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {
   if (f16) return stages * (bm + bn) * (bk + 8) * 2 + 64;  // + the bulk loaders' mbarriers (gemm_f16.cuh)
   return 2 * (bm + bn) * (bk + 4) * 4;
-}
-
-int gemm_norm_smem_bytes(int bm, int bn, int bk, int stages, int64_t k) {
-  const int64_t panel = (k + bk - 1) / bk * bk * bm * 2;
-  const int64_t bytes = stages * bn * bk * 2 + panel + 8 * (stages + 1);
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(bytes, gemm_smem_bytes(true, bm, bn, bk, stages)), 1 << 30));
 }
 
 }  // namespace mono

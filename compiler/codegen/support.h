@@ -34,8 +34,5 @@ Packing constant_packing(const Node& n, int i);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);
-// The same for a wgmma tile with a LayerNormalization in front (Group::norm): its B stages and
-// the whole [BM][K] A panel (at least GemmWg::norm_smem_bytes(K), gemm_wg.cuh).
-int gemm_norm_smem_bytes(int bm, int bn, int bk, int stages, int64_t k);
 
 }  // namespace mono

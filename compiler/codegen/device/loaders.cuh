@@ -387,22 +387,4 @@ struct TensorK {
   const TensorMap* map;
 };
 
-// NormK: the A operand LayerNormalization(x) over its K (= the normalized length), computed by
-// the tile that reads it. GemmWg (gemm_wg.cuh) loads the tile's whole [BM][K] panel of x
-// through `map` (x's tensor map, as TensorK), normalizes it in shared memory row by row, and
-// reads every k tile from there: the normalization's output needs no stage of its own. `out`,
-// when not null, also receives the tile's normalized rows (row-major [M][K], from row m0): the
-// LayerNormalization's output, for its other readers. gamma and beta (null: none) are read by
-// position; eps is the node's epsilon.
-template <int K, class G, class B>
-struct NormK {
-  static constexpr bool kNorm = true;
-  static constexpr int kK = K;
-  const TensorMap* map;
-  const G* gamma;
-  const B* beta;
-  float eps;
-  half_t* out;
-};
-
 }  // namespace mono_dev
