@@ -50,10 +50,6 @@ bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<con
 // wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows);
 // check it with gemm_schedule_problem.
 GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
-// Split-K spread (GemmSchedule::spread) by default from this many tile elements (BM x BN) on:
-// measured faster with 64x128 tiles, slower with 64x64 (H100, bench/RESULTS.md run83).
-constexpr int kSpreadTileElems = 64 * 128;
-inline bool default_spread(const GemmSchedule& s) { return s.splits > 1 && s.bm * s.bn >= kSpreadTileElems; }
 // The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
 void gemm_warps(int threads, int* warps_m, int* warps_n);
 // The planner's default tile menu in the context (split-K 1; valid tiles only).

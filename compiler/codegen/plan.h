@@ -50,12 +50,6 @@ struct GemmSchedule {
   // The tile runs on wgmma (GemmWg, sm_90a) instead of mma.sync (GemmF16): fp16 only, A through
   // a tensor map, B weights packed swizzled; warps_m = bm / 16 (a multiple of 4).
   bool wgmma = false;
-  // Split-K spread (split_k.cuh): every split reduces a share of the tile instead of the last
-  // split reducing it all; only where each block runs at most one item of the stage (the kernel
-  // checks it; elsewhere the last split reduces). Measured on the H100 (bench/RESULTS.md, run83):
-  // faster with 64x128 tiles (vit-base's FFN2 split 4: 649.4 -> 632.5 us), slower with 64x64
-  // (bert-base 432.1 -> 439.4, gpt2 445.4 -> 455.1); the default follows (kSpreadTileElems).
-  bool spread = false;
   std::string str() const;
   bool operator==(const GemmSchedule& o) const;
   bool operator!=(const GemmSchedule& o) const { return !(*this == o); }

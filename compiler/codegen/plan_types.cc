@@ -26,12 +26,12 @@ const char* group_kind_name(GroupKind k) {
 
 std::string GemmSchedule::str() const {
   return str_cat("tile ", bm, "x", bn, "x", bk, ", warps ", warps_m, "x", warps_n, ", stages ", stages,
-                 ", split-k ", splits, spread ? " spread" : "", wgmma ? ", wgmma" : "");
+                 ", split-k ", splits, wgmma ? ", wgmma" : "");
 }
 
 bool GemmSchedule::operator==(const GemmSchedule& o) const {
   return bm == o.bm && bn == o.bn && bk == o.bk && warps_m == o.warps_m && warps_n == o.warps_n &&
-         stages == o.stages && splits == o.splits && wgmma == o.wgmma && spread == o.spread;
+         stages == o.stages && splits == o.splits && wgmma == o.wgmma;
 }
 
 bool Schedule::operator==(const Schedule& o) const {

@@ -137,7 +137,6 @@ json schedule_to_json(const Schedule& s) {
       j["warps_m"] = s.gemm.warps_m, j["warps_n"] = s.gemm.warps_n;
       j["stages"] = s.gemm.stages, j["split_k"] = s.gemm.splits;
       if (s.gemm.wgmma) j["wgmma"] = 1;  // absent: mma.sync (the key keeps older records' text)
-      if (s.gemm.spread) j["spread"] = 1;  // absent: the last split reduces
       break;
     case GroupKind::kPointwise:
       j["ilp"] = s.pointwise.ilp;
@@ -165,8 +164,6 @@ Schedule schedule_from_json(const json& j) {
       s.gemm.stages = f.get("stages"), s.gemm.splits = f.get("split_k");
       if (const int w = f.get_or("wgmma", 0); w == 0 || w == 1) s.gemm.wgmma = w == 1;
       else user_error("schedule: \"wgmma\" must be 0 or 1, got ", w);
-      if (const int sp = f.get_or("spread", 0); sp == 0 || sp == 1) s.gemm.spread = sp == 1;
-      else user_error("schedule: \"spread\" must be 0 or 1, got ", sp);
       break;
     case GroupKind::kPointwise:
       s.pointwise.ilp = f.get("ilp");

@@ -88,15 +88,10 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
         c.schedule.kind = g.kind;
         c.schedule.gemm = t;
         c.schedule.gemm.splits = splits;
-        c.schedule.gemm.spread = default_spread(c.schedule.gemm);
         c.est_us = estimate_gemm_us(p, g.f16, c.schedule.gemm, ctx);
         c.items = gemm_items(p, c.schedule.gemm);
         c.smem_bytes = gemm_smem_bytes(g.f16, t.bm, t.bn, t.bk, t.stages);
         add(c);
-        if (splits > 1) {  // and the other split-K reduction (GemmSchedule::spread)
-          c.schedule.gemm.spread = !c.schedule.gemm.spread;
-          add(c);
-        }
       }
     }
   } else if (g.kind == GroupKind::kPointwise) {

@@ -56,22 +56,21 @@ static float residual_pattern(size_t i) { return 0.25f * (float)(int)(i % 7) - 0
 template <class G, class AL, class BL, class Epi>
 __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
                                                            Epi epi, float* ws,
-                                                           unsigned int* counters, int splits, bool spread) {
+                                                           unsigned int* counters, int splits) {
   extern __shared__ __align__(1024) unsigned char dyn_smem[];  // TensorK: 1024-byte aligned stages
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
   const int tile = blockIdx.x;
   const int m0 = (tile / tiles_n) * G::kBM, n0 = (tile % tiles_n) * G::kBN;
   int kb, ke;
   mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
-  float* tile_ws = splits > 1 ? ws + (long long)tile * splits * G::kBM * G::kBN : nullptr;
+  float* tile_ws = splits > 1 ? ws + (long long)tile * (splits - 1) * G::kBM * G::kBN : nullptr;
   unsigned int* tile_counter = splits > 1 ? counters + tile : nullptr;
-  G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y, spread);
+  G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y);
 }
 
 // Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and
 // (split-K) that the counters are back to zero and that every run gives the same bits (no float
-// atomics). residual: the two-phase epilogue. Split-K also runs spread (every split reduces a
-// share, split_k.cuh) where all the blocks are resident at once (tiles x splits <= SMs).
+// atomics). residual: the two-phase epilogue.
 template <class G, class AL, class BL>
 static void run_gemm_case(const std::string& name, int M, int N, int K, const AL& a, const BL& b,
                           std::vector<double> ref, double tol, int splits, int runs,
@@ -84,7 +83,7 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   CK(cudaMalloc(&c, sizeof(float) * M * N));
   CK(cudaMalloc(&hits, sizeof(unsigned) * M * N));
   if (splits > 1) {
-    const size_t slots = size_t(tiles) * splits * G::kBM * G::kBN;  // partial tiles (split_k.cuh)
+    const size_t slots = size_t(tiles) * (splits - 1) * G::kBM * G::kBN;  // partial tiles (split_k.cuh)
     CK(cudaMalloc(&ws, sizeof(float) * slots));
     CK(cudaMemset(ws, 0xff, sizeof(float) * slots));  // NaN: a partial read before it is written shows
     CK(cudaMalloc(&counters, sizeof(unsigned) * tiles));
@@ -104,28 +103,23 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
-  int sms = 0;
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const int passes = splits > 1 && tiles * splits <= sms ? 2 : 1;
-  for (int pass = 0; pass < passes; ++pass) {
-  const bool spread = pass == 1;
-  std::vector<float> first;  // split-K: the first run's result (of this pass: spread sums in another order)
+  std::vector<float> first;  // split-K: the first run's result
   for (int r = 0; r <= runs; ++r) {  // the extra last run: 8-wide stores (StoreEpiV8 / ResidualEpiV8)
     const bool v8 = r == runs;
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
     if (v8 && residual)
       kern_res_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
-          M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits, spread);
+          M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits);
     else if (v8)
       kern_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
-                                                                    ws, counters, splits, spread);
+                                                                    ws, counters, splits);
     else if (residual)
       kern_res<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
-          M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits, spread);
+          M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits);
     else
       kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
-                                                                 ws, counters, splits, spread);
+                                                                 ws, counters, splits);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<float> got(size_t(M) * N);
@@ -149,12 +143,11 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
         extra += " result differs from an earlier run (split-K must be deterministic)";
       }
     }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d splits=%d run %d%s%s", M, N, K, splits, r + 1,
-                  v8 ? " vec8" : !residual && r % 2 == 1 ? " m-fastest" : "", spread ? " spread" : "");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d splits=%d run %d%s", M, N, K, splits, r + 1,
+                  v8 ? " vec8" : !residual && r % 2 == 1 ? " m-fastest" : "");
     const double err = rel_err(got, ref);
     report(name + buf, extra.empty() ? err : INFINITY, tol, extra);
-  }
   }
   CK(cudaFree(c));
   CK(cudaFree(hits));

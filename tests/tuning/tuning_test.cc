@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -12,7 +11,6 @@
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/support.h"
 #include "compiler/frontend/onnx_loader.h"
-#include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
 #include "compiler/support/error.h"
@@ -187,15 +185,7 @@ TEST(ScheduleJson, RoundTripsEveryKind) {
   EXPECT_THROW(schedule_from_string(
                    R"({"bk":128,"bm":64,"bn":64,"kind":"gemm","split_k":1,"stages":4,"warps_m":4,"warps_n":2,"wgmma":2})"),
                UserError);
-  Schedule spread = gemm;  // split-K spread: the key appears only then, as wgmma's
-  spread.gemm.spread = true;
-  EXPECT_EQ(schedule_to_string(spread),
-            R"({"bk":32,"bm":128,"bn":128,"kind":"gemm","split_k":2,"spread":1,"stages":3,"warps_m":2,"warps_n":4})");
-  EXPECT_NE(spread, gemm);
-  EXPECT_THROW(schedule_from_string(
-                   R"({"bk":32,"bm":128,"bn":128,"kind":"gemm","split_k":2,"spread":3,"stages":3,"warps_m":2,"warps_n":4})"),
-               UserError);
-  for (const Schedule& s : {gemm, conv, pw, rows, wg, spread}) {
+  for (const Schedule& s : {gemm, conv, pw, rows, wg}) {
     EXPECT_EQ(schedule_from_string(schedule_to_string(s)), s) << schedule_to_string(s);
     EXPECT_EQ(schedule_from_json(schedule_to_json(s)), s);
     EXPECT_EQ(schedule_to_string(schedule_from_string(schedule_to_string(s))), schedule_to_string(s));
@@ -566,63 +556,6 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   EXPECT_TRUE(tuned.groups[id].tuned);
   EXPECT_FALSE(tuned.groups[id].gemm.wgmma);
   EXPECT_FALSE(tuned.packing(*tuned.groups[id].anchor, 1).swizzled);
-}
-
-// A small graph in the textual IR with made-up weights, shapes inferred.
-std::unique_ptr<Graph> ir_graph(const std::string& text) {
-  ParseOptions parse;
-  parse.fill_elided = true;
-  auto g = parse_graph(text, parse);
-  infer_shapes(*g);
-  return g;
-}
-
-// Split-K spread (GemmSchedule::spread) is a schedule field: the default takes it from the tile
-// size it was measured on (default_spread: 64x128 tiles on, 64x64 off), a tuned schedule can set
-// it either way where there is split-K, the emitted tile call gets the stage's "one item per
-// block" test only with it, and the space offers both reductions of every split candidate.
-TEST(TunedSchedules, SplitKSpreadIsAScheduleField) {
-  auto g = ir_graph(
-      "graph g (opset 17) {\n  input %x: f32[128,3072]\n  const %w: f32[3072,768] = <2359296 elements>\n"
-      "  %y = MatMul(%x, %w)\n  %r = Relu(%y)\n  output %r\n}\n");
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
-  tuning::enable_signatures(&po);
-  const KernelPlan def = plan_kernel(*g, po);
-  ASSERT_EQ(def.groups.size(), 1u);
-  const Group& grp = def.groups[0];
-  EXPECT_EQ(grp.gemm.spread, default_spread(grp.gemm)) << grp.gemm.str();
-  EXPECT_EQ(default_spread(GemmSchedule{64, 128, 128, 4, 2, 3, 4}), true);
-  EXPECT_EQ(default_spread(GemmSchedule{64, 64, 128, 4, 2, 4, 4}), false);
-  EXPECT_EQ(default_spread(GemmSchedule{64, 128, 128, 4, 2, 3, 1}), false);  // no split-K, nothing to spread
-
-  Schedule s;
-  s.kind = GroupKind::kGemm;
-  s.gemm = GemmSchedule{64, 64, 64, 2, 4, 4, 4};
-  s.gemm.spread = true;
-  const KernelPlan on = plan_kernel(*g, tuned_options(po, default_contexts()[0], {{grp.signature, s}}));
-  EXPECT_TRUE(on.groups[0].tuned) << on.groups[0].override_rejected;
-  EXPECT_TRUE(on.groups[0].gemm.spread);
-  EXPECT_NE(emit_cuda(*g, on, "m").find(", 4, split, " + std::to_string(on.groups[0].items) + " <= (int)gridDim.x);"),
-            std::string::npos);
-  s.gemm.spread = false;
-  const KernelPlan off = plan_kernel(*g, tuned_options(po, default_contexts()[0], {{grp.signature, s}}));
-  EXPECT_FALSE(off.groups[0].gemm.spread);
-  EXPECT_NE(emit_cuda(*g, off, "m").find(", 4, split, false);"), std::string::npos);
-  s.gemm.splits = 1;
-  s.gemm.spread = true;
-  const KernelPlan bad = plan_kernel(*g, tuned_options(po, default_contexts()[0], {{grp.signature, s}}));
-  EXPECT_FALSE(bad.groups[0].tuned);
-  EXPECT_NE(bad.groups[0].override_rejected.find("spread needs split-K"), std::string::npos) << bad.groups[0].override_rejected;
-
-  int with = 0, without = 0;
-  for (const Candidate& c : group_candidates(def, grp, 0, nullptr)) {
-    if (c.schedule.gemm.splits < 2) continue;
-    (c.schedule.gemm.spread ? with : without) += 1;
-  }
-  EXPECT_GT(with, 0);
-  EXPECT_GT(without, 0);
-  EXPECT_LE(std::abs(with - without), 1);  // every split candidate both ways; the default is listed once
 }
 
 TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {

@@ -157,7 +157,7 @@ struct GemmF16 {
   __device__ __forceinline__ static void finish_staged(const float (&acc)[MI][NI][4], unsigned char* smem, bool computes,
                                                        int wm, int wn, int g, int t4, int m0, int n0, int M, int N,
                                                        const Epilogue& epi, float* workspace, unsigned int* tile_counter,
-                                                       int splits, int split, bool spread = false) {
+                                                       int splits, int split) {
     float* st = reinterpret_cast<float*>(smem);
     if (computes) stage_acc<V::LDC>(acc, st, wm, wn, g, t4);
     __syncthreads();
@@ -169,7 +169,7 @@ struct GemmF16 {
     v.computes = (int)threadIdx.x < kThreads;
     v.gather(st);
     __syncthreads();  // smem free for the caller
-    detail::finish_tile(v, epi, workspace, tile_counter, splits, split, spread);
+    detail::finish_tile(v, epi, workspace, tile_counter, splits, split);
   }
 
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
@@ -208,8 +208,7 @@ struct GemmF16 {
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              bool spread = false) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     half_t* sA = reinterpret_cast<half_t*>(smem);
     half_t* sB = sA + STAGES * kStageA;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -342,10 +341,10 @@ struct GemmF16 {
     const int g = lane >> 2, t4 = lane & 3;
     if constexpr (kChunkFits && detail::Vec8<Epilogue>::value) {
       finish_staged<ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi, workspace, tile_counter, splits,
-                                split, spread);
+                                split);
     } else {
       const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
-      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split, spread);
+      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
     }
     MONO_GEMM_PROBE(63);
   }

@@ -59,8 +59,7 @@ struct GemmF32 {
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              bool spread = false) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     float* sA = reinterpret_cast<float*>(smem);
     float* sB = sA + STAGES * kStageA;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -132,7 +131,7 @@ struct GemmF32 {
     __syncthreads();
 
     const Frags fr{acc, m0 + a_row, n0 + b_row, M, N, computes};
-    detail::finish_tile(fr, epi, workspace, tile_counter, splits, split, spread);
+    detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
   }
 };
 

@@ -46,8 +46,7 @@ struct GemmWg {
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              bool spread = false) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     if (blockDim.x != kThreads) __trap();  // every warp is in a warpgroup that computes
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     constexpr bool computes = true;
@@ -120,10 +119,10 @@ struct GemmWg {
     const int g = lane >> 2, t4 = lane & 3;
     if constexpr (Base::kChunkFits && detail::Vec8<Epilogue>::value) {
       Base::template finish_staged<typename Base::ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi,
-                                                              workspace, tile_counter, splits, split, spread);
+                                                              workspace, tile_counter, splits, split);
     } else {
       const typename Base::Frags fr{acc, m0 + wm * 16 + g, n0 + wn * WN + 2 * t4, M, N, computes};
-      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split, spread);
+      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
     }
     MONO_GEMM_PROBE(63);
   }

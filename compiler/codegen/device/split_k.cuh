@@ -7,20 +7,13 @@
 // operand's K must be a multiple of BK (loaders zero-fill only beyond K, so a range ending
 // mid-tile would be counted twice). split_k_range() below computes such ranges. Splits 0 ..
 // splits-2 (producers) store their partial tile to `workspace` slot `split` (BM x BN floats per
-// slot, `splits` slots, in the accumulators' register order, so the stores and loads of a warp are
-// contiguous), then count themselves on `tile_counter`. Split splits-1 (the reducer) waits for
-// that count, adds the partials to its own accumulators in slot order, resets the counter and
-// applies the epilogue. No float atomics: the sum is the same in every run. The counter must be
-// zero when first used. The reducer WAITS for the producers, so the caller must order work items
-// so that no block reaches a reducer before it has run every producer it was given: number items
-// with the split slowest (item = split * tiles + tile) and let each block walk its items upwards.
-//
-// Spread (`spread`, only where every split of the tile runs at once: a stage with at most one
-// item per block): every split reduces a share of the tile instead of the last one reducing it
-// all. Split s's threads [s kNT / splits, (s+1) kNT / splits) keep their own elements and publish
-// the rest; every split then waits for all `splits` counts, sums its threads' elements over the
-// splits in slot order (its own from registers) and applies the epilogue to them. The split that
-// counts last on the way out resets the counter.
+// slot, in the accumulators' register order, so the stores and loads of a warp are contiguous),
+// then count themselves on `tile_counter`. Split splits-1 (the reducer) waits for that count,
+// adds the partials to its own accumulators in slot order, resets the counter and applies the
+// epilogue. No float atomics: the sum is the same in every run. The counter must be zero when
+// first used. The reducer WAITS for the producers, so the caller must order work items so that
+// no block reaches a reducer before it has run every producer it was given: number items with
+// the split slowest (item = split * tiles + tile) and let each block walk its items upwards.
 #pragma once
 
 namespace mono_dev {
@@ -86,41 +79,12 @@ __device__ __forceinline__ void add_partial(const Acc& acc, const float* slot) {
 // (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats).
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi, float* workspace,
-                                            unsigned int* tile_counter, int splits, int split, bool spread = false) {
+                                            unsigned int* tile_counter, int splits, int split) {
   if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
     apply_epilogue(acc, epi);
     return;
   }
   constexpr int kSlot = Acc::kNT * Acc::kElems;
-  if (spread) {  // every split reduces its threads' share (see the top)
-    const bool mine = (int)threadIdx.x < Acc::kNT && (int)threadIdx.x * splits / Acc::kNT == split;
-    if (!mine) store_partial(acc, workspace + (long long)split * kSlot);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      red_add_release_gpu(tile_counter, 1u);
-      while (ld_acquire_gpu(tile_counter) < (unsigned int)splits) __nanosleep(32);
-    }
-    __syncthreads();
-    if (mine && acc.computes) {
-      float own[Acc::kElems];
-#pragma unroll
-      for (int e = 0; e < Acc::kElems; ++e) own[e] = acc.el(e), acc.el(e) = 0.0f;
-#pragma unroll 1
-      for (int s = 0; s < splits; ++s) {
-        if (s != split) {
-          add_partial(acc, workspace + (long long)s * kSlot);
-        } else {
-#pragma unroll
-          for (int e = 0; e < Acc::kElems; ++e) acc.el(e) += own[e];
-        }
-      }
-      apply_epilogue(acc, epi);
-    }
-    __syncthreads();  // this split's reads are done; the last split out resets the counter
-    if (threadIdx.x == 0 && atomicAdd(tile_counter, 1u) == 2u * (unsigned int)splits - 1u)
-      *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;  // next use: after a grid barrier or launch
-    return;
-  }
   // The grid barrier's ordering (barrier.cuh), without fences: the block's partial stores, a
   // bar.sync, then one release add by thread 0 (cumulative over the bar.sync); the reducer's
   // thread 0 acquires the count, and the bar.sync after it orders the block's partial loads.

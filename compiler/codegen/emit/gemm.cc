@@ -2,7 +2,6 @@
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/cost_model.h"
@@ -211,16 +210,8 @@ std::string epilogue_body(const std::string& fields, const std::string& steps, c
   return text;
 }
 
-// The work items of stage `s`, all its groups together (the kernel's stage loop runs them from
-// blockIdx.x in steps of gridDim.x).
-int64_t stage_items(const KernelPlan& plan, int s) {
-  int64_t items = 0;
-  for (int gid : plan.stages[s].groups) items += plan.groups[gid].items;
-  return items;
-}
-
 // The tile function's body: which tile and split this item is, the loaders, the tile call.
-std::string tile_body(const KernelPlan& plan, const Group& g, const Operands& o, const std::string& gemm_t) {
+std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
@@ -239,14 +230,11 @@ std::string tile_body(const KernelPlan& plan, const Group& g, const Operands& o,
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
   body += str_cat("  epi.base = b * ", o.M * o.N, "LL;\n");
   if (gs.splits > 1) {
-    // This tile's partial slots (splits of BM x BN floats) and counter. With spread, every split
-    // reduces a share of the tile (split_k.cuh) when each block runs at most one item of the
-    // stage: then all the splits run at once (a grid smaller than planned reduces the usual way).
+    // This tile's partial slots (splits - 1 of BM x BN floats) and counter.
     body += str_cat("  const long long tile_id = (b * ", tm, " + tm) * ", tn, " + tn;\n");
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
-                    ", k0, k1, la, lb, epi, smem, ws + tile_id * ", gs.splits * gs.bm * gs.bn, "LL, cnt + tile_id, ",
-                    gs.splits, ", split, ", gs.spread && !std::getenv("MONO_AB_NO_SPREAD") ? str_cat(stage_items(plan, g.stage), " <= (int)gridDim.x") : std::string("false"),  // TEMPORARY switch: the GPU A/B
-                    ");\n");
+                    ", k0, k1, la, lb, epi, smem, ws + tile_id * ", (gs.splits - 1) * gs.bm * gs.bn, "LL, cnt + tile_id, ",
+                    gs.splits, ", split);\n");
   } else {
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
                     ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
@@ -300,7 +288,7 @@ Call gemm_call(Module& m, const Group& g) {
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
                                   o.a_map >= 0 ? ", const TensorMap* amap" : "");
-  const std::string name = m.function(g, sig, tile_body(plan, g, o, gemm_t));
+  const std::string name = m.function(g, sig, tile_body(g, o, gemm_t));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
   for (const std::string& p : params.arguments()) epi_init += p + ", ";

@@ -192,7 +192,6 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
                    ctx.register_cap());
   const int smem = gemm_smem_bytes(f16, t.bm, t.bn, t.bk, t.stages);
   if (smem > ctx.smem_limit) return str_cat("tile needs ", smem, " B of shared memory, the context allows ", ctx.smem_limit);
-  if (t.spread && t.splits < 2) return str_cat("spread needs split-K (", t.str(), ")");
   if (p && t.splits > 1) {
     const std::vector<int> ok = split_k_factors(p->k, t.bk);
     if (std::find(ok.begin(), ok.end(), t.splits) == ok.end())

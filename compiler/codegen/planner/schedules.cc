@@ -143,7 +143,6 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
     switch (grp.kind) {
       case GroupKind::kGemm:
       case GroupKind::kConvGemm: {
-        if (!grp.tuned) grp.gemm.spread = default_spread(grp.gemm);
         const GemmProblem p = gemm_problem(grp);
         grp.items = gemm_items(p, grp.gemm);
         grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, ctx);

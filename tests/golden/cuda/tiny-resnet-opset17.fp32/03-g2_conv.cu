@@ -47,5 +47,5 @@ __device__ __forceinline__ void g2_conv(int item, const float* __restrict__ A, c
   Gather<float, Im2col_8x8_k3x3_s1x1_p1x1_d1x1_c16_f> lb{Im2col_8x8_k3x3_s1x1_p1x1_d1x1_c16_f{B + (long long)b * 1024}};
   epi.base = b * 1024LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;
-  GemmF32<32, 64, 16, 2, 4>::tile(16, 64, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 6144LL, cnt + tile_id, 3, split, false);
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 64, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 4096LL, cnt + tile_id, 3, split);
 }

@@ -55,5 +55,5 @@ __device__ __forceinline__ void g5_conv(int item, const float* __restrict__ A, c
   Gather<float, Im2col_4x4_k3x3_s1x1_p1x1_d1x1_c32_f> lb{Im2col_4x4_k3x3_s1x1_p1x1_d1x1_c32_f{B + (long long)b * 512}};
   epi.base = b * 512LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;
-  GemmF32<32, 64, 16, 2, 4>::tile(32, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 12288LL, cnt + tile_id, 6, split, false);
+  GemmF32<32, 64, 16, 2, 4>::tile(32, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 10240LL, cnt + tile_id, 6, split);
 }

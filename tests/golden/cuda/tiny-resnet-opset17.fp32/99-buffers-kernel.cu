@@ -2,28 +2,28 @@
 #define w_onnx_Conv_63 ((const float*)(p.weights + 0))  // f32[16,3,3,3]
 #define in_input ((const float*)p.inputs[0])  // f32[1,3,32,32]
 #define w_onnx_Conv_64 ((const float*)(p.weights + 1792))  // f32[16]
-#define t_stem_stem_2_Relu_output_0 ((float*)(p.arena + 65536))  // f32[1,16,16,16]
-#define t_stem_stem_3_MaxPool_output_0 ((float*)(p.arena + 49152))  // f32[1,16,8,8]
+#define t_stem_stem_2_Relu_output_0 ((float*)(p.arena + 57344))  // f32[1,16,16,16]
+#define t_stem_stem_3_MaxPool_output_0 ((float*)(p.arena + 40960))  // f32[1,16,8,8]
 #define w_onnx_Conv_66 ((const float*)(p.weights + 2048))  // f32[16,16,3,3]
-#define t_b1_b1_2_Relu_output_0 ((float*)(p.arena + 57344))  // f32[1,16,8,8]
+#define t_b1_b1_2_Relu_output_0 ((float*)(p.arena + 49152))  // f32[1,16,8,8]
 #define splitk_partials_g2 ((float*)(p.arena + 0))
 #define splitk_counters_g2 (p.sync + 32)
 #define w_onnx_Conv_69 ((const float*)(p.weights + 11264))  // f32[16,16,3,3]
-#define t_Relu_output_0 ((float*)(p.arena + 61440))  // f32[1,16,8,8]
+#define t_Relu_output_0 ((float*)(p.arena + 53248))  // f32[1,16,8,8]
 #define splitk_partials_g3 ((float*)(p.arena + 0))
 #define splitk_counters_g3 (p.sync + 32)
 #define w_onnx_Conv_72 ((const float*)(p.weights + 20480))  // f32[32,16,3,3]
 #define w_onnx_Conv_73 ((const float*)(p.weights + 38912))  // f32[32]
-#define t_b2_b2_2_Relu_output_0 ((float*)(p.arena + 51200))  // f32[1,32,4,4]
+#define t_b2_b2_2_Relu_output_0 ((float*)(p.arena + 43008))  // f32[1,32,4,4]
 #define splitk_partials_g4 ((float*)(p.arena + 0))
 #define splitk_counters_g4 (p.sync + 32)
 #define w_onnx_Conv_78 ((const float*)(p.weights + 76032))  // f32[32,16,1,1]
-#define t_down_down_0_Conv_output_0 ((float*)(p.arena + 53248))  // f32[1,32,4,4]
+#define t_down_down_0_Conv_output_0 ((float*)(p.arena + 45056))  // f32[1,32,4,4]
 #define w_onnx_Conv_75 ((const float*)(p.weights + 39168))  // f32[32,32,3,3]
-#define t_Relu_1_output_0 ((float*)(p.arena + 55296))  // f32[1,32,4,4]
+#define t_Relu_1_output_0 ((float*)(p.arena + 47104))  // f32[1,32,4,4]
 #define splitk_partials_g5 ((float*)(p.arena + 0))
 #define splitk_counters_g5 (p.sync + 32)
-#define t_GlobalAveragePool_output_0 ((float*)(p.arena + 49152))  // f32[1,32,1,1]
+#define t_GlobalAveragePool_output_0 ((float*)(p.arena + 40960))  // f32[1,32,1,1]
 #define w_fc_weight ((const float*)(p.weights + 78080))  // f32[10,32]
 #define w_fc_bias ((const float*)(p.weights + 79360))  // f32[10]
 #define out_output ((float*)p.outputs[0])  // f32[1,10]
