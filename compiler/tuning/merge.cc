@@ -236,18 +236,26 @@ std::vector<ContextChoice> choose_schedules(db::Store& store, const TuningSpace&
   return out;
 }
 
+namespace {
+
+// What a whole-kernel job times, in its order: config 0 the untuned default (the default
+// context, no tuned schedules), then the top contexts.
+std::vector<ContextChoice> whole_kernel_configs(const std::vector<ContextChoice>& top) {
+  std::vector<ContextChoice> configs = {ContextChoice{}};
+  configs.insert(configs.end(), top.begin(), top.end());
+  return configs;
+}
+
+}  // namespace
+
 db::NewJob whole_kernel_job(const json& model_fragment, const std::string& submission_id, const std::string& gpu_kind,
                             const std::vector<ContextChoice>& top) {
   json configs = json::array();
-  configs.push_back({{"index", 0},
-                     {"label", "default (untuned)"},
-                     {"context", context_to_json(Context{})},
-                     {"schedules", json::object()}});
-  for (const ContextChoice& c : top) {
+  for (const ContextChoice& c : whole_kernel_configs(top)) {
     json s = json::object();
     for (const auto& [sig, sched] : c.schedules) s[sig] = schedule_to_json(sched);
     configs.push_back({{"index", configs.size()},
-                       {"label", "tuned, " + c.context.str()},
+                       {"label", configs.empty() ? std::string("default (untuned)") : "tuned, " + c.context.str()},
                        {"context", context_to_json(c.context)},
                        {"schedules", s}});
   }
@@ -281,8 +289,7 @@ FinalChoice final_choice(db::Store& store, const json& model_fragment, const Tun
   }
   choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
   f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices);
-  f.configs = {ContextChoice{}};
-  f.configs.insert(f.configs.end(), choices.begin(), choices.end());
+  f.configs = whole_kernel_configs(choices);
   auto job = store.get_job(f.job.id);
   if (!job.ok()) {
     f.pending = f.job_missing = true;
