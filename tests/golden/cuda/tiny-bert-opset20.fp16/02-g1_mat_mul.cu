@@ -1,0 +1,54 @@
+
+struct G1Epilogue {
+  const half_t* a;
+  const half_t* b;
+  half_t* out;
+  long long base;
+  template <bool S = true>
+  __device__ __forceinline__ float run(int m, int n, float v) const {
+    const long long i = base + (long long)m * 64LL + n;
+    int e0__rest = (int)(i);
+    const int e0_3 = e0__rest % 16; e0__rest /= 16;
+    const int e0_2 = e0__rest % 4; e0__rest /= 4;
+    const int e0_1 = e0__rest % 16; e0__rest /= 16;
+    const int e0_0 = e0__rest % 1; e0__rest /= 1;
+    (void)e0__rest;
+    // node_transpose: stored transposed
+    v = (v * 0.5f);  // node_Mul_76
+    if (S) out[(e0_2) * 256LL + (e0_1) * 16LL + e0_3] = from_float<half_t>(v);
+    return v;
+  }
+  __device__ void operator()(int m, int n, float v) const { run(m, n, v); }
+  static constexpr bool vec8_stores = true;  // 8 consecutive n: one 16-byte store
+  __device__ __forceinline__ void vec8(int m, int n0, const float (&acc)[8]) const {
+    float r[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) r[j] = run<false>(m, n0 + j, acc[j]);
+    const long long i = base + (long long)m * 64LL + n0;
+    int e0__rest = (int)(i);
+    const int e0_3 = e0__rest % 16; e0__rest /= 16;
+    const int e0_2 = e0__rest % 4; e0__rest /= 4;
+    const int e0_1 = e0__rest % 16; e0__rest /= 16;
+    const int e0_0 = e0__rest % 1; e0__rest /= 1;
+    (void)e0__rest;
+    store8(out + ((e0_2) * 256LL + (e0_1) * 16LL + e0_3), r);
+  }
+};
+
+// groups 1, 10
+__device__ __forceinline__ void g1_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G1Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap, const float* __restrict__ fold_u, const float* __restrict__ fold_c, const half_t* __restrict__ gamma, const half_t* __restrict__ beta, half_t* norm_out) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  const int split = 0;
+  int t = item;
+  const int tn = t % 1; t /= 1;
+  const int tm = t % 1;
+  const long long b = t / 1;
+    const long long a_off = 0;
+    const long long b_off = 0;
+  const int k0 = split * 64, k1 = min(64, k0 + 64);
+  NormK<64, half_t, half_t> la{amap, fold_u, fold_c, 1e-12f, A, norm_out, gamma, beta};  // node 'node_layer_norm' (LayerNormalization, opset 20) folded into the weights
+  BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
+  epi.base = b * 1024LL;
+  GemmWg<64, 64, 64, 4, 2, 4>::tile(16, 64, tm * 64, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+}
