@@ -29,14 +29,16 @@ namespace mono_dev {
 
 namespace detail {
 
-// Part `part` of `parts` of row `row` of one A stage ([BK/64][BM][64] halves, 128-byte swizzled):
-// its 16-byte chunks part, part + parts, ... (physical positions: a row's sum does not care which
-// element sits where, and the 8 threads of a quarter warp, 8 consecutive rows, read 8 different
-// chunk positions, so no bank conflicts), shifted by `shift`, added to s1 and their squares to s2.
-template <int BM, int BK, int PARTS>
-__device__ __forceinline__ void row_sums(unsigned int stage, int row, int part, float shift, float& s1, float& s2) {
+// Part `part` of `parts` of row `row` of one A stage ([BK/64][BM][64] halves, 128-byte swizzled,
+// k from k0): its 16-byte chunks part, part + parts, ... (physical positions: a row's sum does not
+// care which element sits where, and the 8 threads of a quarter warp, 8 consecutive rows, read 8
+// different chunk positions, so no bank conflicts), shifted by `shift`, added to s1 and their
+// squares to s2. Chunks at k >= K (the copy engine's zero fill) are left out.
+template <int BM, int BK, int PARTS, int K>
+__device__ __forceinline__ void row_sums(unsigned int stage, int k0, int row, int part, float shift, float& s1, float& s2) {
 #pragma unroll
   for (int q = part; q < BK / 8; q += PARTS) {
+    if (K % BK != 0 && k0 + (q / 8) * 64 + (((q % 8) ^ (row & 7)) * 8) >= K) continue;  // its logical chunk
     const unsigned int at = stage + (unsigned int)((q / 8) * BM * 128 + row * 128 + (((q % 8) ^ (row & 7)) * 16));
     unsigned int h[4];
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(h[0]), "=r"(h[1]), "=r"(h[2]), "=r"(h[3]) : "r"(at));
@@ -149,9 +151,20 @@ struct GemmWg {
     // the row's first element (as rows.cuh's layer norm) so that the variance does not cancel.
     const int st_row = threadIdx.x % BM, st_part = threadIdx.x / BM;
     float st_shift = 0.0f, st_s1 = 0.0f, st_s2 = 0.0f;
+    // ... and the fold's vectors for this thread's columns (GemmF16's fragment layout: n0 + wn*WN
+    // + 8j + 2 t4 (+ 1)), loaded now so that their latency hides behind the k loop.
+    float fold_u[kNorm ? NI : 1][2], fold_c[kNorm ? NI : 1][2];
     if constexpr (kNorm) {
       static_assert(kNormSmemBytes <= Base::kSmemBytes, "GemmWg: the row statistics do not fit the reserved shared memory");
       if (k_begin != 0 || k_end != ALoad::kK) __trap();  // whole rows: no split-K
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int n = n0 + wn * WN + 8 * j + 2 * (lane & 3) + e;
+          fold_u[j][e] = n < N ? __ldg(a.u + n) : 0.0f;
+          fold_c[j][e] = n < N && a.c ? __ldg(a.c + n) : 0.0f;
+        }
     }
     auto issue = [&](int kt) {  // k tile kt into stage kt % STAGES (thread 0 copies)
       const int s = kt % STAGES;
@@ -184,18 +197,20 @@ struct GemmWg {
         Wgmma<WN>::mma(d, da, db, 1);
       }
       wgmma_commit();
-      if constexpr (kNorm) {  // while the tensor cores read the same stage
+      wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
+      __syncthreads();  // ... and for every warpgroup
+      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
+      // The rows' sums of this k tile, while the tensor cores read it and the copies fly: its stage
+      // is overwritten only after the next iteration's __syncthreads.
+      if constexpr (kNorm) {
         const unsigned int sa = sA_u + s * kStageA * 2;
         if (kt == 0) {  // the row's element 0: chunk 0 of the first 64-k block, at chunk position row % 8
           unsigned short h0;
           asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h0) : "r"(sa + st_row * 128 + (st_row & 7) * 16));
           st_shift = half_bits_to_float(h0);
         }
-        detail::row_sums<BM, BK, kParts>(sa, st_row, st_part, st_shift, st_s1, st_s2);
+        detail::row_sums<BM, BK, kParts, ALoad::kK>(sa, kt * BK, st_row, st_part, st_shift, st_s1, st_s2);
       }
-      wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
-      __syncthreads();  // ... and for every warpgroup
-      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
     }
     wgmma_wait<0>();
     wgmma_fence_acc(d);
@@ -229,8 +244,7 @@ struct GemmWg {
       for (int j = 0; j < NI; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const int n = n0 + wn * WN + 8 * j + 2 * t4 + e;
-          const float u = n < N ? a.u[n] : 0.0f, c = n < N && a.c ? a.c[n] : 0.0f;
+          const float u = fold_u[j][e], c = fold_c[j][e];
           acc[0][j][e] = fmaf(r0.y, fmaf(-r0.x, u, acc[0][j][e]), c);
           acc[0][j][2 + e] = fmaf(r1.y, fmaf(-r1.x, u, acc[0][j][2 + e]), c);
         }
