@@ -30,15 +30,15 @@ namespace mono_dev {
 namespace detail {
 
 // Part `part` of `parts` of row `row` of one A stage ([BK/64][BM][64] halves, 128-byte swizzled,
-// k from k0): its 16-byte chunks part, part + parts, ... (physical positions: a row's sum does not
-// care which element sits where, and the 8 threads of a quarter warp, 8 consecutive rows, read 8
-// different chunk positions, so no bank conflicts), shifted by `shift`, added to s1 and their
-// squares to s2. Chunks at k >= K (the copy engine's zero fill) are left out.
+// k from k0): its 16-byte chunks part, part + parts, ... (chunk q of a 64-k block sits at position
+// q ^ (row % 8), so the 8 threads of a quarter warp, 8 consecutive rows, read 8 different
+// positions: no bank conflicts), shifted by `shift`, added to s1 and their squares to s2. Chunks
+// at k >= K (the copy engine's zero fill) are left out.
 template <int BM, int BK, int PARTS, int K>
 __device__ __forceinline__ void row_sums(unsigned int stage, int k0, int row, int part, float shift, float& s1, float& s2) {
 #pragma unroll
   for (int q = part; q < BK / 8; q += PARTS) {
-    if (K % BK != 0 && k0 + (q / 8) * 64 + (((q % 8) ^ (row & 7)) * 8) >= K) continue;  // its logical chunk
+    if (K % BK != 0 && k0 + (q / 8) * 64 + (q % 8) * 8 >= K) continue;
     const unsigned int at = stage + (unsigned int)((q / 8) * BM * 128 + row * 128 + (((q % 8) ^ (row & 7)) * 16));
     unsigned int h[4];
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(h[0]), "=r"(h[1]), "=r"(h[2]), "=r"(h[3]) : "r"(at));
