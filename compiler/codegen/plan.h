@@ -89,21 +89,10 @@ struct Packing {
   int tile_rows = 0, tile_k = 0;
   // Tiles laid out for wgmma (GemmWg) instead: unpadded, 128-byte swizzled (tile_pack.h).
   bool swizzled = false;
-  // A LayerNormalization folded into the GEMM that reads this weight W, [K][N] as the GEMM reads
-  // it (planner/norm_fusion.cc, NormK in loaders.cuh): kScaled packs W' = diag(gamma) W (in
-  // the weight's layout above); kColSum the fp32 [N] column sums of W' as the device stores it
-  // (rounded to its dtype); kBeta the fp32 [N] vector beta W (`beta` set). `transposed` still
-  // tells how the model holds W.
-  enum class Fold { kNone, kScaled, kColSum, kBeta };
-  Fold fold = Fold::kNone;
-  const Value* gamma = nullptr;  // kScaled, kColSum
-  const Value* beta = nullptr;   // kBeta
 
   bool tiled() const { return tile_rows > 0; }
-  bool vector() const { return fold == Fold::kColSum || fold == Fold::kBeta; }  // fp32 [N]
   bool operator==(const Packing& o) const {
-    return transposed == o.transposed && tile_rows == o.tile_rows && tile_k == o.tile_k && swizzled == o.swizzled &&
-           fold == o.fold && gamma == o.gamma && beta == o.beta;
+    return transposed == o.transposed && tile_rows == o.tile_rows && tile_k == o.tile_k && swizzled == o.swizzled;
   }
   bool operator!=(const Packing& o) const { return !(*this == o); }
   bool operator<(const Packing& o) const;
@@ -146,15 +135,8 @@ struct Group {
   // the operands allow it, else the three parts run one after another as above.
   bool flash = false;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
-  // A GEMM group whose A operand is a LayerNormalization's output computes the normalization
-  // itself (planner/norm_fusion.cc): `norm` is that node, which no group of its own runs. Each
-  // tile normalizes its rows of the normalization's input in shared memory (GemmWg, NormK);
-  // with `norm_writes`, its column-0 tiles also store them as the node's output, for readers
-  // in later stages.
-  const Node* norm = nullptr;
-  bool norm_writes = false;
   std::string override_rejected;
-  std::string nodes() const;    // "node_n (LayerNormalization) -> node_a (MatMul) + node_b (Add)"
+  std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use
 };
 

@@ -198,9 +198,7 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
 }
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group, const PlanOptions& options) {
-  std::vector<const Node*> nodes;
-  if (group.norm) nodes.push_back(group.norm);  // the normalization the GEMM computes in front
-  nodes.push_back(group.anchor);
+  std::vector<const Node*> nodes = {group.anchor};
   nodes.insert(nodes.end(), group.epilogue.begin(), group.epilogue.end());
   return make_fragment(graph, plan, nodes, options);
 }

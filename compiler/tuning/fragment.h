@@ -43,8 +43,7 @@ namespace mono::tuning {
 // The fragment of `nodes` (nodes of `graph`, which `plan` was built for with `options`).
 nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector<const Node*>& nodes,
                              const PlanOptions& options);
-// The fragment of one group of the plan: its anchor and epilogue nodes (and the normalization in
-// front of its A, Group::norm).
+// The fragment of one group of the plan: its anchor and epilogue nodes.
 nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group,
                              const PlanOptions& options);
 // The whole graph as a fragment (every node): for whole-kernel timing jobs.

@@ -46,11 +46,7 @@ namespace mono::tuning {
 //     tiles do: a block's previous work in the same stage may still read shared memory.
 //  11 (2026-11-26): split-K producers publish with one release add after a bar.sync and the
 //     reducer acquires without a fence (split_k.cuh): split-K stages got faster (issue 19).
-//  12 (2026-11-26): a LayerNormalization read as the A of wgmma GEMMs is folded into them
-//     (planner/norm_fusion.cc; gemm_wg.cuh NormK: weights scaled by gamma, row statistics from
-//     the k tiles, the accumulators corrected): no stage of its own; those GEMM groups'
-//     signatures name it (issue 19).
-constexpr int kSignatureVersion = 12;
+constexpr int kSignatureVersion = 11;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -68,17 +68,6 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
   G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y);
 }
 
-// The dynamic shared memory a tile takes: its own, or with a LayerNormalization in front (NormK)
-// the rows' statistics past it (GemmWg::kNormSmemBytes).
-template <class G, class AL, bool = mono_dev::detail::IsNorm<AL>::value>
-struct TileSmem {
-  static constexpr int value = G::kSmemBytes;
-};
-template <class G, class AL>
-struct TileSmem<G, AL, true> {
-  static constexpr int value = G::kNormSmemBytes;
-};
-
 // Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and
 // (split-K) that the counters are back to zero and that every run gives the same bits (no float
 // atomics). residual: the two-phase epilogue.
@@ -87,8 +76,6 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
                           std::vector<double> ref, double tol, int splits, int runs,
                           bool residual = false) {
   const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
-  // A LayerNormalization in front (NormK) keeps the rows' statistics past the tile's own bytes.
-  constexpr int kSmem = TileSmem<G, AL>::value;
   float* c;
   unsigned int* hits;
   float* ws = nullptr;
@@ -112,26 +99,26 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi>;
   auto kern_v8 = gemm_kernel<G, AL, BL, StoreEpiV8>;
   auto kern_res_v8 = gemm_kernel<G, AL, BL, ResidualEpiV8>;
-  CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   std::vector<float> first;  // split-K: the first run's result
   for (int r = 0; r <= runs; ++r) {  // the extra last run: 8-wide stores (StoreEpiV8 / ResidualEpiV8)
     const bool v8 = r == runs;
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
     if (v8 && residual)
-      kern_res_v8<<<dim3(tiles, splits), G::kThreads, kSmem>>>(
+      kern_res_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
           M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits);
     else if (v8)
-      kern_v8<<<dim3(tiles, splits), G::kThreads, kSmem>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
+      kern_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
                                                                     ws, counters, splits);
     else if (residual)
-      kern_res<<<dim3(tiles, splits), G::kThreads, kSmem>>>(
+      kern_res<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
           M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits);
     else
-      kern<<<dim3(tiles, splits), G::kThreads, kSmem>>>(M, N, K, a, b, StoreEpi{c, hits, N},
+      kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
                                                                  ws, counters, splits);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -315,62 +302,6 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
   CK(cudaFree(dmap));
 }
 
-// A LayerNormalization folded in front of a wgmma GEMM (NormK, as planner/norm_fusion.cc folds it):
-// x [M][K] with rows far from zero mean, gamma and beta; B = W [N][K] goes to the device as
-// W' = W diag(gamma) in fp16, with u = the row sums of that W' and c = W beta. The result must be
-// LayerNorm(x) W^T (double reference from the fp16 x and W), and `out` LayerNorm(x) itself
-// (every tile writing its share of the rows' chunks).
-template <class G, int K>
-static void gemm_norm_a(const char* gname, int M, int N, int runs, double tol) {
-  auto X = rand_vec(size_t(M) * K, -2.f, 6.f), W = rand_vec(size_t(N) * K);
-  auto gamma = rand_vec(K, 0.5f, 1.5f), beta = rand_vec(K, -0.5f, 0.5f);
-  round_to_half(X), round_to_half(W), round_to_half(gamma), round_to_half(beta);
-  const float eps = 1e-5f;
-  std::vector<float> Y(size_t(M) * K);
-  std::vector<double> yref(Y.size());
-  for (int m = 0; m < M; ++m) {
-    double mean = 0, var = 0;
-    for (int k = 0; k < K; ++k) mean += X[size_t(m) * K + k];
-    mean /= K;
-    for (int k = 0; k < K; ++k) var += (X[size_t(m) * K + k] - mean) * (X[size_t(m) * K + k] - mean);
-    const double rstd = 1 / std::sqrt(var / K + eps);
-    for (int k = 0; k < K; ++k)
-      yref[size_t(m) * K + k] = Y[size_t(m) * K + k] = (float)((X[size_t(m) * K + k] - mean) * rstd * gamma[k] + beta[k]);
-  }
-  auto ref = ref_gemm(Y, W, M, N, K);
-  std::vector<float> Ws(W.size()), u(N), c(N);
-  for (size_t i = 0; i < W.size(); ++i) Ws[i] = W[i] * gamma[i % K];
-  round_to_half(Ws);
-  for (int n = 0; n < N; ++n) {
-    double su = 0, sc = 0;
-    for (int k = 0; k < K; ++k) su += Ws[size_t(n) * K + k], sc += (double)beta[k] * W[size_t(n) * K + k];
-    u[n] = (float)su, c[n] = (float)sc;
-  }
-  half_t* dX = to_dev<half_t>(X);
-  std::string err;
-  mono_dev::TensorMap* dmap = dev_tensor_map(dX, M, K, K, G::kBM, &err);
-  const std::string name = std::string(gname) + " NormK (LayerNorm folded)";
-  if (!dmap) {
-    report(name, INFINITY, tol, "tensor map: " + err);
-    CK(cudaFree(dX));
-    return;
-  }
-  half_t* dB = to_dev<half_t>(tile_pack(Ws, N, K, G::kBN, G::kBK, true));
-  float* du = to_dev<float>(u);
-  float* dc = to_dev<float>(c);
-  half_t* dg = to_dev<half_t>(gamma);
-  half_t* dbeta = to_dev<half_t>(beta);
-  half_t* dout;
-  CK(cudaMalloc(&dout, sizeof(half_t) * M * K));
-  CK(cudaMemset(dout, 0xff, sizeof(half_t) * M * K));  // NaN: a chunk no tile writes shows
-  const mono_dev::BulkTileK<half_t> b{dB, (K + G::kBK - 1) / G::kBK};
-  const mono_dev::NormK<K, half_t, half_t> a{dmap, du, dc, eps, dX, dout, dg, dbeta};
-  run_gemm_case<G>(name, M, N, K, a, b, ref, tol, 1, runs);
-  report(name + " M=" + std::to_string(M) + " K=" + std::to_string(K) + " LayerNorm(x) written",
-         rel_err(from_dev(dout, size_t(M) * K), yref), 2e-3, "");
-  for (void* p : {(void*)dX, (void*)dB, (void*)du, (void*)dc, (void*)dg, (void*)dbeta, (void*)dout, (void*)dmap}) CK(cudaFree(p));
-}
-
 // A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
 template <class G, class T>
 static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
@@ -482,11 +413,6 @@ void gemm_checks() {
     gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 16, 64, 64, 64, 1, 1, th, true, true);  // M < 64 (tiny models)
     gemm_tensor_a<W4>("GemmWg<64,32,128,4,2,4>", 77, 130, 200, 200, 3, 2, th, false, true);
     gemm_tensor_a<W5>("GemmWg<128,128,64,8,1,4>", 128, 768, 768, 768, 2, 2, th, true, true);
-    gemm_norm_a<W1, 768>("GemmWg<64,64,128,4,2,4>", 128, 2304, 1, th);
-    gemm_norm_a<W2, 768>("GemmWg<128,64,128,8,1,4>", 197, 768, 1, th);  // partial row tile
-    gemm_norm_a<W3, 256>("GemmWg<64,128,64,4,2,3>", 16, 300, 1, th);    // M < 64, partial column tile
-    gemm_norm_a<W1, 40>("GemmWg<64,64,128,4,2,4>", 64, 160, 1, th);     // K < BK: zero fill left out of the sums
-    gemm_norm_a<W3, 200>("GemmWg<64,128,64,4,2,3>", 77, 128, 1, th);    // last k tile partial
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail

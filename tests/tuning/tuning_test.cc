@@ -242,11 +242,9 @@ TEST(ContextJson, RoundTripsAndDerivesBudgetAndCap) {
 
 // The GEMM groups of a plan sharing the signature of the first GEMM group whose default
 // differs from `s` (its signature out).
-// (Not one with a LayerNormalization in front, which takes only wgmma tiles without split-K,
-// nor an attention part, whose tiles are fixed.)
 std::vector<int> gemm_groups_not_using(const KernelPlan& plan, const GemmSchedule& s, std::string* sig) {
   for (const Group& g : plan.groups)
-    if (is_gemm(g) && !g.norm && !g.in_attention() && g.gemm != s) {
+    if (is_gemm(g) && g.gemm != s) {
       *sig = g.signature;
       break;
     }
@@ -541,17 +539,14 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   int wg = 0;
   std::string sig;
   int id = -1;
-  int norms = 0;
   for (const Group& grp : def.groups) {
     if (!grp.gemm.wgmma) continue;
     ++wg;
-    norms += grp.norm != nullptr;
     EXPECT_EQ(grp.gemm.warps_m * 16, grp.gemm.bm) << grp.nodes();
     EXPECT_TRUE(def.packing(*grp.anchor, 1).swizzled) << grp.nodes();
-    if (id < 0 && !grp.norm) id = grp.id, sig = tuning::group_signature(def, grp).hash;
+    if (id < 0) id = grp.id, sig = tuning::group_signature(def, grp).hash;
   }
   EXPECT_EQ(wg, 12);  // Q, K, V, out-projection, FFN1, FFN2 of both layers
-  EXPECT_EQ(norms, 8);  // Q, K, V and FFN1 normalize their A (a LayerNormalization in front)
   ASSERT_GE(id, 0);
   EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 64, 64, 4, 2, 4>"), std::string::npos);
   Schedule mma;
@@ -561,59 +556,6 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   EXPECT_TRUE(tuned.groups[id].tuned);
   EXPECT_FALSE(tuned.groups[id].gemm.wgmma);
   EXPECT_FALSE(tuned.packing(*tuned.groups[id].anchor, 1).swizzled);
-}
-
-// A LayerNormalization read only as the A of wgmma GEMMs runs inside them (planner/
-// norm_fusion.cc): four of tiny-bert's five lose their groups and stages (the last one's
-// output is the model's); a tuned schedule for such a GEMM must be a wgmma tile without split-K (any other is
-// refused with the reason), and one that is keeps its reservation, which holds the rows' statistics.
-TEST(TunedSchedules, GemmsWithALayerNormInFrontTakeWgmmaTilesWithoutSplitK) {
-  auto g = load_model("tiny-bert-opset20");
-  const PlanOptions base = options(Precision::kF16);
-  const KernelPlan def = plan_kernel(*g, base);
-  std::set<const Node*> norms;
-  std::string sig;
-  int id = -1, alone = 0;
-  for (const Group& grp : def.groups) {
-    alone += grp.kind == GroupKind::kRows && grp.anchor->op == OpKind::kLayerNormalization;
-    if (!grp.norm) continue;
-    norms.insert(grp.norm);
-    EXPECT_TRUE(grp.gemm.wgmma && grp.gemm.splits == 1) << grp.nodes();
-    EXPECT_EQ(grp.smem_bytes, gemm_smem_bytes(true, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages));
-    EXPECT_LE(gemm_norm_smem_bytes(grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages, grp.gemm.warps_m, grp.gemm.warps_n),
-              grp.smem_bytes);
-    if (id < 0) id = grp.id, sig = tuning::group_signature(def, grp).hash;
-  }
-  EXPECT_EQ(norms.size(), 4u);
-  EXPECT_EQ(alone, 1);
-  ASSERT_GE(id, 0);
-  // Its signature names the normalization: it differs from the same GEMM's without one.
-  EXPECT_NE(tuning::group_signature(def, def.groups[id]).text.find("prologue LayerNormalization"), std::string::npos);
-
-  Schedule mma;
-  mma.kind = GroupKind::kGemm;
-  mma.gemm = GemmSchedule{64, 64, 64, 2, 4, 4, 1};
-  const KernelPlan refused = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, mma}}));
-  EXPECT_FALSE(refused.groups[id].tuned);
-  EXPECT_NE(refused.groups[id].override_rejected.find("runs on wgmma without split-K"), std::string::npos)
-      << refused.groups[id].override_rejected;
-  EXPECT_EQ(refused.groups[id].schedule(), def.groups[id].schedule());
-
-  Schedule wg = mma;
-  wg.gemm = GemmSchedule{64, 128, 64, 4, 2, 3, 1, true};
-  const KernelPlan taken = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, wg}}));
-  EXPECT_TRUE(taken.groups[id].tuned) << taken.groups[id].override_rejected;
-  EXPECT_EQ(taken.groups[id].smem_bytes, gemm_smem_bytes(true, 64, 128, 64, 3));
-  EXPECT_GE(taken.ctx.smem_bytes, taken.groups[id].smem_bytes);
-  const std::string src = emit_cuda(*g, taken, "m");
-  EXPECT_NE(src.find("GemmWg<64, 128, 64, 4, 2, 3>"), std::string::npos);
-  EXPECT_NE(src.find("NormK<"), std::string::npos);
-
-  // Every wgmma tile the tuner offers keeps the rows' statistics within its reservation (the
-  // device library asserts the same at compile time).
-  for (const GemmSchedule& t : tuning_wgmma_tiles(def.ctx))
-    EXPECT_LE(gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n), gemm_smem_bytes(true, t.bm, t.bn, t.bk, t.stages))
-        << t.str();
 }
 
 TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {

@@ -17,42 +17,9 @@
 // Pipeline: STAGES - 1 k tiles in flight ahead; each k tile is BK/16 wgmmas committed as one
 // group; a warpgroup waits for all but its newest group, so the tensor cores are fed across
 // the block barrier that frees the previous k tile's stage for the copy STAGES - 1 ahead.
-//
-// A LayerNormalization in front (A is NormK, loaders.cuh): A is the normalization's input x, as
-// it is; while the tensor cores read a k tile, each thread adds its share of one row's chunks of
-// that k tile to the row's sums (row_sums), and after the last k tile the block turns them into
-// the rows' mean and 1/stddev (past the barriers in shared memory) and corrects its
-// accumulators (NormK's identity) before the epilogue.
 #pragma once
 
 namespace mono_dev {
-
-namespace detail {
-
-// Part `part` of `parts` of row `row` of one A stage ([BK/64][BM][64] halves, 128-byte swizzled,
-// k from k0): its 16-byte chunks part, part + parts, ... (chunk q of a 64-k block sits at position
-// q ^ (row % 8), so the 8 threads of a quarter warp, 8 consecutive rows, read 8 different
-// positions: no bank conflicts), shifted by `shift`, added to s1 and their squares to s2. Chunks
-// at k >= K (the copy engine's zero fill) are left out.
-template <int BM, int BK, int PARTS, int K>
-__device__ __forceinline__ void row_sums(unsigned int stage, int k0, int row, int part, float shift, float& s1, float& s2) {
-#pragma unroll
-  for (int q = part; q < BK / 8; q += PARTS) {
-    if (K % BK != 0 && k0 + (q / 8) * 64 + (q % 8) * 8 >= K) continue;
-    const unsigned int at = stage + (unsigned int)((q / 8) * BM * 128 + row * 128 + (((q % 8) ^ (row & 7)) * 16));
-    unsigned int h[4];
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(h[0]), "=r"(h[1]), "=r"(h[2]), "=r"(h[3]) : "r"(at));
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float lo = half_bits_to_float((unsigned short)(h[e] & 0xffffu)) - shift;
-      const float hi = half_bits_to_float((unsigned short)(h[e] >> 16)) - shift;
-      s1 += lo + hi;
-      s2 = fmaf(lo, lo, fmaf(hi, hi, s2));
-    }
-  }
-}
-
-}  // namespace detail
 
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
 struct GemmWg {
@@ -75,42 +42,6 @@ struct GemmWg {
   static_assert(kSmemBytes <= Base::kSmemBytes, "GemmWg: more shared memory than the planner reserves (GemmF16's)");
   static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
   static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
-  // With a LayerNormalization in front: each row's sums in kParts parts, then its mean and rstd
-  // (float2 each), past the barriers; within GemmF16's padded pipeline, which the planner reserves.
-  static constexpr int kParts = kThreads / BM;
-  static constexpr int kStatsOffset = kSmemBytes;
-  static constexpr int kNormSmemBytes = kStatsOffset + (kThreads + BM) * 8;
-  static_assert(kThreads % BM == 0, "GemmWg: the row sums take kThreads / BM threads a row");
-
-  // NormK's `out`: this tile's share of LayerNorm(x) for its rows, 16-byte chunks tn, tn + tiles_n,
-  // ... of each row (tn = this tile's column), from x (ld.cg: written by other blocks) and the
-  // rows' statistics.
-  template <class ALoad>
-  __device__ static void write_normalized(const ALoad& a, int M, int m0, int n0, int N, const float2* stats) {
-    constexpr int KC = ALoad::kK / 8;
-    const int tiles_n = (N + BN - 1) / BN, tn = n0 / BN;
-    const int rows = M - m0 < BM ? M - m0 : BM;
-    const int per_row = (KC - tn + tiles_n - 1) / tiles_n;  // chunks tn + i tiles_n < KC
-    for (int i = threadIdx.x; i < rows * per_row; i += kThreads) {
-      const int r = i / per_row, ch = tn + (i % per_row) * tiles_n;
-      const long long at = (long long)(m0 + r) * ALoad::kK + ch * 8;
-      const uint4 w = __ldcg(reinterpret_cast<const uint4*>(a.x + at));
-      const unsigned int h[4] = {w.x, w.y, w.z, w.w};
-      const float2 st = stats[r];
-      unsigned int o[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int k = ch * 8 + 2 * e;
-        float v[2];
-#pragma unroll
-        for (int f = 0; f < 2; ++f)
-          v[f] = (half_bits_to_float((unsigned short)(h[e] >> (16 * f))) - st.x) * st.y * to_float(a.gamma[k + f]) +
-                 (a.beta ? to_float(a.beta[k + f]) : 0.0f);
-        o[e] = pack_half2(v[0], v[1]);
-      }
-      *reinterpret_cast<uint4*>(a.out + at) = make_uint4(o[0], o[1], o[2], o[3]);  // the arena's: 16-byte aligned
-    }
-  }
 
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
@@ -128,13 +59,9 @@ struct GemmWg {
     for (int i = 0; i < NI * 4; ++i) d[i] = 0.0f;
 
     MONO_GEMM_PROBE(0);
-    constexpr bool kNorm = detail::IsNorm<ALoad>::value;
-    auto ait = [&] {
-      if constexpr (kNorm) return detail::make_iter<BM, BK, kThreads>(TensorK<half_t>{a.map}, m0, BK);
-      else return detail::make_iter<BM, BK, kThreads>(a, m0, BK);
-    }();
+    auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, BK);
     auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, BK);
-    static_assert(detail::IsSwizzled<decltype(ait)>::value, "GemmWg: A must come through a tensor map (TensorK, NormK)");
+    static_assert(detail::IsSwizzled<decltype(ait)>::value, "GemmWg: A must come through a tensor map (TensorK)");
     static_assert(detail::IsBulk<decltype(bit)>::value && !detail::IsSwizzled<decltype(bit)>::value,
                   "GemmWg: B must be weights packed tile by tile, swizzled (BulkTileK)");
     const unsigned int sA_u = smem_u32(smem), sB_u = sA_u + STAGES * kStageA * 2;
@@ -147,25 +74,6 @@ struct GemmWg {
     // A was written by ordinary stores of earlier stages; the TMA unit reads it through the
     // async proxy, which needs this fence (see GemmF16).
     if (threadIdx.x == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
-    // A normalized in front: this thread's share of row st_row's sums, every k tile; shifted by
-    // the row's first element (as rows.cuh's layer norm) so that the variance does not cancel.
-    const int st_row = threadIdx.x % BM, st_part = threadIdx.x / BM;
-    float st_shift = 0.0f, st_s1 = 0.0f, st_s2 = 0.0f;
-    // ... and the fold's vectors for this thread's columns (GemmF16's fragment layout: n0 + wn*WN
-    // + 8j + 2 t4 (+ 1)), loaded now so that their latency hides behind the k loop.
-    float fold_u[kNorm ? NI : 1][2], fold_c[kNorm ? NI : 1][2];
-    if constexpr (kNorm) {
-      static_assert(kNormSmemBytes <= Base::kSmemBytes, "GemmWg: the row statistics do not fit the reserved shared memory");
-      if (k_begin != 0 || k_end != ALoad::kK) __trap();  // whole rows: no split-K
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int n = n0 + wn * WN + 8 * j + 2 * (lane & 3) + e;
-          fold_u[j][e] = n < N ? __ldg(a.u + n) : 0.0f;
-          fold_c[j][e] = n < N && a.c ? __ldg(a.c + n) : 0.0f;
-        }
-    }
     auto issue = [&](int kt) {  // k tile kt into stage kt % STAGES (thread 0 copies)
       const int s = kt % STAGES;
       detail::set_stage_barrier(ait, bar0 + 8 * s);
@@ -200,17 +108,6 @@ struct GemmWg {
       wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
       __syncthreads();  // ... and for every warpgroup
       if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
-      // The rows' sums of this k tile, while the tensor cores read it and the copies fly: its stage
-      // is overwritten only after the next iteration's __syncthreads.
-      if constexpr (kNorm) {
-        const unsigned int sa = sA_u + s * kStageA * 2;
-        if (kt == 0) {  // the row's element 0: chunk 0 of the first 64-k block, at chunk position row % 8
-          unsigned short h0;
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h0) : "r"(sa + st_row * 128 + (st_row & 7) * 16));
-          st_shift = half_bits_to_float(h0);
-        }
-        detail::row_sums<BM, BK, kParts, ALoad::kK>(sa, kt * BK, st_row, st_part, st_shift, st_s1, st_s2);
-      }
     }
     wgmma_wait<0>();
     wgmma_fence_acc(d);
@@ -220,36 +117,6 @@ struct GemmWg {
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
-    if constexpr (kNorm) {
-      float2* part = reinterpret_cast<float2*>(smem + kStatsOffset);  // [kParts][BM]
-      float2* stats = part + kThreads;                                 // [BM]: mean, rstd
-      part[st_part * BM + st_row] = make_float2(st_s1, st_s2);
-      __syncthreads();
-      if (st_part == 0) {
-        float s1 = 0.0f, s2 = 0.0f;
-#pragma unroll
-        for (int p = 0; p < kParts; ++p) {
-          const float2 v = part[p * BM + st_row];
-          s1 += v.x;
-          s2 += v.y;
-        }
-        const float inv_len = 1.0f / (float)ALoad::kK, d = s1 * inv_len;
-        const float var = fmaxf(s2 * inv_len - d * d, 0.0f);
-        stats[st_row] = make_float2(st_shift + d, rsqrtf(var + a.eps));
-      }
-      __syncthreads();
-      // rows wm*16 + g (+ 8), columns n0 + wn*WN + 8j + 2 t4 (+ 1): GemmF16's fragment layout
-      const float2 r0 = stats[wm * 16 + g], r1 = stats[wm * 16 + g + 8];
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float u = fold_u[j][e], c = fold_c[j][e];
-          acc[0][j][e] = fmaf(r0.y, fmaf(-r0.x, u, acc[0][j][e]), c);
-          acc[0][j][2 + e] = fmaf(r1.y, fmaf(-r1.x, u, acc[0][j][2 + e]), c);
-        }
-      if (a.out) write_normalized(a, M, m0, n0, N, stats);
-    }
     if constexpr (Base::kChunkFits && detail::Vec8<Epilogue>::value) {
       Base::template finish_staged<typename Base::ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi,
                                                               workspace, tile_counter, splits, split);

@@ -68,7 +68,7 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
   auto it = buffers_.find(key);
   if (it != buffers_.end()) return it->second;
   const Placement& pl = plan.placement.at(root);
-  const std::string t = packing.vector() ? "float" : ctype(plan.dtype_of(root));
+  const std::string t = ctype(plan.dtype_of(root));
   std::string id = identifier(root->name);
   if (id.empty()) id = "tensor";
   std::string name, pointer;
@@ -78,11 +78,7 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
       pointer = str_cat("(", t, "*)(p.arena + ", pl.offset, ")");
       break;
     case Placement::kWeights:
-      name = unique(str_cat("w_", id, packing.transposed ? "_nk" : "", packing.tiled() ? "_tiles" : "",
-                            packing.fold == Packing::Fold::kScaled   ? "_scaled"
-                            : packing.fold == Packing::Fold::kColSum ? "_colsum"
-                            : packing.fold == Packing::Fold::kBeta   ? "_beta"
-                                                                     : ""));
+      name = unique(str_cat("w_", id, packing.transposed ? "_nk" : "", packing.tiled() ? "_tiles" : ""));
       pointer = str_cat("(const ", t, "*)(p.weights + ", plan.constant_offset(root, packing), ")");
       break;
     case Placement::kInput:
@@ -96,8 +92,7 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
   }
   std::string shape;
   for (size_t d = 0; d < root->type.shape.size(); ++d) shape += str_cat(d ? "," : "", root->type.shape[d]);
-  const std::string dt = packing.vector() ? std::string("f32 vector of") : dtype_name(plan.dtype_of(root));
-  buffer_declarations_ += str_cat("#define ", name, " (", pointer, ")  // ", dt, "[", shape, "]",
+  buffer_declarations_ += str_cat("#define ", name, " (", pointer, ")  // ", dtype_name(plan.dtype_of(root)), "[", shape, "]",
                                   packing.str().empty() ? "" : " packed " + packing.str(), "\n");
   buffers_.emplace(key, name);
   return name;

@@ -13,7 +13,9 @@ struct G3Epilogue {
     const int e0_1 = e0__rest % 16; e0__rest /= 16;
     const int e0_0 = e0__rest % 1; e0__rest /= 1;
     (void)e0__rest;
-    // node_transpose_2: stored transposed
+    // node_Reshape_74.transpose.transpose: stored transposed
+    v = (v * 0.5f);  // node_Mul_78
+    // stored [.., b, a] (its readers load it as [N][K])
     if (S) out[(e0_2) * 256LL + (e0_1) * 16LL + e0_3] = from_float<half_t>(v);
     return v;
   }
@@ -34,8 +36,8 @@ struct G3Epilogue {
   }
 };
 
-// groups 3, 12
-__device__ __forceinline__ void g3_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G3Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap, const float* __restrict__ fold_u, const float* __restrict__ fold_c, const half_t* __restrict__ gamma, const half_t* __restrict__ beta, half_t* norm_out) {
+// groups 3, 14
+__device__ __forceinline__ void g3_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G3Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
@@ -46,7 +48,7 @@ __device__ __forceinline__ void g3_mat_mul(int item, const half_t* __restrict__ 
     const long long a_off = 0;
     const long long b_off = 0;
   const int k0 = split * 64, k1 = min(64, k0 + 64);
-  NormK<64, half_t, half_t> la{amap, fold_u, fold_c, 1e-12f, A, norm_out, gamma, beta};  // node 'node_layer_norm' (LayerNormalization, opset 20) folded into the weights
+  TensorK<half_t> la{amap};  // through a tensor map (TMA unit)
   BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
   epi.base = b * 1024LL;
   GemmWg<64, 64, 64, 4, 2, 4>::tile(16, 64, tm * 64, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);

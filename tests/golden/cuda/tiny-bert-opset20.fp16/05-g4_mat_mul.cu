@@ -1,34 +1,53 @@
 
-// groups 4, 13
-__device__ __forceinline__ void g4_mat_mul(int item, const half_t* __restrict__ q, const half_t* __restrict__ k_in, const half_t* __restrict__ v_in, half_t* __restrict__ out) {
-  extern __shared__ __align__(1024) unsigned char smem[];
-  using FA = FlashAttention<16, 1, 1>;
-  static_assert(FA::kSmemBytes <= MONO_SMEM_BYTES, "attention item does not fit the context");
-  const long long b = item / 1;
-  const int q0 = (int)(item % 1) * 16, nq = min(16, 16 - q0);
-    int bb_rest = (int)(b);
-    const int bb1 = bb_rest % 4; bb_rest /= 4;
-    const int bb0 = bb_rest % 1; bb_rest /= 1;
-    (void)bb_rest;
-  const auto s_fn = [&](int r, int c, float v) {
-    const long long i = b * 256LL + (long long)r * 16 + c;
-    return v;
-  };
-  const auto p_fn = [&](int r, int c, float v) {
-    const long long i = b * 256LL + (long long)r * 16 + c;
-    v = isnan(v) ? 0.0f : v;  // node_Where_86 (NaN guard)
-    return v;
-  };
-  const auto o_fn = [&](int r, int c, float v) {
-    const long long i = b * 256LL + (long long)r * 16 + c;
+struct G4Epilogue {
+  const half_t* a;
+  const half_t* b;
+  half_t* out;
+  long long base;
+  template <bool S = true>
+  __device__ __forceinline__ float run(int m, int n, float v) const {
+    const long long i = base + (long long)m * 64LL + n;
     int e0__rest = (int)(i);
     const int e0_3 = e0__rest % 16; e0__rest /= 16;
-    const int e0_2 = e0__rest % 16; e0__rest /= 16;
-    const int e0_1 = e0__rest % 4; e0__rest /= 4;
+    const int e0_2 = e0__rest % 4; e0__rest /= 4;
+    const int e0_1 = e0__rest % 16; e0__rest /= 16;
     const int e0_0 = e0__rest % 1; e0__rest /= 1;
     (void)e0__rest;
-    // node_transpose_3: stored transposed
-    out[(e0_2) * 64LL + (e0_1) * 16LL + e0_3] = from_float<half_t>(v);
-  };
-  FA::item(q + (bb1) * 256LL, k_in + (bb1) * 256LL, v_in + (bb1) * 256LL, q0, nq, 16, s_fn, p_fn, o_fn, smem);
+    // node_transpose_2: stored transposed
+    if (S) out[(e0_2) * 256LL + (e0_1) * 16LL + e0_3] = from_float<half_t>(v);
+    return v;
+  }
+  __device__ void operator()(int m, int n, float v) const { run(m, n, v); }
+  static constexpr bool vec8_stores = true;  // 8 consecutive n: one 16-byte store
+  __device__ __forceinline__ void vec8(int m, int n0, const float (&acc)[8]) const {
+    float r[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) r[j] = run<false>(m, n0 + j, acc[j]);
+    const long long i = base + (long long)m * 64LL + n0;
+    int e0__rest = (int)(i);
+    const int e0_3 = e0__rest % 16; e0__rest /= 16;
+    const int e0_2 = e0__rest % 4; e0__rest /= 4;
+    const int e0_1 = e0__rest % 16; e0__rest /= 16;
+    const int e0_0 = e0__rest % 1; e0__rest /= 1;
+    (void)e0__rest;
+    store8(out + ((e0_2) * 256LL + (e0_1) * 16LL + e0_3), r);
+  }
+};
+
+// groups 4, 15
+__device__ __forceinline__ void g4_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G4Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  const int split = 0;
+  int t = item;
+  const int tn = t % 1; t /= 1;
+  const int tm = t % 1;
+  const long long b = t / 1;
+    const long long a_off = 0;
+    const long long b_off = 0;
+  const int k0 = split * 64, k1 = min(64, k0 + 64);
+  TensorK<half_t> la{amap};  // through a tensor map (TMA unit)
+  BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
+  epi.base = b * 1024LL;
+  GemmWg<64, 64, 64, 4, 2, 4>::tile(16, 64, tm * 64, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
 }
