@@ -37,9 +37,8 @@ constexpr const char* kNotExcluded = R"sql(
                        WHERE x.job_id = j.id AND x.worker_id = w.id)))
 )sql";
 
-// The ids of the jobs a worker can run: whole-kernel jobs first, then lowest lease_order
-// (migration 4: measurements of plans queued together interleave, so that the plans finish
-// measuring together), then oldest (first inserted) first. A submission's whole-kernel job comes after its measurements, so in rowid order it
+// The ids of the jobs a worker can run: whole-kernel jobs first, then oldest (first inserted)
+// first. A submission's whole-kernel job comes after its measurements, so in rowid order it
 // waited behind every measurement other submissions had queued, and ran at the end with the
 // other GPUs idle (4 H200s, four models at once: resnet50 finished measuring at 32 s and got its
 // artifact at 97 s; bench/RESULTS.md, 2026-11-26). Compile jobs always;
@@ -59,12 +58,11 @@ std::string leasable_sql(bool has_gpu) {
   std::string sql = "SELECT id FROM (";
   for (size_t i = 0; i < conditions.size(); ++i) {
     absl::StrAppend(&sql, i == 0 ? "" : " UNION ALL ",
-                    "SELECT * FROM (SELECT j.id AS id, j.rowid AS rid, j.lease_order AS lo, "
-                    "j.kind = 'whole_kernel' AS wk FROM jobs j "
+                    "SELECT * FROM (SELECT j.id AS id, j.rowid AS rid, j.kind = 'whole_kernel' AS wk FROM jobs j "
                     "WHERE j.state = 'queued' AND ", conditions[i], " AND ", kNotExcluded,
-                    " ORDER BY j.lease_order, j.rowid LIMIT ?4)");
+                    " ORDER BY j.rowid LIMIT ?4)");
   }
-  absl::StrAppend(&sql, ") ORDER BY wk DESC, lo, rid LIMIT ?4");
+  absl::StrAppend(&sql, ") ORDER BY wk DESC, rid LIMIT ?4");
   return sql;
 }
 

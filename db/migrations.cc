@@ -80,8 +80,7 @@ CREATE TABLE jobs (
   updated_at INTEGER NOT NULL
 );
 -- The lease query walks these in rowid (insertion) order: jobs_by_state for GPU jobs of one
--- kind and GPU kind, jobs_by_kind for compile jobs of any GPU kind (both in lease_order first
--- since migration 4).
+-- kind and GPU kind, jobs_by_kind for compile jobs of any GPU kind.
 CREATE INDEX jobs_by_state ON jobs(state, kind, gpu_kind);
 CREATE INDEX jobs_by_kind ON jobs(state, kind);
 CREATE INDEX jobs_by_deadline ON jobs(lease_deadline_ms);
@@ -190,27 +189,12 @@ constexpr const char* kBudget = R"sql(
 ALTER TABLE submissions ADD COLUMN max_measurements INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Migration 4: the order in which workers lease jobs of one kind (jobs.lease_order, lowest
-// first, then insertion order). A plan's jobs get minus the number of its jobs queued after them
-// (Store::add_plan), so that submissions queued together finish measuring together instead of
-// one after another: their whole-kernel jobs, each timed on one GPU, then run side by side on
-// several GPUs rather than the last one alone (bench/RESULTS.md, issue 23). Jobs from before,
-// and jobs added one by one (whole-kernel jobs), keep 0: insertion order, as before.
-constexpr const char* kLeaseOrder = R"sql(
-ALTER TABLE jobs ADD COLUMN lease_order INTEGER NOT NULL DEFAULT 0;
-DROP INDEX jobs_by_state;
-DROP INDEX jobs_by_kind;
-CREATE INDEX jobs_by_state ON jobs(state, kind, gpu_kind, lease_order);
-CREATE INDEX jobs_by_kind ON jobs(state, kind, lease_order);
-)sql";
-
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> kList = {
       {1, "initial schema: workers, submissions, tasks, jobs, results, artifacts",
        kInitialSchema},
       {2, "dashboard: submission_tasks.instances, baselines per model and GPU kind", kDashboard},
       {3, "submissions.max_measurements (mono-submit --budget)", kBudget},
-      {4, "jobs.lease_order: submissions queued together finish measuring together", kLeaseOrder},
   };
   return kList;
 }

@@ -117,9 +117,6 @@ struct NewJob {
   std::string gpu_kind;  // measure / whole_kernel: the GPU kind it runs on; "" = any
   std::string payload;   // JSON for the worker
   int max_attempts = 3;  // leases before the job fails as worker_lost
-  // Jobs of one kind are leased lowest lease_order first, then oldest first (Store::lease);
-  // Store::add_plan sets it for a plan's jobs, jobs added one by one keep 0.
-  int64_t lease_order = 0;
 };
 
 struct JobRecord {

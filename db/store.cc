@@ -398,10 +398,6 @@ absl::StatusOr<PlanResult> Store::add_plan(const std::string& submission_id,
     const int64_t now = clock_->now_ms();
     MONO_ASSIGN_OR_RETURN(bool exists, internal::submission_exists(db, submission_id));
     if (!exists) return absl::NotFoundError(absl::StrCat("unknown submission ", submission_id));
-    // A plan's jobs, in order, get -(its jobs after them): Store::lease then interleaves plans
-    // queued together so that they finish measuring together (migration 4).
-    int64_t after = 0;
-    for (const TaskPlan& t : plan) after += static_cast<int64_t>(t.jobs.size());
     for (const TaskPlan& t : plan) {
       MONO_ASSIGN_OR_RETURN(AddTaskResult task, internal::insert_task(db, now, t.signature,
                                                                       t.gpu_kind, t.context,
@@ -411,7 +407,6 @@ absl::StatusOr<PlanResult> Store::add_plan(const std::string& submission_id,
       MONO_RETURN_IF_ERROR(internal::insert_link(db, submission_id, task.task_id, t.instances));
       for (NewJob job : t.jobs) {
         job.task_id = task.task_id;
-        job.lease_order = -(--after);
         MONO_ASSIGN_OR_RETURN(bool created, internal::insert_job(db, now, job));
         out.jobs_created += created ? 1 : 0;
       }

@@ -98,9 +98,8 @@ class Store {
   absl::StatusOr<bool> add_job(const NewJob& job);
   absl::StatusOr<JobRecord> get_job(const std::string& id);  // NotFound
   absl::StatusOr<std::vector<JobRecord>> task_jobs(int64_t task_id);
-  // Up to max_jobs queued jobs for the worker: whole-kernel jobs first, then lowest lease_order
-  // (NewJob), then oldest (first added) first, each leased until now + lease_ms; a requeued job
-  // keeps its place.
+  // Up to max_jobs queued jobs for the worker, oldest (first added) first, each leased until
+  // now + lease_ms; a requeued job keeps its place.
   // Compile-only workers get compile jobs; GPU workers also get measure and whole_kernel
   // jobs pinned to their GPU kind (or to any: ""). NotFound for an unknown worker.
   absl::StatusOr<std::vector<JobRecord>> lease(const std::string& worker_id, int max_jobs,

@@ -198,8 +198,8 @@ absl::StatusOr<bool> insert_job(sqlite3* db, int64_t now, const NewJob& job) {
       sql::Stmt ins,
       sql::Stmt::prepare(db,
                          "INSERT INTO jobs(id, task_id, submission_id, kind, gpu_kind, payload, "
-                         "state, attempts, max_attempts, created_at, updated_at, lease_order) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', 0, ?7, ?8, ?8, ?9) "
+                         "state, attempts, max_attempts, created_at, updated_at) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', 0, ?7, ?8, ?8) "
                          "ON CONFLICT(id) DO NOTHING"));
   ins.bind(1, job.id);
   if (job.task_id != 0) {
@@ -213,7 +213,6 @@ absl::StatusOr<bool> insert_job(sqlite3* db, int64_t now, const NewJob& job) {
   ins.bind(6, job.payload);
   ins.bind(7, job.max_attempts);
   ins.bind(8, now);
-  ins.bind(9, job.lease_order);
   absl::Status st = ins.run();
   if (!st.ok()) {
     return absl::Status(st.code(), absl::StrCat("add_job ", job.id, " (task ", job.task_id,

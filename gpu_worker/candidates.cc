@@ -40,6 +40,9 @@ namespace mono::worker {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The seed of a job's made-up weights: the compile side and the runner's reference must agree.
+constexpr uint64_t kWeightSeed = 20261121;
+
 std::string codegen_version() { return "mono-codegen/" + std::to_string(tuning::kSignatureVersion); }
 
 namespace {
@@ -166,61 +169,6 @@ std::vector<CompiledCandidate> compile_job(const json& payload, const std::strin
   return out;
 }
 
-namespace {
-
-constexpr char kReferenceMagic[8] = {'M', 'O', 'N', 'O', 'R', 'E', 'F', '1'};
-std::string reference_path(const std::string& work_dir) { return work_dir + "/reference.bin"; }
-
-// reference.bin: the magic, the number of outputs, then each output's byte count and bytes.
-// Read back only if every output has the fragment's output type's byte count.
-bool read_reference(const std::string& path, const Graph& graph, std::vector<Tensor>* out) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[8];
-  uint64_t count = 0;
-  if (!in.read(magic, 8) || std::memcmp(magic, kReferenceMagic, 8) != 0 ||
-      !in.read(reinterpret_cast<char*>(&count), sizeof count) || count != graph.outputs.size())
-    return false;
-  std::vector<Tensor> got;
-  for (const Value* v : graph.outputs) {
-    uint64_t bytes = 0;
-    if (!in.read(reinterpret_cast<char*>(&bytes), sizeof bytes) || bytes != v->type.nbytes()) return false;
-    Tensor t(v->type);
-    if (bytes && !in.read(static_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(bytes))) return false;
-    got.push_back(std::move(t));
-  }
-  *out = std::move(got);
-  return true;
-}
-
-}  // namespace
-
-void write_reference(const json& payload, const std::string& work_dir) {
-  try {
-    const tuning::LoadedFragment f = tuning::load_fragment(payload.at("fragment"), kWeightSeed);
-    const std::vector<Tensor> want = run_reference(*f.graph, fragment_inputs(f));
-    if (want.size() != f.graph->outputs.size()) return;
-    std::error_code ec;
-    fs::create_directories(work_dir, ec);
-    const std::string path = reference_path(work_dir), tmp = path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      const uint64_t count = want.size();
-      out.write(kReferenceMagic, 8);
-      out.write(reinterpret_cast<const char*>(&count), sizeof count);
-      for (size_t i = 0; i < want.size(); ++i) {
-        if (want[i].type() != f.graph->outputs[i]->type) return;  // the runner computes its own
-        const uint64_t bytes = want[i].nbytes();
-        out.write(reinterpret_cast<const char*>(&bytes), sizeof bytes);
-        out.write(static_cast<const char*>(want[i].raw()), static_cast<std::streamsize>(bytes));
-      }
-      if (!out.flush()) return;
-    }
-    fs::rename(tmp, path, ec);  // whole or not at all
-  } catch (const std::exception&) {
-    // the runner computes the reference itself
-  }
-}
-
 // ---- the runner (child process) -------------------------------------------------------------
 
 namespace {
@@ -236,12 +184,10 @@ bool run_one_job(const std::string& dir) {
     log << j.dump() << "\n";
     log.flush();
   };
-  // The reference: the fragment's CPU reference on deterministic inputs, computed once (by the
-  // daemon during the compiles, write_reference, or else here).
+  // The reference: the fragment's CPU reference on deterministic inputs, computed once.
   tuning::LoadedFragment f = tuning::load_fragment(run.at("fragment"), kWeightSeed);
   const std::vector<Tensor> inputs = fragment_inputs(f);
-  std::vector<Tensor> want;
-  if (!read_reference(reference_path(dir), *f.graph, &want)) want = run_reference(*f.graph, inputs);
+  const std::vector<Tensor> want = run_reference(*f.graph, inputs);
   const double tol = run.at("tolerance").get<double>();
   const int warmup = run.at("warmup").get<int>(), samples = run.at("samples").get<int>();
   const double respread = run.at("respread").get<double>();

@@ -16,9 +16,6 @@
 
 namespace mono::worker {
 
-// The seed of a job's made-up weights: the compile side and the runner's reference must agree.
-inline constexpr uint64_t kWeightSeed = 20261121;
-
 // The codegen version every result carries (bumped with the signature version).
 std::string codegen_version();
 
@@ -32,13 +29,6 @@ struct CompiledCandidate {
 // be read throws UserError (the job is then reported as a worker-side failure).
 std::vector<CompiledCandidate> compile_job(const nlohmann::json& payload, const std::string& work_dir, int threads,
                                            bool write_artifacts);
-
-// The job's CPU reference (its fragment's outputs on the runner's inputs), computed by the
-// daemon while compile_job runs and written to WORK_DIR/reference.bin; the runner reads it
-// instead of computing it after the compiles (bench/RESULTS.md, issue 23: the whole model's
-// reference was part of the last whole-kernel job's serial tail). Failures are silent: without
-// the file (or with one that does not match the fragment), the runner computes it itself.
-void write_reference(const nlohmann::json& payload, const std::string& work_dir);
 
 struct MeasureOptions {
   int gpu = 0;                      // NVML / PCI-order index

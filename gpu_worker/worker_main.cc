@@ -285,19 +285,9 @@ class Worker {
       const nlohmann::json payload = nlohmann::json::parse(job.payload());
       const bool gpu = job.kind() != v1::COMPILE;
       if (gpu && o_.compile_only) throw std::runtime_error("a GPU job was leased to a compile-only worker");
-      // The CPU reference alongside the compiles (joined before measure_job, and on every path).
-      std::thread reference;
-      if (gpu) reference = std::thread([&payload, &dir] { write_reference(payload, dir); });
-      struct Join {
-        std::thread& t;
-        ~Join() {
-          if (t.joinable()) t.join();
-        }
-      } join{reference};
       std::vector<CompiledCandidate> cands = compile_job(payload, dir, threads, /*write_artifacts=*/gpu);
       metrics_->candidates.Add({{"stage", "compiled"}}).Increment(static_cast<double>(cands.size()));
       compile_s = seconds_since(start);
-      if (reference.joinable()) reference.join();
       if (gpu) {
         measure_job(payload, &cands, dir, runners_[lane].get());
       }

@@ -677,30 +677,6 @@ TEST(Records, NamesRoundTrip) {
   EXPECT_EQ(environment_from_json("{\"sm_clock_mhz\":\"fast\"}").sm_clock_mhz, 0);
 }
 
-// Plans queued together finish measuring together: a plan's measure jobs are leased by how many
-// of its measurements come after them (most first, counted over all its tasks), then oldest
-// first. A plan of four (two tasks) and a plan of two queued after it interleave over their last
-// two each (issue 23: their whole-kernel jobs then run side by side on several GPUs, not the
-// last one alone). Whole-kernel jobs still come first, and jobs added one by one keep 0.
-TEST_F(StoreTest, PlansQueuedTogetherFinishMeasuringTogether) {
-  const std::string h100 = worker("h100", gpu_caps(kH100));
-  const std::string big = *store_->create_submission(submission("big"));
-  const std::string small = *store_->create_submission(submission("small"));
-  TaskPlan a1{"sig-a1", kH100, "ctx", "{}", {}}, a2{"sig-a2", kH100, "ctx", "{}", {}}, b{"sig-b", kH100, "ctx", "{}", {}};
-  for (int i = 0; i < 2; ++i) {
-    a1.jobs.push_back(job("a" + std::to_string(i), 0, JobKind::kMeasure, kH100));
-    a2.jobs.push_back(job("a" + std::to_string(i + 2), 0, JobKind::kMeasure, kH100));
-    b.jobs.push_back(job("b" + std::to_string(i), 0, JobKind::kMeasure, kH100));
-  }
-  ASSERT_TRUE(store_->add_plan(big, {a1, a2}).ok());
-  clock_.advance(1);
-  ASSERT_TRUE(store_->add_plan(small, {b}).ok());
-  add(job("alone", task_, JobKind::kMeasure, kH100));
-  add(job("whole", task_, JobKind::kWholeKernel, kH100));
-  EXPECT_EQ(lease(h100, 3), std::vector<std::string>({"whole", "a0", "a1"}));
-  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"a2", "b0", "a3", "b1", "alone"}));
-}
-
 // ---- restart ------------------------------------------------------------------------------------------
 
 TEST(StoreRestart, StateSurvivesReopeningTheFile) {

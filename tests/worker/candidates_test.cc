@@ -3,14 +3,9 @@
 // and a whole-kernel job builds every configuration.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "compiler/ir/tensor.h"
-#include "compiler/reference/interpreter.h"
-#include "compiler/tuning/fragment.h"
 #include "compiler/tuning/jobs.h"
 #include "compiler/tuning/merge.h"
 #include "gpu_worker/candidates.h"
@@ -65,46 +60,6 @@ TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
   }
   fs::remove_all(dir);
   (void)space;
-}
-
-// The daemon computes a job's CPU reference while it compiles (write_reference): the file holds
-// the fragment's outputs on the runner's inputs, byte for byte, in the documented layout (magic,
-// count, then each output's byte count and bytes); a payload it cannot read leaves no file, so
-// that the runner computes the reference itself.
-TEST(WorkerBuild, ReferenceIsWrittenForTheRunner) {
-  tuning::PreparedModel m = tuning::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
-  db::NewJob job = tuning::whole_kernel_job(tuning::whole_model_fragment(*m.graph, m.options), "s-test",
-                                            "NVIDIA H100 80GB HBM3", std::vector<tuning::ContextChoice>(1));
-  const nlohmann::json payload = nlohmann::json::parse(job.payload);
-  const std::string dir = fs::temp_directory_path() / "mono-worker-reference-test" / "job";
-  fs::remove_all(fs::path(dir).parent_path());
-  worker::write_reference(payload, dir);
-  const tuning::LoadedFragment f = tuning::load_fragment(payload.at("fragment"), worker::kWeightSeed);
-  const std::vector<Tensor> want = run_reference(*f.graph, tuning::fragment_inputs(f));
-  std::ifstream in(dir + "/reference.bin", std::ios::binary);
-  ASSERT_TRUE(in.good());
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_GE(bytes.size(), 16u);
-  EXPECT_EQ(bytes.substr(0, 8), "MONOREF1");
-  uint64_t count = 0;
-  std::memcpy(&count, bytes.data() + 8, 8);
-  ASSERT_EQ(count, want.size());
-  size_t at = 16;
-  for (const Tensor& t : want) {
-    uint64_t n = 0;
-    ASSERT_LE(at + 8, bytes.size());
-    std::memcpy(&n, bytes.data() + at, 8);
-    ASSERT_EQ(n, t.nbytes());
-    ASSERT_LE(at + 8 + n, bytes.size());
-    EXPECT_EQ(std::memcmp(bytes.data() + at + 8, t.raw(), n), 0);
-    at += 8 + n;
-  }
-  EXPECT_EQ(at, bytes.size());
-
-  const std::string bad = fs::path(dir).parent_path() / "bad";
-  worker::write_reference(nlohmann::json{{"kind", "whole_kernel"}, {"fragment", {{"ir", "not a graph"}}}}, bad);
-  EXPECT_FALSE(fs::exists(bad + "/reference.bin"));
-  fs::remove_all(fs::path(dir).parent_path());
 }
 
 }  // namespace
