@@ -46,7 +46,9 @@ namespace mono::tuning {
 //     tiles do: a block's previous work in the same stage may still read shared memory.
 //  11 (2026-11-26): split-K producers publish with one release add after a bar.sync and the
 //     reducer acquires without a fence (split_k.cuh): split-K stages got faster (issue 19).
-constexpr int kSignatureVersion = 11;
+//  12 (2026-11-26): GemmF16 and GemmF32 take B's shared address from A's by 32-bit arithmetic
+//     instead of converting a generic pointer (a ptxas operand-reuse fault, gemm_f32.cuh).
+constexpr int kSignatureVersion = 12;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

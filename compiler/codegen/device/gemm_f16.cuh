@@ -243,7 +243,9 @@ struct GemmF16 {
     }
     __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
     constexpr unsigned int kStageBytesA = kStrideA * 2, kStageBytesB = kStageB * 2;
-    const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
+    // B's shared address from A's by 32-bit arithmetic (as GemmF32 does, for the ptxas fault
+    // described there).
+    const unsigned int sA_u = smem_u32(sA), sB_u = sA_u + STAGES * kStageA * 2;
     if constexpr (kSwA) {
       if (sA_u & 1023u) __trap();  // the kernel's shared memory must start 1024-byte aligned
       // A was written by ordinary stores of earlier stages (made visible to this thread by the

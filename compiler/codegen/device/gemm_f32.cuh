@@ -78,7 +78,12 @@ struct GemmF32 {
     auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, LDS);
     auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, LDS);
     constexpr unsigned int kStageBytesA = kStageA * 4, kStageBytesB = kStageB * 4;
-    const unsigned int sA_u = smem_u32(sA), sB_u = smem_u32(sB);
+    // B's shared address from A's by 32-bit arithmetic, not smem_u32(sB): converting the generic
+    // pointer sB back made ptxas (CUDA 13.0, -O3) keep the generic address's high word in a
+    // register whose operand-reuse flag it then got wrong. A later LEA read that stale high word
+    // (the shared window's) as A's shared base: misaligned cp.async addresses in whisper-encoder's
+    // fp32 attention, depending on the code around it (bench/RESULTS.md, session 7, run92).
+    const unsigned int sA_u = smem_u32(sA), sB_u = sA_u + STAGES * kStageA * 4;
     if (ktiles > 0) {
       ait.load(sA, sA_u, k_begin);
       bit.load(sB, sB_u, k_begin);
