@@ -46,8 +46,9 @@ namespace mono::tuning {
 //     tiles do: a block's previous work in the same stage may still read shared memory.
 //  11 (2026-11-26): split-K producers publish with one release add after a bar.sync and the
 //     reducer acquires without a fence (split_k.cuh): split-K stages got faster (issue 19).
-//  12 (2026-11-26): GemmF16 and GemmF32 take B's shared address from A's by 32-bit arithmetic
-//     instead of converting a generic pointer (a ptxas operand-reuse fault, gemm_f32.cuh).
+//  12 (2026-11-26): GemmF16, GemmF32 and the flash attention take their shared addresses by
+//     32-bit arithmetic from one smem_u32 instead of converting generic pointers back (a ptxas
+//     operand-reuse fault, gemm_f32.cuh).
 constexpr int kSignatureVersion = 12;
 
 struct GroupSignature {

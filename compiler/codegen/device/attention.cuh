@@ -29,14 +29,16 @@ struct FlashAttention {
   static constexpr int kOBytes = kWarps * 16 * D * 4, kRedBytes = 2 * kWarps * 16 * 4;
   static constexpr int kSmemBytes = kQBytes + 2 * kKVBytes + kOBytes + kRedBytes;
 
-  // Copies rows [0, n) of a [rows][D] matrix into shared rows of stride kLd; rows n .. total-1
-  // are zero-filled (their source is row 0, not read).
-  __device__ static void stage_rows(half_t* dst, const half_t* src, int n, int total) {
+  // Copies rows [0, n) of a [rows][D] matrix into shared rows of stride kLd from shared address
+  // `dst`; rows n .. total-1 are zero-filled (their source is row 0, not read). Shared addresses
+  // here are 32-bit offsets from one smem_u32, never generic pointers converted back (the ptxas
+  // fault gemm_f32.cuh describes).
+  __device__ static void stage_rows(unsigned int dst, const half_t* src, int n, int total) {
     constexpr int CH = D / 8;
     for (int c = threadIdx.x; c < total * CH; c += kWarps * 32) {
       const int r = c / CH, k8 = c % CH;
       const half_t* from = src + (long long)(r < n ? r : 0) * D + k8 * 8;
-      cp_async_16(smem_u32(dst + r * kLd + k8 * 8), from, r < n ? 16 : 0);
+      cp_async_16(dst + (unsigned int)((r * kLd + k8 * 8) * 2), from, r < n ? 16 : 0);
     }
   }
 
@@ -67,10 +69,8 @@ struct FlashAttention {
   template <class SFn, class PFn, class OFn>
   __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
                               const SFn& s_fn, const PFn& p_fn, const OFn& o_fn, unsigned char* smem) {
-    half_t* sQ = reinterpret_cast<half_t*>(smem);
-    half_t* sK = sQ + BQ * kLd;
-    half_t* sV = sK + SKP * kLd;
-    float* sO = reinterpret_cast<float*>(sV + SKP * kLd);
+    const unsigned int sQ = smem_u32(smem), sK = sQ + kQBytes, sV = sK + kKVBytes;  // shared addresses
+    float* sO = reinterpret_cast<float*>(smem + kQBytes + 2 * kKVBytes);
     float* sMax = sO + kWarps * 16 * D;
     float* sSum = sMax + kWarps * 16;
     __syncthreads();  // the block's previous work may still read shared memory
@@ -87,7 +87,7 @@ struct FlashAttention {
     unsigned int qa[D / 16][4];
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks)
-      ldmatrix_x4(qa[ks], smem_u32(sQ + (rb * 16 + (lane & 15)) * kLd + ks * 16 + (lane >> 4) * 8));
+      ldmatrix_x4(qa[ks], sQ + (unsigned int)(((rb * 16 + (lane & 15)) * kLd + ks * 16 + (lane >> 4) * 8) * 2));
 
     // S = Q K^T for this warp's key tiles; s[j][nb][e]: tile kg + KG j, n8 block nb, the mma
     // accumulator layout (row g + 8 (e / 2), key 8 nb + 2 t + e % 2).
@@ -103,7 +103,7 @@ struct FlashAttention {
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         unsigned int kb[4];
-        ldmatrix_x4(kb, smem_u32(sK + (kt * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + ks * 16 + ((lane >> 3) & 1) * 8));
+        ldmatrix_x4(kb, sK + (unsigned int)(((kt * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + ks * 16 + ((lane >> 3) & 1) * 8) * 2));
         mma_16816(s[j][0], qa[ks], kb[0], kb[1]);
         mma_16816(s[j][1], qa[ks], kb[2], kb[3]);
       }
@@ -164,7 +164,7 @@ struct FlashAttention {
 #pragma unroll
       for (int np = 0; np < D / 16; ++np) {
         unsigned int vb[4];
-        ldmatrix_x4_trans(vb, smem_u32(sV + (kt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + np * 16 + (lane >> 4) * 8));
+        ldmatrix_x4_trans(vb, sV + (unsigned int)(((kt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + np * 16 + (lane >> 4) * 8) * 2));
         mma_16816(o[2 * np], pa, vb[0], vb[1]);
         mma_16816(o[2 * np + 1], pa, vb[2], vb[3]);
       }
