@@ -184,10 +184,19 @@ bool run_one_job(const std::string& dir) {
     log << j.dump() << "\n";
     log.flush();
   };
+  // Where the runner's time goes (seconds), for the daemon's log: the preparation once a job,
+  // then each candidate's load, check and timing.
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto t0 = std::chrono::steady_clock::now();
   // The reference: the fragment's CPU reference on deterministic inputs, computed once.
   tuning::LoadedFragment f = tuning::load_fragment(run.at("fragment"), kWeightSeed);
+  const double fragment_s = since(t0);
+  t0 = std::chrono::steady_clock::now();
   const std::vector<Tensor> inputs = fragment_inputs(f);
   const std::vector<Tensor> want = run_reference(*f.graph, inputs);
+  const double reference_s = since(t0);
   const double tol = run.at("tolerance").get<double>();
   const int warmup = run.at("warmup").get<int>(), samples = run.at("samples").get<int>();
   const double respread = run.at("respread").get<double>();
@@ -197,8 +206,11 @@ bool run_one_job(const std::string& dir) {
     emit({{"start", index}});
     json r = {{"candidate", index}};
     try {
+      auto t = std::chrono::steady_clock::now();
       NvrtcOptions nvrtc;
       std::unique_ptr<GpuModel> gm = GpuModel::load(c.at("dir").get<std::string>(), nvrtc, 0);
+      r["load_s"] = since(t);
+      t = std::chrono::steady_clock::now();
       const std::vector<Tensor> got = gm->run_host(inputs);
       double worst = 0;
       std::string bad;
@@ -208,6 +220,8 @@ bool run_one_job(const std::string& dir) {
         if (!cmp.ok(tol)) bad = f.graph->outputs[i]->name;
       }
       r["rel_err"] = worst;
+      r["check_s"] = since(t);
+      t = std::chrono::steady_clock::now();
       if (!bad.empty() || got.size() != want.size()) {
         r["failure"] = db::to_string(db::FailureClass::kWrongAnswer);
         r["reason"] = "output '" + bad + "' differs from the reference: relative error " + std::to_string(worst) +
@@ -227,6 +241,7 @@ bool run_one_job(const std::string& dir) {
         r["samples_us"] = s;
         r["median_us"] = sorted[sorted.size() / 2];
         r["spread"] = spread;
+        r["time_s"] = since(t);
       }
     } catch (const std::exception& e) {
       r["failure"] = db::to_string(db::FailureClass::kLaunchError);
@@ -236,7 +251,7 @@ bool run_one_job(const std::string& dir) {
     emit(r);
     if (!context_ok) break;
   }
-  emit({{"done", true}, {"stays", context_ok}});
+  emit({{"done", true}, {"stays", context_ok}, {"fragment_s", fragment_s}, {"reference_s", reference_s}});
   return context_ok;
 }
 
@@ -358,6 +373,7 @@ Runner::Outcome Runner::watch(const std::string& dir, int timeout_per_candidate)
       if (j.is_discarded()) continue;
       if (j.contains("done")) {
         if (!j.value("stays", true)) stop(/*kill_it=*/false);  // it exits: its context may be lost
+        out.done = j;
         return out;
       }
       if (j.contains("start")) {
@@ -405,8 +421,9 @@ db::FailureClass failure_named(const std::string& s) {
 
 }  // namespace
 
-void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates, const std::string& work_dir,
-                 Runner* runner) {
+std::string measure_job(const json& payload, std::vector<CompiledCandidate>* candidates, const std::string& work_dir,
+                        Runner* runner) {
+  double fragment_s = 0, reference_s = 0, load_s = 0, check_s = 0, time_s = 0;
   const MeasureOptions& opt = runner->options();
   const std::string precision = payload.at("fragment").value("precision", "fp32");
   json base = {{"fragment", payload.at("fragment")},
@@ -424,7 +441,14 @@ void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates
     run["candidates"] = json::array();
     for (const auto& [index, c] : todo) run["candidates"].push_back({{"index", index}, {"dir", c->dir}});
     Runner::Outcome o = runner->run(work_dir, run, timeout);
+    if (o.done.is_object()) {  // none when the runner died or hung
+      fragment_s += o.done.value("fragment_s", 0.0);
+      reference_s += o.done.value("reference_s", 0.0);
+    }
     for (const auto& [index, j] : o.results) {
+      load_s += j.value("load_s", 0.0);
+      check_s += j.value("check_s", 0.0);
+      time_s += j.value("time_s", 0.0);
       auto it = todo.find(index);
       if (it == todo.end()) continue;
       v1::CandidateResult& r = it->second->result;
@@ -456,6 +480,9 @@ void measure_job(const json& payload, std::vector<CompiledCandidate>* candidates
                                (o.why.empty() ? std::string("no results") : o.why));
     }
   }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "runner: fragment %.1f s, reference %.1f s, load %.1f s, check %.1f s, timing %.1f s",
+                fragment_s, reference_s, load_s, check_s, time_s);
+  return buf;
 }
-
 }  // namespace mono::worker

@@ -53,6 +53,7 @@ class Runner {
     bool hung = false;
     bool started = false;                   // the runner wrote something for this job
     std::string why;                        // why the runner ended the job early ("" if it did not)
+    nlohmann::json done;                    // the runner's last line for the job, if it finished
   };
 
   explicit Runner(MeasureOptions options);
@@ -80,8 +81,10 @@ class Runner {
 // Runs the compiled candidates on the GPU in the runner; fills in samples, median, spread, or
 // failures. A candidate that hangs or crashes the runner is tried once more in a fresh one,
 // then recorded as failed. Candidates that failed to compile are left as they are.
-void measure_job(const nlohmann::json& payload, std::vector<CompiledCandidate>* candidates,
-                 const std::string& work_dir, Runner* runner);
+// Returns where the runner's time went ("runner: fragment F s, reference R s, load L s, check
+// C s, timing T s", summed over the job's rounds), for the daemon's log.
+std::string measure_job(const nlohmann::json& payload, std::vector<CompiledCandidate>* candidates,
+                        const std::string& work_dir, Runner* runner);
 
 // The runner's side (mono-worker --runner): runs the jobs named on standard input until it
 // closes, or until a candidate fails to launch.

@@ -281,6 +281,7 @@ class Worker {
     report.set_job_id(job.job_id());
     const auto start = std::chrono::steady_clock::now();
     double compile_s = 0;
+    std::string runner_times;
     try {
       const nlohmann::json payload = nlohmann::json::parse(job.payload());
       const bool gpu = job.kind() != v1::COMPILE;
@@ -288,9 +289,7 @@ class Worker {
       std::vector<CompiledCandidate> cands = compile_job(payload, dir, threads, /*write_artifacts=*/gpu);
       metrics_->candidates.Add({{"stage", "compiled"}}).Increment(static_cast<double>(cands.size()));
       compile_s = seconds_since(start);
-      if (gpu) {
-        measure_job(payload, &cands, dir, runners_[lane].get());
-      }
+      if (gpu) runner_times = measure_job(payload, &cands, dir, runners_[lane].get());
       for (const CompiledCandidate& c : cands) {
         *report.add_results() = c.result;
         if (!c.result.ok())
@@ -328,10 +327,10 @@ class Worker {
     const double secs = seconds_since(start);
     metrics_->jobs.Add({{"kind", kind}, {"outcome", report.worker_failure() ? "worker_failure" : accepted ? "accepted" : "ignored"}})
         .Increment();
-    char buf[320];
-    std::snprintf(buf, sizeof buf, "job %s (%s, %d candidates) in %.1f s (compile %.1f s): %s", job.job_id().c_str(),
-                  kind.c_str(), report.results_size(), secs, compile_s,
-                  accepted ? "accepted" : "not accepted (late or duplicate)");
+    char buf[480];
+    std::snprintf(buf, sizeof buf, "job %s (%s, %d candidates) in %.1f s (compile %.1f s%s%s): %s", job.job_id().c_str(),
+                  kind.c_str(), report.results_size(), secs, compile_s, runner_times.empty() ? "" : "; ",
+                  runner_times.c_str(), accepted ? "accepted" : "not accepted (late or duplicate)");
     log(buf);
   }
 

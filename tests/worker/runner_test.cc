@@ -43,9 +43,9 @@ while read d; do
       stays=false
       break
     fi
-    echo "{\"candidate\":$i,\"samples_us\":[$((i + 1))],\"median_us\":$((i + 1)),\"spread\":0}" >> "$out"
+    echo "{\"candidate\":$i,\"samples_us\":[$((i + 1))],\"median_us\":$((i + 1)),\"spread\":0,\"load_s\":0.5}" >> "$out"
   done
-  echo "{\"done\":true,\"stays\":$stays}" >> "$out"
+  echo "{\"done\":true,\"stays\":$stays,\"fragment_s\":0.3,\"reference_s\":1.5}" >> "$out"
   [ $stays = true ] || exit 0
 done
 )";
@@ -81,7 +81,7 @@ class RunnerTest : public ::testing::Test {
       cands[i].dir = dir + "/c" + std::to_string(i);
     }
     const nlohmann::json payload = {{"kind", "measure"}, {"fragment", {{"precision", "fp16"}}}};
-    measure_job(payload, &cands, dir, runner_.get());
+    times_ = measure_job(payload, &cands, dir, runner_.get());
     std::vector<v1::CandidateResult> out;
     for (const CompiledCandidate& c : cands) out.push_back(c.result);
     return out;
@@ -94,6 +94,7 @@ class RunnerTest : public ::testing::Test {
 
   fs::path root_;
   std::string script_;
+  std::string times_;  // measure_job's account of the runner's time, for the last job
   std::unique_ptr<Runner> runner_;
 };
 
@@ -102,6 +103,8 @@ TEST_F(RunnerTest, OneRunnerServesJobAfterJob) {
     for (const v1::CandidateResult& r : job(name, "ok")) expect_measured(r);
   EXPECT_EQ(runner_->starts(), 1);
   EXPECT_GT(runner_->pid(), 0);  // idle, waiting for the next job
+  // The daemon's log says where the runner's time went: its preparation and each candidate's.
+  EXPECT_EQ(times_, "runner: fragment 0.3 s, reference 1.5 s, load 1.5 s, check 0.0 s, timing 0.0 s");
 }
 
 TEST_F(RunnerTest, ACrashGetsTheCandidateASecondTryInAFreshRunner) {
