@@ -532,6 +532,29 @@ TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
   check(plan_kernel(*loaded.graph, po), false);
 }
 
+// read_binary (the runtime's loader of weights.bin and kernel.cubin) returns the file's bytes
+// exactly: an artifact's weights come back as pack_weights made them, an empty file as nothing,
+// and a missing file is one clear error naming it.
+TEST(Codegen, ArtifactFilesReadBackByteForByte) {
+  LoadResult loaded = load_tiny("tiny-bert-opset17");
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const BuiltKernel built = build_kernel(*loaded.graph, po, "tiny-bert", NvrtcOptions{}, false);
+  const std::string dir = ::testing::TempDir() + "/mono_read_binary_artifact";
+  write_artifact(dir, *loaded.graph, built, unverified_record("a test"));
+  const std::vector<unsigned char> want = pack_weights(built.plan);
+  ASSERT_GT(want.size(), 0u);
+  EXPECT_EQ(read_binary(dir + "/weights.bin"), want);
+  std::ofstream(dir + "/empty.bin", std::ios::binary);
+  EXPECT_TRUE(read_binary(dir + "/empty.bin").empty());
+  try {
+    read_binary(dir + "/missing.bin");
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.bin"), std::string::npos) << e.what();
+  }
+}
+
 // The manifest carries the tensor maps, and a manifest whose map would reach beyond the arena
 // or break the encoder's limits is refused with the map's number.
 TEST(Codegen, ManifestTensorMapsRoundTripAndAreChecked) {
