@@ -185,7 +185,7 @@ bool run_one_job(const std::string& dir) {
     log.flush();
   };
   // Where the runner's time goes (seconds), for the daemon's log: the preparation once a job,
-  // then each candidate's load, check and timing.
+  // then each candidate's load, check (its first run and the comparison) and timing.
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };

@@ -1,6 +1,7 @@
 #include "compiler/runtime/artifact.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,9 @@ using nlohmann::json;
 std::vector<unsigned char> read_binary(const std::string& path) {
   // One read of the file's size, not a byte-by-byte iterator: a 250 MB weights.bin took 0.8 s
   // that way, three times in a whole-kernel tuning job (bench/RESULTS.md, session 7, run97).
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    user_error("'", path, "' is not a file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) user_error("cannot open '", path, "'");
   const std::streamoff size = in.tellg();

@@ -534,7 +534,7 @@ TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
 
 // read_binary (the runtime's loader of weights.bin and kernel.cubin) returns the file's bytes
 // exactly: an artifact's weights come back as pack_weights made them, an empty file as nothing,
-// and a missing file is one clear error naming it.
+// and a missing file or a folder is one clear error naming it.
 TEST(Codegen, ArtifactFilesReadBackByteForByte) {
   LoadResult loaded = load_tiny("tiny-bert-opset17");
   PlanOptions po;
@@ -547,11 +547,14 @@ TEST(Codegen, ArtifactFilesReadBackByteForByte) {
   EXPECT_EQ(read_binary(dir + "/weights.bin"), want);
   std::ofstream(dir + "/empty.bin", std::ios::binary);
   EXPECT_TRUE(read_binary(dir + "/empty.bin").empty());
-  try {
-    read_binary(dir + "/missing.bin");
-    ADD_FAILURE() << "a missing file was read";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing.bin"), std::string::npos) << e.what();
+  std::filesystem::create_directories(dir + "/a_folder");
+  for (const std::string& bad : {dir + "/missing.bin", dir + "/a_folder"}) {
+    try {
+      read_binary(bad);
+      ADD_FAILURE() << bad << " was read";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
   }
 }
 
