@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "compiler/support/atomic_file.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -12,19 +13,14 @@ namespace mono {
 using nlohmann::json;
 
 std::vector<unsigned char> read_binary(const std::string& path) {
-  // One read of the file's size, not a byte-by-byte iterator: a 250 MB weights.bin took 0.8 s
-  // that way, three times in a whole-kernel tuning job (bench/RESULTS.md, session 7, run97).
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    user_error("'", path, "' is not a file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) user_error("cannot open '", path, "'");
-  const std::streamoff size = in.tellg();
-  if (size < 0) user_error("cannot read '", path, "'");
-  std::vector<unsigned char> out(static_cast<size_t>(size));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(out.data()), size)) user_error("cannot read '", path, "'");
-  return out;
+  std::vector<unsigned char> bytes;
+  if (!read_file_whole(path, &bytes)) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+      user_error("'", path, "' is not a file");
+    user_error("cannot open '", path, "'");
+  }
+  return bytes;
 }
 
 static ArtifactIo io_from(const json& j) {

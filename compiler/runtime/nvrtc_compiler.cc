@@ -71,13 +71,6 @@ static void make_dirs(const std::string& path) {
   }
 }
 
-static bool read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
-
 ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kernel) {
   ResourceUsage u;
   // ptxas prints, per function: "Compiling entry function 'K' ...", "Function properties for K",
@@ -120,7 +113,7 @@ CompiledKernel compile_cuda(const std::string& source, const std::string& kernel
     // An entry counts only when its .meta (written last) names the cubin's and log's sizes and
     // hashes: a torn or tampered entry is a miss, rebuilt and rewritten.
     std::string cubin, log, meta;
-    if (read_file(base + ".meta", &meta) && read_file(base + ".cubin", &cubin) && read_file(base + ".log", &log) &&
+    if (read_file_whole(base + ".meta", &meta) && read_file_whole(base + ".cubin", &cubin) && read_file_whole(base + ".log", &log) &&
         meta == cache_meta(cubin, log)) {
       result.cubin.assign(cubin.begin(), cubin.end());
       result.log = log;

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace mono {
 
@@ -38,5 +40,25 @@ bool write_file_atomic(const std::string& path, const void* data, size_t size, s
   if (rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename", -1);
   return true;
 }
+
+namespace {
+
+template <class Bytes>
+bool read_whole(const std::string& path, Bytes* out) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const std::streamoff size = in.tellg();
+  if (size < 0) return false;
+  out->resize(static_cast<size_t>(size));
+  in.seekg(0);
+  return size == 0 || static_cast<bool>(in.read(reinterpret_cast<char*>(out->data()), size));
+}
+
+}  // namespace
+
+bool read_file_whole(const std::string& path, std::string* out) { return read_whole(path, out); }
+bool read_file_whole(const std::string& path, std::vector<unsigned char>* out) { return read_whole(path, out); }
 
 }  // namespace mono

@@ -42,6 +42,29 @@ TEST(AtomicFile, WritesWholeAndReplaces) {
 
 // A write that runs out of space (here: the file-size limit, as a full disk would) fails,
 // leaves the old contents, and leaves no temporary file.
+// read_file_whole returns a file's bytes exactly (zeros included, into a string or a byte
+// vector), an empty file as nothing, and false for an absent file or a folder.
+TEST(AtomicFile, ReadsAFileWhole) {
+  const fs::path d = fresh_dir("read-whole");
+  std::string bytes(70000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7) % 256);
+  std::string err;
+  ASSERT_TRUE(write_file_atomic((d / "f").string(), bytes, &err)) << err;
+  std::string got;
+  ASSERT_TRUE(read_file_whole((d / "f").string(), &got));
+  EXPECT_EQ(got, bytes);
+  std::vector<unsigned char> v;
+  ASSERT_TRUE(read_file_whole((d / "f").string(), &v));
+  EXPECT_EQ(std::string(v.begin(), v.end()), bytes);
+  ASSERT_TRUE(write_file_atomic((d / "empty").string(), std::string(), &err)) << err;
+  got = "x";
+  ASSERT_TRUE(read_file_whole((d / "empty").string(), &got));
+  EXPECT_TRUE(got.empty());
+  EXPECT_FALSE(read_file_whole((d / "absent").string(), &got));
+  EXPECT_FALSE(read_file_whole(d.string(), &got));
+  fs::remove_all(d);
+}
+
 TEST(AtomicFile, AFailedWriteLeavesTheOldFileAndNoTemporary) {
   const fs::path d = fresh_dir("atomic-full");
   std::string error;
