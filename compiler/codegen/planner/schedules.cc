@@ -36,8 +36,10 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
   auto choose = [&](int k_tile) {
     for (GemmSchedule t : tiles) {
       if (k_tile > 0 && grp.f16 && !s.conv) t.bk = k_tile;
-      if (k_tile > 0 && !gemm_schedule_problem(grp.f16, t, ctx, nullptr).empty()) continue;
-      for (int splits : split_k_factors(s.k, t.bk)) {
+      // A normalization in front (Group::norm): wgmma tiles without split-K whose panel fits.
+      if (s.norm) t = wgmma_schedule(t, ctx);
+      if ((k_tile > 0 || s.norm) && !gemm_schedule_problem(grp.f16, t, ctx, s.norm ? &s : nullptr).empty()) continue;
+      for (int splits : s.norm ? std::vector<int>{1} : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
         const double us = s.conv || (others_items == 0 && copies == 1)
