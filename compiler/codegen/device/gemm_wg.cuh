@@ -19,9 +19,9 @@
 // the block barrier that frees the previous k tile's stage for the copy STAGES - 1 ahead.
 //
 // A LayerNormalization in front (A is NormK, loaders.cuh): A is the normalization's input x, as
-// it is; once the first copies are in flight, the block combines its rows' statistics (written
-// by x's producer, row_stats.cuh) into their mean and 1/stddev in shared memory, and after the
-// last k tile corrects its accumulators (NormK's identity) before the epilogue.
+// it is; once the first copies are in flight, the block loads its rows' statistics (written by
+// x's producer, row_stats.cuh), and after the last k tile combines them into the rows' mean and
+// 1/stddev and corrects its accumulators (NormK's identity) before the epilogue.
 //
 // With `rs` (row_stats.cuh), the block that applies the epilogue then writes the row statistics
 // of the tile it stored.
@@ -147,9 +147,9 @@ struct GemmWg {
     for (int s = 0; s < STAGES - 1; ++s)
       if (s < ktiles) issue(s);
     MONO_GEMM_PROBE(1);
-    // The rows' statistics while the first copies fly; read after the k loop's barriers.
-    if constexpr (kNorm)
-      combine_row_stats<BM, kThreads>(a.rstats, M, ALoad::kK, m0, a.eps, reinterpret_cast<float2*>(smem + kStatsOffset));
+    // The rows' statistics: loaded now, combined after the k loop (RowStatsLoad).
+    RowStatsLoad<BM, kThreads, kNorm ? ALoad::kK : 32> row_stats;
+    if constexpr (kNorm) row_stats.load(a.rstats, M, m0);
 
     // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
     // next 64-k block rows x 128 bytes, the next stage the stage's bytes (all >> 4).
@@ -183,7 +183,9 @@ struct GemmWg {
 
     const int g = lane >> 2, t4 = lane & 3;
     if constexpr (kNorm) {
-      const float2* stats = reinterpret_cast<const float2*>(smem + kStatsOffset);  // [BM]: mean, rstd
+      float2* stats = reinterpret_cast<float2*>(smem + kStatsOffset);  // [BM]: mean, rstd
+      row_stats.combine(M, m0, a.eps, stats);
+      __syncthreads();
       // rows wm*16 + g (+ 8), columns n0 + wn*WN + 8j + 2 t4 (+ 1): GemmF16's fragment layout
       const float2 r0 = stats[wm * 16 + g], r1 = stats[wm * 16 + g + 8];
 #pragma unroll
