@@ -29,6 +29,18 @@
 
 namespace mono_dev {
 
+namespace detail {
+// The normalized length of a NormK operand (its K), 32 for any other (unused there).
+template <class A, bool = IsNorm<A>::value>
+struct NormLength {
+  static constexpr int value = 32;
+};
+template <class A>
+struct NormLength<A, true> {
+  static constexpr int value = A::kK;
+};
+}  // namespace detail
+
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
 struct GemmWg {
   using Base = GemmF16<BM, BN, BK, WARPS_M, WARPS_N, STAGES>;  // its epilogue views and finish
@@ -148,7 +160,7 @@ struct GemmWg {
       if (s < ktiles) issue(s);
     MONO_GEMM_PROBE(1);
     // The rows' statistics: loaded now, combined after the k loop (RowStatsLoad).
-    RowStatsLoad<BM, kThreads, kNorm ? ALoad::kK : 32> row_stats;
+    RowStatsLoad<BM, kThreads, detail::NormLength<ALoad>::value> row_stats;
     if constexpr (kNorm) row_stats.load(a.rstats, M, m0);
 
     // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
