@@ -56,12 +56,14 @@ int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {
   return 2 * (bm + bn) * (bk + 4) * 4;
 }
 
-int gemm_norm_smem_bytes(int bm, int bn, int bk, int stages, int warps_m, int warps_n) {
+int gemm_norm_smem_bytes(int bm, int bn, int bk, int stages, int warps_m, int warps_n, int64_t k) {
   const int threads = warps_m * warps_n * 32;
   const int pipe = stages * (bm + bn) * bk * 2, padded = stages * (bm + bn) * (bk + 8) * 2;
   const bool chunk_fits = bn % 8 == 0 && (bm * bn / 8) % threads == 0 && bm * (bn + 8) * 4 <= padded && bm * bn / threads <= 16;
   const int staged = chunk_fits ? bm * (bn + 8) * 4 : 0;
-  return std::max(pipe, staged) + 64 + (threads + bm) * 8;
+  const int64_t chunks = (k + 31) / 32;  // row_stats.cuh kRowStatsChunk
+  const int64_t extra = bm * 8 + 2 * bn * 4 + (bm * chunks * 8 + 15) / 16 * 16;
+  return static_cast<int>(std::max(pipe, staged) + 64 + extra);
 }
 
 std::vector<Packing> norm_fold_vectors(const KernelPlan& plan, const Group& g) {

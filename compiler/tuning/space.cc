@@ -92,7 +92,8 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
         if ((g.norm || g.writes_row_stats) && !gemm_schedule_problem(g.f16, c.schedule.gemm, ctx, &p).empty()) continue;
         c.est_us = estimate_gemm_us(p, g.f16, c.schedule.gemm, ctx);
         c.items = gemm_items(p, c.schedule.gemm);
-        c.smem_bytes = gemm_smem_bytes(g.f16, t.bm, t.bn, t.bk, t.stages);
+        c.smem_bytes = g.norm ? gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n, p.k)
+                              : gemm_smem_bytes(g.f16, t.bm, t.bn, t.bk, t.stages);
         add(c);
       }
     }

@@ -76,7 +76,7 @@ struct TileSmem {
 };
 template <class G, class AL>
 struct TileSmem<G, AL, true> {
-  static constexpr int value = G::kNormSmemBytes;
+  static constexpr int value = G::template norm_smem_bytes<AL::kK>();
 };
 
 // Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and

@@ -29,18 +29,6 @@
 
 namespace mono_dev {
 
-namespace detail {
-// The normalized length of a NormK operand (its K), 32 for any other (unused there).
-template <class A, bool = IsNorm<A>::value>
-struct NormLength {
-  static constexpr int value = 32;
-};
-template <class A>
-struct NormLength<A, true> {
-  static constexpr int value = A::kK;
-};
-}  // namespace detail
-
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
 struct GemmWg {
   using Base = GemmF16<BM, BN, BK, WARPS_M, WARPS_N, STAGES>;  // its epilogue views and finish
@@ -62,10 +50,17 @@ struct GemmWg {
   static_assert(kSmemBytes <= Base::kSmemBytes, "GemmWg: more shared memory than the planner reserves (GemmF16's)");
   static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
   static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
-  // With a LayerNormalization in front: its rows' mean and rstd (float2 each), past the barriers;
-  // within GemmF16's padded pipeline, which the planner reserves (gemm_norm_smem_bytes).
+  // With a LayerNormalization of length K in front, past the barriers: the rows' mean and rstd
+  // (float2 [BM]), the fold's u and c for the tile's columns (float [BN] each), then the rows'
+  // chunk statistics (float2 [BM][ceil(K / 32)], row_stats.cuh) as copied from global memory.
+  // The planner reserves all of it (support.h gemm_norm_smem_bytes).
   static constexpr int kStatsOffset = kSmemBytes;
-  static constexpr int kNormSmemBytes = kStatsOffset + BM * 8;
+  static constexpr int kFoldOffset = kStatsOffset + BM * 8;
+  static constexpr int kChunkOffset = kFoldOffset + 2 * BN * 4;
+  template <int K>
+  __host__ __device__ static constexpr int norm_smem_bytes() {
+    return kChunkOffset + (BM * ((K + kRowStatsChunk - 1) / kRowStatsChunk) * 8 + 15) / 16 * 16;
+  }
 
   // NormK's `out`: this tile's share of LayerNorm(x) for its rows, 16-byte chunks tn, tn + tiles_n,
   // ... of each row (tn = this tile's column), from x (ld.cg: written by other blocks) and the
@@ -133,20 +128,18 @@ struct GemmWg {
     // A was written by ordinary stores of earlier stages; the TMA unit reads it through the
     // async proxy, which needs this fence (see GemmF16).
     if (threadIdx.x == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
-    // A normalized in front: the fold's vectors for this thread's columns (GemmF16's fragment layout: n0 + wn*WN
-    // + 8j + 2 t4 (+ 1)), loaded now so that their latency hides behind the k loop.
-    float fold_u[kNorm ? NI : 1][2], fold_c[kNorm ? NI : 1][2];
+    // A normalized in front: the fold's vectors for the tile's columns and the rows' chunk
+    // statistics into shared memory by cp.async, used after the k loop. Not through registers:
+    // loads into registers before the loop made the tiles ~2 us slower on the H100 (run100,
+    // run102), as if the first wgmma waited for them.
     if constexpr (kNorm) {
-      static_assert(kNormSmemBytes <= Base::kSmemBytes, "GemmWg: the row statistics do not fit the reserved shared memory");
       if (k_begin != 0 || k_end != ALoad::kK) __trap();  // whole rows: no split-K
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int n = n0 + wn * WN + 8 * j + 2 * (lane & 3) + e;
-          fold_u[j][e] = n < N ? __ldg(a.u + n) : 0.0f;
-          fold_c[j][e] = n < N && a.c ? __ldg(a.c + n) : 0.0f;
-        }
+      constexpr int kChunks = (ALoad::kK + kRowStatsChunk - 1) / kRowStatsChunk;
+      const int cols = N - n0 < BN ? N - n0 : BN, rows = M - m0 < BM ? M - m0 : BM;
+      cp_async_bytes(sA_u + kFoldOffset, a.u + n0, cols * 4);
+      if (a.c) cp_async_bytes(sA_u + kFoldOffset + BN * 4, a.c + n0, cols * 4);
+      cp_async_bytes(sA_u + kChunkOffset, a.rstats + (long long)m0 * kChunks, rows * kChunks * 8);
+      cp_async_commit();
     }
     auto issue = [&](int kt) {  // k tile kt into stage kt % STAGES (thread 0 copies)
       const int s = kt % STAGES;
@@ -159,9 +152,6 @@ struct GemmWg {
     for (int s = 0; s < STAGES - 1; ++s)
       if (s < ktiles) issue(s);
     MONO_GEMM_PROBE(1);
-    // The rows' statistics: loaded now, combined after the k loop (RowStatsLoad).
-    RowStatsLoad<BM, kThreads, detail::NormLength<ALoad>::value> row_stats;
-    if constexpr (kNorm) row_stats.load(a.rstats, M, m0);
 
     // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
     // next 64-k block rows x 128 bytes, the next stage the stage's bytes (all >> 4).
@@ -196,15 +186,19 @@ struct GemmWg {
     const int g = lane >> 2, t4 = lane & 3;
     if constexpr (kNorm) {
       float2* stats = reinterpret_cast<float2*>(smem + kStatsOffset);  // [BM]: mean, rstd
-      row_stats.combine(M, m0, a.eps, stats);
+      const float* fold = reinterpret_cast<const float*>(smem + kFoldOffset);  // u [BN], c [BN]
+      cp_async_wait<0>();
       __syncthreads();
-      // rows wm*16 + g (+ 8), columns n0 + wn*WN + 8j + 2 t4 (+ 1): GemmF16's fragment layout
+      combine_row_stats<BM, kThreads, ALoad::kK>(reinterpret_cast<const float2*>(smem + kChunkOffset), M, m0, a.eps, stats);
+      __syncthreads();
+      // rows wm*16 + g (+ 8), columns wn*WN + 8j + 2 t4 (+ 1) of the tile: GemmF16's fragment layout
       const float2 r0 = stats[wm * 16 + g], r1 = stats[wm * 16 + g + 8];
 #pragma unroll
       for (int j = 0; j < NI; ++j)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const float u = fold_u[j][e], c = fold_c[j][e];
+          const int n = wn * WN + 8 * j + 2 * t4 + e;
+          const float u = fold[n], c = a.c ? fold[BN + n] : 0.0f;
           acc[0][j][e] = fmaf(r0.y, fmaf(-r0.x, u, acc[0][j][e]), c);
           acc[0][j][2 + e] = fmaf(r1.y, fmaf(-r1.x, u, acc[0][j][2 + e]), c);
         }

@@ -5,10 +5,11 @@
 // the chunk's mean), at stats[row * chunks + c], chunks = ceil(N / 32). Whoever writes x writes
 // them: the GEMM tiles that produce x (tile_row_stats, after their epilogue), or, for x copied
 // into the arena as a kernel input, the whole grid before the first stage (grid_row_stats). The
-// reading tiles combine a row's chunks into its mean and 1/stddev (RowStatsLoad).
+// reading tiles copy their rows' chunks into shared memory and combine them into each row's mean
+// and 1/stddev (combine_row_stats).
 // Chunks combine by Chan et al.'s pairwise update, which never subtracts two large sums: the
 // variance does not cancel when a row's mean is large against its spread.
-// SELF-CONTAINED (no includes); requires common.cuh to be included first.
+// SELF-CONTAINED (no includes); requires common.cuh and ptx.cuh to be included first.
 #pragma once
 
 namespace mono_dev {
@@ -118,42 +119,39 @@ __device__ inline void grid_row_stats(const half_t* x, int M, int N, float2* sta
 }
 
 // The mean and 1/sqrt(variance + eps) of rows m0 .. m0 + BM - 1 of x ([M][N], rows < M) from
-// their chunks' statistics, in two steps so that the loads' latency hides behind other work: load()
-// issues this thread's loads (all at once, into registers), combine() merges them into out[BM]
-// (shared memory; rows past M get (0, 0)) with no block barrier (the caller's follows). NT
-// threads, P = NT / BM (a power of two <= 32) consecutive threads a row. Measured on the H100
-// (run100): combining right after the first copies, loads in a loop, made the reading GEMM
-// stages ~2 us slower.
+// their chunks' statistics `chunk` (rows m0.. of the [M][chunks] array, already in shared memory)
+// into out[BM] (shared memory; rows past M get (0, 0)), with no block barrier (the caller's
+// follows). NT threads, P = NT / BM (a power of two <= 32) consecutive threads a row.
 template <int BM, int NT, int N>
-struct RowStatsLoad {
-  static constexpr int P = NT / BM, kChunks = (N + kRowStatsChunk - 1) / kRowStatsChunk, kPer = (kChunks + P - 1) / P;
-  static_assert(NT % BM == 0 && P >= 1 && P <= 32 && (P & (P - 1)) == 0, "RowStatsLoad: NT / BM threads a row");
-  float2 s[kPer];
+__device__ __forceinline__ void combine_row_stats(const float2* chunk, int M, int m0, float eps, float2* out) {
+  constexpr int P = NT / BM, kChunks = (N + kRowStatsChunk - 1) / kRowStatsChunk;
+  static_assert(NT % BM == 0 && P >= 1 && P <= 32 && (P & (P - 1)) == 0, "combine_row_stats: NT / BM threads a row");
+  const int r = threadIdx.x / P, part = threadIdx.x % P, m = m0 + r;
+  float n = 0.0f, mean = 0.0f, m2 = 0.0f;
+  if (m < M)
+#pragma unroll
+    for (int c = part; c < kChunks; c += P) {
+      const float2 s = chunk[r * kChunks + c];
+      const int left = N - c * kRowStatsChunk;
+      chan_merge(n, mean, m2, (float)(left < kRowStatsChunk ? left : kRowStatsChunk), s.x, s.y);
+    }
+#pragma unroll
+  for (int x = 1; x < P; x <<= 1) {
+    const float nb = __shfl_xor_sync(0xffffffffu, n, x), mb = __shfl_xor_sync(0xffffffffu, mean, x),
+                m2b = __shfl_xor_sync(0xffffffffu, m2, x);
+    chan_merge(n, mean, m2, nb, mb, m2b);
+  }
+  if (part == 0) out[r] = m < M ? make_float2(mean, rsqrtf(m2 / (float)N + eps)) : make_float2(0.0f, 0.0f);
+}
 
-  __device__ __forceinline__ void load(const float2* stats, int M, int m0) {
-    const int r = threadIdx.x / P, part = threadIdx.x % P, m = m0 + r;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int c = part + i * P;
-      s[i] = m < M && c < kChunks ? __ldcg(stats + (long long)m * kChunks + c) : make_float2(0.0f, 0.0f);
-    }
+// Copies `bytes` bytes from global `src` (16-byte aligned) to shared `dst` (16-byte aligned) with
+// cp.async (no register holds them: a warp's later wgmma does not wait for them), zero-filling
+// the last 16-byte piece past `bytes`; the caller commits and waits.
+__device__ __forceinline__ void cp_async_bytes(unsigned int dst, const void* src, int bytes) {
+  for (int i = threadIdx.x; i * 16 < bytes; i += blockDim.x) {
+    const int left = bytes - i * 16;
+    cp_async_16(dst + (unsigned int)(i * 16), static_cast<const char*>(src) + i * 16, left < 16 ? left : 16);
   }
-  __device__ __forceinline__ void combine(int M, int m0, float eps, float2* out) const {
-    const int r = threadIdx.x / P, part = threadIdx.x % P, m = m0 + r;
-    float n = 0.0f, mean = 0.0f, m2 = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int c = part + i * P, left = N - c * kRowStatsChunk;
-      if (m < M && c < kChunks) chan_merge(n, mean, m2, (float)(left < kRowStatsChunk ? left : kRowStatsChunk), s[i].x, s[i].y);
-    }
-#pragma unroll
-    for (int x = 1; x < P; x <<= 1) {
-      const float nb = __shfl_xor_sync(0xffffffffu, n, x), mb = __shfl_xor_sync(0xffffffffu, mean, x),
-                  m2b = __shfl_xor_sync(0xffffffffu, m2, x);
-      chan_merge(n, mean, m2, nb, mb, m2b);
-    }
-    if (part == 0) out[r] = m < M ? make_float2(mean, rsqrtf(m2 / (float)N + eps)) : make_float2(0.0f, 0.0f);
-  }
-};
+}
 
 }  // namespace mono_dev

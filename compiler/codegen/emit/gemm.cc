@@ -244,7 +244,8 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   // then still addresses it as shared memory, not through generic pointers (compiled on its own,
   // one did: bench/RESULTS.md, 2026-11-25).
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
-                             "  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
+                             "  static_assert(", gemm_t, g.norm ? str_cat("::template norm_smem_bytes<", o.K, ">()") : std::string("::kSmemBytes"),
+                             " <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
                              // Split slowest: split-K reducers (the last split) come after every producer.
                              gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
                                            : std::string("  const int split = 0;\n  int t = item;\n"),

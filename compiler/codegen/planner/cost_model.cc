@@ -197,10 +197,10 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
   if (p && p->norm) {
     if (!t.wgmma || t.splits != 1)
       return str_cat("a GEMM that normalizes its A (a LayerNormalization in front) runs on wgmma without split-K, not ", t.str());
-    const int norm_smem = gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n);
-    if (norm_smem > smem)
-      return str_cat("tile and its rows' statistics need ", norm_smem, " B of shared memory, more than the ", smem,
-                     " B the tile reserves");
+    const int norm_smem = gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n, p->k);
+    if (norm_smem > ctx.smem_limit)
+      return str_cat("tile and its rows' statistics need ", norm_smem, " B of shared memory, the context allows ",
+                     ctx.smem_limit);
   }
   if (p && p->row_stats && t.bn % 32 != 0)
     return str_cat("a GEMM that writes its output's row statistics takes tiles of 32-column multiples, not ", t.str());

@@ -149,6 +149,10 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         grp.items = gemm_items(p, grp.gemm);
         grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, ctx);
         grp.smem_bytes = gemm_smem_bytes(grp.f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
+        if (grp.norm)  // the rows' statistics and the fold's vectors past the tile's own
+          grp.smem_bytes = std::max(grp.smem_bytes, gemm_norm_smem_bytes(grp.gemm.bm, grp.gemm.bn, grp.gemm.bk,
+                                                                         grp.gemm.stages, grp.gemm.warps_m,
+                                                                         grp.gemm.warps_n, p.k));
         break;
       }
       case GroupKind::kRows: {
