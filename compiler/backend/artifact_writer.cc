@@ -23,7 +23,6 @@ static json schedule_json(const Graph& g, const KernelPlan& plan) {
   size_t tuned = 0;
   for (const Group& grp : plan.groups) {
     json nodes = json::array();
-    if (grp.norm) nodes.push_back({{"name", grp.norm->name}, {"op", op_name(grp.norm->op)}, {"in_front_of_a", true}});
     nodes.push_back({{"name", grp.anchor->name}, {"op", op_name(grp.anchor->op)}});
     for (const Node* e : grp.epilogue) nodes.push_back({{"name", e->name}, {"op", op_name(e->op)}});
     json j = {{"id", grp.id}, {"kind", group_kind_name(grp.kind)}, {"stage", grp.stage}, {"items", grp.items},

@@ -19,8 +19,6 @@ struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool conv = false;    // implicit GEMM: activations gathered (im2col), priced by the conv model
   int64_t window = 1;   // conv: kernel positions (kh x kw); > 1 gathers through im2col index math
-  bool norm = false;    // a LayerNormalization in front of A (Group::norm): wgmma, no split-K
-  bool row_stats = false;  // writes its output's row statistics (Group::writes_row_stats): BN % 32 == 0
 };
 GemmProblem gemm_problem(const Group& g);
 // Split-K factors for K and a BK that give every split a whole number of BK steps and leave
@@ -37,9 +35,7 @@ double round_robin_us(int64_t items, double item_us, const KernelContext& ctx);
 // Why a GEMM schedule cannot run in the context ("" if it can): the device library's tile
 // constraints (fp16: BM % (16 warps_m), BN % (8 warps_n), BK % 16, stages >= 2; fp32: BM % (8
 // warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads, shared
-// memory within the context's budget and, with a problem, a split-K factor of split_k_factors
-// (and for a problem with a normalization in front, a wgmma tile without split-K whose rows'
-// statistics fit its reservation; for one that writes row statistics, BN a multiple of 32).
+// memory within the context's budget and, with a problem, a split-K factor of split_k_factors.
 std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
 // Whether the A operand of fp16 MatMul/Gemm group `grp` can be read through a tensor map
 // (TensorK; with a k tile that is a multiple of 64): one fp16 [M][K] matrix (no batch, no

@@ -3,7 +3,7 @@
 # nothing themselves, so a kernel includes them in the order below (device_include_order()):
 # each needs only headers before it (its first paragraph names them). A header added to DIR must
 # be added here too (Codegen.DeviceIncludeOrderListsEveryHeaderOnce checks).
-set(order common.cuh barrier.cuh ptx.cuh epilogue.cuh row_stats.cuh split_k.cuh loaders.cuh iterators.cuh gemm_f16.cuh
+set(order common.cuh barrier.cuh ptx.cuh epilogue.cuh split_k.cuh loaders.cuh iterators.cuh gemm_f16.cuh
     gemm_wg.cuh gemm_f32.cuh rows.cuh attention.cuh elementwise.cuh)
 file(GLOB headers RELATIVE "${DIR}" "${DIR}/*.cuh")
 list(SORT headers)

@@ -89,21 +89,10 @@ struct Packing {
   int tile_rows = 0, tile_k = 0;
   // Tiles laid out for wgmma (GemmWg) instead: unpadded, 128-byte swizzled (tile_pack.h).
   bool swizzled = false;
-  // A LayerNormalization folded into the GEMM that reads this weight W, [K][N] as the GEMM reads
-  // it (planner/norm_fusion.cc, NormK in loaders.cuh): kScaled packs W' = diag(gamma) W (in
-  // the weight's layout above); kColSum the fp32 [N] column sums of W' as the device stores it
-  // (rounded to its dtype); kBeta the fp32 [N] vector beta W (`beta` set). `transposed` still
-  // tells how the model holds W.
-  enum class Fold { kNone, kScaled, kColSum, kBeta };
-  Fold fold = Fold::kNone;
-  const Value* gamma = nullptr;  // kScaled, kColSum
-  const Value* beta = nullptr;   // kBeta
 
   bool tiled() const { return tile_rows > 0; }
-  bool vector() const { return fold == Fold::kColSum || fold == Fold::kBeta; }  // fp32 [N]
   bool operator==(const Packing& o) const {
-    return transposed == o.transposed && tile_rows == o.tile_rows && tile_k == o.tile_k && swizzled == o.swizzled &&
-           fold == o.fold && gamma == o.gamma && beta == o.beta;
+    return transposed == o.transposed && tile_rows == o.tile_rows && tile_k == o.tile_k && swizzled == o.swizzled;
   }
   bool operator!=(const Packing& o) const { return !(*this == o); }
   bool operator<(const Packing& o) const;
@@ -146,19 +135,8 @@ struct Group {
   // the operands allow it, else the three parts run one after another as above.
   bool flash = false;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
-  // A GEMM group whose A operand is a LayerNormalization's output computes the normalization
-  // itself (planner/norm_fusion.cc): `norm` is that node, which no group of its own runs. The
-  // tiles read the normalization's input x as their A, with the weights folded (Packing::Fold),
-  // take x's row statistics (KernelPlan::row_stats) and correct their accumulators (GemmWg,
-  // NormK); with `norm_writes`, they also store the node's output, for readers in later stages.
-  const Node* norm = nullptr;
-  bool norm_writes = false;
-  // A GEMM group whose output x a folded normalization reads (or a tuning fragment lists,
-  // PlanOptions::row_stats) also writes x's row statistics (KernelPlan::row_stats) after its
-  // epilogue; its tiles keep to multiples of 32 columns.
-  bool writes_row_stats = false;
   std::string override_rejected;
-  std::string nodes() const;    // "node_n (LayerNormalization) -> node_a (MatMul) + node_b (Add)"
+  std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use
 };
 
@@ -197,11 +175,6 @@ struct KernelPlan {
   // Graph inputs the kernel copies into the arena before its first stage (PlanOptions::
   // arena_inputs): groups read them as they read activations.
   std::set<const Value*> arena_inputs;
-  // Row statistics (device row_stats.cuh: mean and M2 per row and 32-column chunk, float2) of
-  // the inputs x of folded LayerNormalizations (Group::norm), by x's root -> their offset in the
-  // arena. The GEMM group that writes x writes them (its tiles, after the epilogue); for an
-  // arena input the grid computes them before the first stage (emit: input_copies).
-  std::map<const Value*, size_t> row_stats;
 
   // Values stored with their last two axes swapped ([.., a, b] kept as [.., b, a] in memory):
   // a GEMM output whose epilogue transposes it only so that GEMMs can read it as a [K][N] B
@@ -247,10 +220,6 @@ struct PlanOptions {
   // (compiler/tuning/fragment.h) lists the inputs that were activations in its model, so that
   // its group runs on the operand paths it runs on there.
   std::set<const Value*> arena_inputs;
-  // Values whose row statistics (KernelPlan::row_stats) the kernel writes although no folded
-  // normalization reads them here: a tuning fragment lists the output of its GEMM group whose
-  // model folds a LayerNormalization behind it, so that the group runs as it does there.
-  std::set<const Value*> row_stats;
   // Tuned schedules by group signature (compiler/tuning computes signatures; its
   // tuning::use_schedules sets both fields). A group whose signature has an entry uses it if
   // it is valid in the context, else its default schedule (Group::override_rejected says why).

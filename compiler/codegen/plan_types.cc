@@ -65,7 +65,7 @@ Schedule Group::schedule() const {
 
 std::string Group::nodes() const {
   auto node = [](const Node* n) { return n->name.empty() ? op_name(n->op) : str_cat(n->name, " (", op_name(n->op), ")"); };
-  std::string s = norm ? node(norm) + " -> " + node(anchor) : node(anchor);
+  std::string s = node(anchor);
   for (const Node* n : epilogue) s += " + " + node(n);
   return s;
 }
@@ -95,20 +95,11 @@ size_t KernelPlan::constant_offset(const Value* v, const Packing& packing) const
 }
 
 bool Packing::operator<(const Packing& o) const {
-  return std::tie(transposed, tile_rows, tile_k, swizzled, fold, gamma, beta) <
-         std::tie(o.transposed, o.tile_rows, o.tile_k, o.swizzled, o.fold, o.gamma, o.beta);
+  return std::tie(transposed, tile_rows, tile_k, swizzled) < std::tie(o.transposed, o.tile_rows, o.tile_k, o.swizzled);
 }
 
 std::string Packing::str() const {
-  std::string fold_text;
-  switch (fold) {
-    case Fold::kNone: break;
-    case Fold::kScaled: fold_text = str_cat("*", gamma->name); break;
-    case Fold::kColSum: fold_text = str_cat("=colsum(", gamma->name, "*W)"); break;
-    case Fold::kBeta: fold_text = str_cat("=", beta->name, "@W"); break;
-  }
-  return str_cat(transposed ? "nk" : "", tiled() ? str_cat("@t", tile_rows, "x", tile_k, swizzled ? "s" : "") : std::string(),
-                 fold_text);
+  return str_cat(transposed ? "nk" : "", tiled() ? str_cat("@t", tile_rows, "x", tile_k, swizzled ? "s" : "") : std::string());
 }
 
 }  // namespace mono

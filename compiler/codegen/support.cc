@@ -1,10 +1,8 @@
 #include "compiler/codegen/support.h"
-#include <algorithm>
 
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/softmax.h"
-#include "compiler/support/error.h"
 
 namespace mono {
 
@@ -54,32 +52,6 @@ Packing constant_packing(const Node& n, int i) {
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {
   if (f16) return stages * (bm + bn) * (bk + 8) * 2 + 64;  // + the bulk loaders' mbarriers (gemm_f16.cuh)
   return 2 * (bm + bn) * (bk + 4) * 4;
-}
-
-int gemm_norm_smem_bytes(int bm, int bn, int bk, int stages, int warps_m, int warps_n, int64_t k) {
-  const int threads = warps_m * warps_n * 32;
-  const int pipe = stages * (bm + bn) * bk * 2, padded = stages * (bm + bn) * (bk + 8) * 2;
-  const bool chunk_fits = bn % 8 == 0 && (bm * bn / 8) % threads == 0 && bm * (bn + 8) * 4 <= padded && bm * bn / threads <= 16;
-  const int staged = chunk_fits ? bm * (bn + 8) * 4 : 0;
-  const int64_t chunks = (k + 31) / 32;  // row_stats.cuh kRowStatsChunk
-  const int64_t extra = bm * 8 + 2 * bn * 4 + (bm * chunks * 8 + 15) / 16 * 16;
-  return static_cast<int>(std::max(pipe, staged) + 64 + extra);
-}
-
-std::vector<Packing> norm_fold_vectors(const KernelPlan& plan, const Group& g) {
-  MONO_CHECK(g.norm, "group ", g.id, " has no LayerNormalization folded in");
-  Packing p;
-  p.transposed = plan.packing(*g.anchor, 1).transposed;
-  p.fold = Packing::Fold::kColSum;
-  p.gamma = plan.root(g.norm->inputs[1]);
-  std::vector<Packing> out = {p};
-  if (g.norm->input(2)) {
-    p.fold = Packing::Fold::kBeta;
-    p.gamma = nullptr;
-    p.beta = plan.root(g.norm->inputs[2]);
-    out.push_back(p);
-  }
-  return out;
 }
 
 }  // namespace mono

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "compiler/codegen/plan.h"
 #include "compiler/ir/graph.h"
@@ -35,13 +34,5 @@ Packing constant_packing(const Node& n, int i);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);
-// The fp32 vectors a GEMM group with a LayerNormalization folded in (Group::norm) reads beside
-// its weight W: the column sums of diag(gamma) W, then (with a beta) beta W (Packing::Fold).
-std::vector<Packing> norm_fold_vectors(const KernelPlan& plan, const Group& g);
-// The shared memory of a wgmma tile with a LayerNormalization of length k in front (Group::norm):
-// its pipeline or epilogue staging and mbarriers, then the rows' final statistics, the fold's two
-// vectors for its columns and its rows' chunk statistics (GemmWg::norm_smem_bytes, gemm_wg.cuh).
-// The group reserves it (it exceeds gemm_smem_bytes).
-int gemm_norm_smem_bytes(int bm, int bn, int bk, int stages, int warps_m, int warps_n, int64_t k);
 
 }  // namespace mono

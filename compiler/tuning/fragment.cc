@@ -21,7 +21,7 @@ namespace {
 // The fields of a payload; load_fragment refuses any other.
 const char* const kFields[] = {"ir",      "precision",     "ranges",     "keep_fp32",     "nonnegative",
                                "sms",     "threads",       "blocks_per_sm", "smem_limit", "inline_groups",
-                               "arena_inputs", "row_stats"};
+                               "arena_inputs"};
 
 // `nodes` and the view nodes they read through (transitively), in graph order. The plan's
 // alias map says which values are views: exactly what the planner treats as one.
@@ -92,7 +92,7 @@ void each_name(const json& j, const char* key, const Take& take) {
 }  // namespace
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector<const Node*>& nodes,
-                   const PlanOptions& options, const std::set<const Value*>& not_outputs) {
+                   const PlanOptions& options) {
   const std::vector<const Node*> members = with_views(graph, plan, nodes);
   const std::set<const Node*> member_set(members.begin(), members.end());
   auto produced_inside = [&](const Value* v) { return v->producer && member_set.count(v->producer); };
@@ -157,13 +157,8 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
   for (const Value* v : graph.outputs) add_output(v);
   for (const Node* n : members)
     for (const Value* v : n->outputs)
-      if (v && read_outside.count(v) && !not_outputs.count(plan.root(v))) add_output(v);
+      if (v && read_outside.count(v)) add_output(v);
   for (const Value* v : outputs) sub.outputs.push_back(copy.at(v));
-  // Outputs whose row statistics the model's kernel writes (a folded LayerNormalization reads
-  // them outside the fragment): the fragment's kernel writes them too.
-  json row_stats = json::array();
-  for (const Value* v : outputs)
-    if (plan.row_stats.count(plan.root(v))) row_stats.push_back(v->name);
 
   PrintOptions print;
   print.elide_floats_only = true;
@@ -194,7 +189,6 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
               {"keep_fp32", keep_fp32},
               {"nonnegative", nonnegative},
               {"arena_inputs", arena_inputs},
-              {"row_stats", row_stats},
               {"sms", options.settings.sms},
               {"threads", options.settings.threads},
               {"blocks_per_sm", options.settings.blocks_per_sm},
@@ -204,14 +198,9 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
 }
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group, const PlanOptions& options) {
-  std::vector<const Node*> nodes;
-  if (group.norm) nodes.push_back(group.norm);  // the normalization the GEMM computes in front
-  nodes.push_back(group.anchor);
+  std::vector<const Node*> nodes = {group.anchor};
   nodes.insert(nodes.end(), group.epilogue.begin(), group.epilogue.end());
-  // The normalization's output is the fragment's only where this group stores it (norm_writes).
-  std::set<const Value*> not_outputs;
-  if (group.norm && !group.norm_writes) not_outputs.insert(group.norm->outputs[0]);
-  return make_fragment(graph, plan, nodes, options, not_outputs);
+  return make_fragment(graph, plan, nodes, options);
 }
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const PlanOptions& options) {
@@ -263,12 +252,6 @@ LoadedFragment load_fragment(const json& j, uint64_t seed) {
     if (it == by_name.end() || !f.graph->is_graph_input(it->second))
       user_error("fragment: \"arena_inputs\": %", name, " is not an input of the fragment");
     o.arena_inputs.insert(it->second);
-  });
-  each_name(j, "row_stats", [&](const std::string& name) {
-    auto it = by_name.find(name);
-    if (it == by_name.end() || !f.graph->is_graph_output(it->second))
-      user_error("fragment: \"row_stats\": %", name, " is not an output of the fragment");
-    o.row_stats.insert(it->second);
   });
 
   // The planner checks the context itself (threads a multiple of 32, blocks that fit an SM).

@@ -13,10 +13,6 @@
 //                                        fragment's kernel copies them there first, so that its
 //                                        group reads them as in the model (tensor maps, wgmma)
 //                                        (optional, default none)
-//    "row_stats": ["y", ...],            outputs whose row statistics the model's kernel writes
-//                                        (a LayerNormalization folded into its readers reads
-//                                        them, plan.h KernelPlan::row_stats): the fragment's
-//                                        group writes them too (optional, default none)
 //    "sms": 132, "threads": 256, "blocks_per_sm": 1, "smem_limit": 0,
 //    "inline_groups": 1}                 the model's kernel: group functions inlined (1) or
 //                                        not (0) (optional)
@@ -37,7 +33,6 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -45,12 +40,10 @@
 
 namespace mono::tuning {
 
-// The fragment of `nodes` (nodes of `graph`, which `plan` was built for with `options`); values
-// in `not_outputs` (roots), and their views, are not made outputs although read outside.
+// The fragment of `nodes` (nodes of `graph`, which `plan` was built for with `options`).
 nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector<const Node*>& nodes,
-                             const PlanOptions& options, const std::set<const Value*>& not_outputs = {});
-// The fragment of one group of the plan: its anchor and epilogue nodes (and the normalization in
-// front of its A, Group::norm).
+                             const PlanOptions& options);
+// The fragment of one group of the plan: its anchor and epilogue nodes.
 nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group,
                              const PlanOptions& options);
 // The whole graph as a fragment (every node): for whole-kernel timing jobs.

@@ -212,13 +212,6 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
   t += str_cat("kind ", group_kind_name(g.kind));
   if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm) t += g.f16 ? " f16-mma" : " f32-ffma";
   t += "\n";
-  // A normalization the GEMM computes in front of its A (Group::norm): its node as an operand's.
-  if (g.norm) {
-    node_header(&t, plan, "prologue", *g.norm);
-    for (int i = 0; i < g.norm->num_inputs(); ++i) t += str_cat("  in ", operand_text(plan, *g.norm, i), "\n");
-    outputs_text(&t, plan, *g.norm);
-    if (g.norm_writes) t += "  stored\n";  // its output also written for later readers
-  }
   // The anchor: every operand as it is.
   const Node& a = *g.anchor;
   node_header(&t, plan, "anchor", a);
@@ -252,8 +245,6 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
     if (e->op == OpKind::kIsNaN) internal.insert(out);  // a condition, the running value stays
     else running = out;
   }
-  // The output's row statistics written after the epilogue (Group::writes_row_stats).
-  if (g.writes_row_stats) t += "row-statistics\n";
   return t;
 }
 

@@ -49,12 +49,7 @@ namespace mono::tuning {
 //  12 (2026-11-26): GemmF16, GemmF32 and the flash attention take their shared addresses by
 //     32-bit arithmetic from one smem_u32 instead of converting generic pointers back (a ptxas
 //     operand-reuse fault, gemm_f32.cuh).
-//  13 (2026-11-26): a LayerNormalization read as the A of wgmma GEMMs, whose input a GEMM
-//     writes, is folded into them (planner/norm_fusion.cc): the producing GEMM's tiles write
-//     each row's mean and M2 per 32 columns (row_stats, gemm_f16.cuh), the reading tiles combine
-//     them and correct their accumulators (NormK: weights scaled by gamma); no stage of its own.
-//     Both groups' signatures say so (issue 19).
-constexpr int kSignatureVersion = 13;
+constexpr int kSignatureVersion = 12;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -20,7 +20,7 @@ std::string dims(const Shape& s) {
 }
 
 std::string describe(const KernelPlan& plan, const Group& g) {
-  std::string s = g.norm ? str_cat(op_name(g.norm->op), " -> ", op_name(g.anchor->op)) : op_name(g.anchor->op);
+  std::string s = op_name(g.anchor->op);
   for (const Node* e : g.epilogue) s += str_cat(" + ", op_name(e->op));
   return str_cat(s, " -> ", dtype_name(plan.dtype_of(g.output)), dims(g.output->type.shape));
 }
@@ -80,8 +80,7 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
     std::vector<GemmSchedule> tiles = tuning_gemm_tiles(g.f16, ctx);
     // The wgmma tiles where the operands allow (a job's fragment copies such an A into its
     // arena, fragment.h "arena_inputs", so the worker times them on wgmma too).
-    // A GEMM that normalizes its A (Group::norm) runs wgmma tiles without split-K only.
-    if (wgmma_operands(plan, g, nullptr) || g.norm)
+    if (wgmma_operands(plan, g, nullptr))
       for (const GemmSchedule& t : tuning_wgmma_tiles(ctx)) tiles.push_back(t);
     for (const GemmSchedule& t : tiles) {
       for (int splits : split_k_factors(p.k, t.bk)) {
@@ -89,11 +88,9 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
         c.schedule.kind = g.kind;
         c.schedule.gemm = t;
         c.schedule.gemm.splits = splits;
-        if ((g.norm || g.writes_row_stats) && !gemm_schedule_problem(g.f16, c.schedule.gemm, ctx, &p).empty()) continue;
         c.est_us = estimate_gemm_us(p, g.f16, c.schedule.gemm, ctx);
         c.items = gemm_items(p, c.schedule.gemm);
-        c.smem_bytes = g.norm ? gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n, p.k)
-                              : gemm_smem_bytes(g.f16, t.bm, t.bn, t.bk, t.stages);
+        c.smem_bytes = gemm_smem_bytes(g.f16, t.bm, t.bn, t.bk, t.stages);
         add(c);
       }
     }
@@ -246,13 +243,7 @@ std::map<std::string, Schedule> menu_schedules(const Graph& graph, const PlanOpt
   for (const Group& grp : plan.groups) {
     if (out.count(grp.signature) || grp.in_attention()) continue;
     Schedule s = grp.schedule();
-    if (grp.norm) {  // a normalization in front: the wgmma tiles that take it (no split-K)
-      const GemmProblem p = gemm_problem(grp);
-      std::vector<GemmSchedule> menu;
-      for (const GemmSchedule& t : tuning_wgmma_tiles(plan.ctx))
-        if (gemm_schedule_problem(true, t, plan.ctx, &p).empty()) menu.push_back(t);
-      if (!menu.empty()) s.gemm = menu[(tile >= 0 ? tile : next++) % menu.size()];
-    } else if (grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) {
+    if (grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) {
       const std::vector<GemmSchedule> menu = tuning_gemm_tiles(grp.f16, plan.ctx);
       s.gemm = menu[(tile >= 0 ? tile : next++) % menu.size()];
       if (split) s.gemm.splits = split_k_factors(gemm_problem(grp).k, s.gemm.bk).back();

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
-#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -25,8 +24,6 @@
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
-#include "compiler/ops/op.h"
-#include "compiler/codegen/support.h"
 #include "compiler/passes/passes.h"
 #include "compiler/backend/artifact_writer.h"
 #include "compiler/backend/verify.h"
@@ -200,17 +197,6 @@ namespace {
 
 // Tile-packed weights (KernelPlan::weight_tiles): every fp16 MatMul/Gemm with constant 2-D
 // weights (its B) reads them packed tile by tile for its schedule; the packed blob holds element
-// A GEMM weight as the device holds it in fp16: as the model has it, or with a LayerNormalization
-// folded in (Packing::Fold::kScaled: element (r, k) of the [rows][K] operand times gamma[k]).
-Tensor expected_weight(const Value& w, const Packing& packing, int64_t rows, int64_t K) {
-  if (packing.fold != Packing::Fold::kScaled) return w.constant->cast(DType::kF16);
-  std::vector<float> v = w.constant->to_float_vector();
-  const std::vector<float> g = packing.gamma->constant->to_float_vector();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t k = 0; k < K; ++k) v[packing.transposed ? k * rows + r : r * K + k] *= g[k];
-  return Tensor::from_floats(w.type.shape, v).cast(DType::kF16);
-}
-
 // (r, k) of the [rows][K] operand at block (r / rows_tile, k / bk), row r % rows_tile, column
 // k % bk of a (bk + 8)-element row, padding zero; the kernel compiles without spills.
 // Convolutions' weights (their A) are not tiled.
@@ -261,7 +247,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
       const bool nk = packing.transposed;
       const Shape& s = w->type.shape;
       const int64_t rows = nk ? s[1] : s[0], K = nk ? s[0] : w->type.numel() / s[0];
-      const Tensor h = expected_weight(*w, packing, rows, K);
+      const Tensor h = w->constant->cast(DType::kF16);
       const uint16_t* src = static_cast<const uint16_t*>(h.raw());
       const uint16_t* dst = reinterpret_cast<const uint16_t*>(blob.data() + p.constant_offset(w, packing));
       // Padded: a block's rows are bk + 8 halves. Swizzled (wgmma): unpadded, [bk/64][rows][64],
@@ -283,78 +269,6 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
           ASSERT_EQ(dst[i], 0) << node->name << ": padding element " << i << " is not zero";
         }
     }
-  }
-}
-
-// A LayerNormalization folded into the GEMMs that read it (Group::norm, Packing::Fold): the
-// weights blob holds u = the column sums of the fp16 W' = diag(gamma) W and c = beta W, and with
-// them rstd (x W' - mean u) + c equals LayerNorm(x) W on random rows (mean and rstd computed as
-// GemmWg computes them: sums shifted by the row's first element), to fp16's precision; the
-// LayerNormalization's group is gone.
-TEST(Codegen, LayerNormFoldedIntoItsGemmsKeepsTheProduct) {
-  for (const char* model : {"tiny-gpt2-opset20", "tiny-vit-opset20", "tiny-bert-opset20"}) {
-    SCOPED_TRACE(model);
-    LoadResult loaded = load_tiny(model);
-    PlanOptions po;
-    po.settings.precision = Precision::kF16;
-    const KernelPlan p = plan_kernel(*loaded.graph, po);
-    const std::vector<unsigned char> blob = pack_weights(p);
-    int folded = 0;
-    std::mt19937 rng(7);
-    for (const Group& g : p.groups) {
-      if (!g.norm) continue;
-      ++folded;
-      const Value* w = p.root(g.anchor->inputs[1]);
-      const Packing wp = p.packing(*g.anchor, 1);
-      ASSERT_EQ(wp.fold, Packing::Fold::kScaled) << g.nodes();
-      const Shape& s = w->type.shape;
-      const int64_t N = wp.transposed ? s[1] : s[0], K = wp.transposed ? s[0] : s[1];
-      auto at = [&](int64_t n, int64_t k) { return wp.transposed ? k * N + n : n * K + k; };
-      const std::vector<float> W = w->constant->to_float_vector();
-      const std::vector<float> Ws = expected_weight(*w, wp, N, K).to_float_vector();
-      const std::vector<float> gamma = p.root(g.norm->inputs[1])->constant->to_float_vector();
-      std::vector<float> beta(K, 0.0f);
-      if (g.norm->input(2)) beta = p.root(g.norm->inputs[2])->constant->to_float_vector();
-      const std::vector<Packing> vec = norm_fold_vectors(p, g);
-      ASSERT_EQ(vec.size(), g.norm->input(2) ? 2u : 1u);
-      const float* u = reinterpret_cast<const float*>(blob.data() + p.constant_offset(w, vec[0]));
-      const float* c = vec.size() > 1 ? reinterpret_cast<const float*>(blob.data() + p.constant_offset(w, vec[1])) : nullptr;
-      for (int64_t n = 0; n < N; ++n) {
-        double su = 0, sc = 0;
-        for (int64_t k = 0; k < K; ++k) su += Ws[at(n, k)], sc += static_cast<double>(beta[k]) * W[at(n, k)];
-        ASSERT_NEAR(u[n], su, 1e-5 * (1 + std::fabs(su))) << n;
-        if (c) ASSERT_NEAR(c[n], sc, 1e-5 * (1 + std::fabs(sc))) << n;
-      }
-      const double eps = node_attrs(*g.norm).attr_float("epsilon");
-      std::normal_distribution<float> dist(3.0f, 2.0f);  // a mean well away from zero
-      for (int row = 0; row < 4; ++row) {
-        std::vector<float> x(K);
-        for (float& v : x) v = Tensor::scalar_float(dist(rng), DType::kF32).cast(DType::kF16).to_float_vector()[0];
-        double mean = 0, var = 0;
-        for (float v : x) mean += v;
-        mean /= K;
-        for (float v : x) var += (v - mean) * (v - mean);
-        const double rstd_ref = 1 / std::sqrt(var / K + eps);
-        float s1 = 0, s2 = 0;  // as GemmWg: shifted by x[0], fp32
-        for (float v : x) s1 += v - x[0], s2 += (v - x[0]) * (v - x[0]);
-        const float d = s1 / K, mu = x[0] + d, rstd = 1 / std::sqrt(std::max(s2 / K - d * d, 0.0f) + static_cast<float>(eps));
-        for (int64_t n = 0; n < N; ++n) {
-          double ref = 0, acc = 0, scale = 0;
-          for (int64_t k = 0; k < K; ++k) {
-            const double y = (x[k] - mean) * rstd_ref * gamma[k] + beta[k];
-            ref += y * W[at(n, k)];
-            acc += static_cast<double>(x[k]) * Ws[at(n, k)];
-            scale += std::fabs(y * W[at(n, k)]);
-          }
-          const double got = rstd * (acc - mu * u[n]) + (c ? c[n] : 0.0f);
-          ASSERT_NEAR(got, ref, 2e-3 * (1 + scale)) << g.nodes() << " row " << row << " column " << n;
-        }
-      }
-    }
-    EXPECT_GT(folded, 0);
-    for (const Group& g : p.groups)
-      if (g.kind == GroupKind::kRows && g.anchor->op == OpKind::kLayerNormalization)
-        for (const Group& h : p.groups) EXPECT_NE(h.norm, g.anchor) << "folded and run on its own: " << g.nodes();
   }
 }
 
@@ -529,8 +443,7 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
       if (n.op == OpKind::kGemm && ta && std::get<int64_t>(*ta) != 0) continue;
       const GemmProblem pr = gemm_problem(g);
       if (pr.batch != 1) continue;
-      // A GEMM with a LayerNormalization folded in front reads the normalization's input.
-      const Value* a = g.norm ? g.norm->inputs[0] : n.inputs[0];
+      const Value* a = n.inputs[0];
       const Placement& pl = plan.placement.at(plan.root(a));
       if (pl.space != Placement::kArena) continue;
       expected.insert({pl.offset, pr.m, pr.k, g.gemm.bm});
@@ -825,13 +738,11 @@ namespace {
 // Repeated layers share their group functions: code that differs only in comments (the node
 // names an epilogue cites) is defined once. tiny-bert's two encoder layers out of line: every
 // function of the second layer's groups is the first layer's, so each GEMM, softmax and
-// LayerNorm function runs two groups or more, and there are fewer functions than groups. In fp32:
-// in fp16 the first and the last layer differ from the others in their LayerNormalizations (the
-// embeddings' and the final one keep their stages, norm_fusion.cc), and tiny-bert has only those two.
+// LayerNorm function runs two groups or more, and there are fewer functions than groups.
 TEST(Codegen, LayersShareGroupFunctionsWhateverTheirComments) {
   LoadResult loaded = load_tiny("tiny-bert-opset20");
   PlanOptions po;
-  po.settings.precision = Precision::kF32;
+  po.settings.precision = Precision::kF16;
   po.settings.inline_groups = 0;
   const BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-bert-opset20", NvrtcOptions{}, false);
   const std::regex function(R"re(\n// (groups?) ([0-9, ]+)\nstatic __device__ __noinline__ void (g[0-9]+_[a-z_]+)\()re");

@@ -35,7 +35,6 @@ static __device__ int g_probe_on;
 #include "compiler/codegen/device/barrier.cuh"
 #include "compiler/codegen/device/ptx.cuh"
 #include "compiler/codegen/device/epilogue.cuh"
-#include "compiler/codegen/device/row_stats.cuh"
 #include "compiler/codegen/device/split_k.cuh"
 #include "compiler/codegen/device/loaders.cuh"
 #include "compiler/codegen/device/iterators.cuh"

@@ -68,17 +68,6 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
   G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y);
 }
 
-// The dynamic shared memory a tile takes: its own, or with a LayerNormalization in front (NormK)
-// the rows' statistics past it (GemmWg::kNormSmemBytes).
-template <class G, class AL, bool = mono_dev::detail::IsNorm<AL>::value>
-struct TileSmem {
-  static constexpr int value = G::kSmemBytes;
-};
-template <class G, class AL>
-struct TileSmem<G, AL, true> {
-  static constexpr int value = G::template norm_smem_bytes<AL::kK>();
-};
-
 // Runs one GEMM `runs` times; checks the result after each run, exactly-once epilogue calls, and
 // (split-K) that the counters are back to zero and that every run gives the same bits (no float
 // atomics). residual: the two-phase epilogue.
@@ -87,8 +76,6 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
                           std::vector<double> ref, double tol, int splits, int runs,
                           bool residual = false) {
   const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
-  // A LayerNormalization in front (NormK) keeps the rows' statistics past the tile's own bytes.
-  constexpr int kSmem = TileSmem<G, AL>::value;
   float* c;
   unsigned int* hits;
   float* ws = nullptr;
@@ -112,26 +99,26 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi>;
   auto kern_v8 = gemm_kernel<G, AL, BL, StoreEpiV8>;
   auto kern_res_v8 = gemm_kernel<G, AL, BL, ResidualEpiV8>;
-  CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   std::vector<float> first;  // split-K: the first run's result
   for (int r = 0; r <= runs; ++r) {  // the extra last run: 8-wide stores (StoreEpiV8 / ResidualEpiV8)
     const bool v8 = r == runs;
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
     if (v8 && residual)
-      kern_res_v8<<<dim3(tiles, splits), G::kThreads, kSmem>>>(
+      kern_res_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
           M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits);
     else if (v8)
-      kern_v8<<<dim3(tiles, splits), G::kThreads, kSmem>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
+      kern_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
                                                                     ws, counters, splits);
     else if (residual)
-      kern_res<<<dim3(tiles, splits), G::kThreads, kSmem>>>(
+      kern_res<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
           M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits);
     else
-      kern<<<dim3(tiles, splits), G::kThreads, kSmem>>>(M, N, K, a, b, StoreEpi{c, hits, N},
+      kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
                                                                  ws, counters, splits);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -315,208 +302,6 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
   CK(cudaFree(dmap));
 }
 
-// Row statistics (row_stats.cuh): (mean, M2) of each row's 32-column chunks of an fp16 [M][N],
-// in double from the fp16 values; `chunk_err` is the largest error against it, relative to the
-// chunk's mean magnitude plus its spread (so a large mean's rounding is not over-counted).
-static std::vector<double> ref_row_stats(const std::vector<float>& X, int M, int N) {
-  const int chunks = (N + 31) / 32;
-  std::vector<double> out(size_t(M) * chunks * 2);
-  for (int m = 0; m < M; ++m)
-    for (int c = 0; c < chunks; ++c) {
-      const int n0 = c * 32, n1 = std::min(N, n0 + 32);
-      double mean = 0, m2 = 0;
-      for (int n = n0; n < n1; ++n) mean += X[size_t(m) * N + n];
-      mean /= (n1 - n0);
-      for (int n = n0; n < n1; ++n) m2 += (X[size_t(m) * N + n] - mean) * (X[size_t(m) * N + n] - mean);
-      out[(size_t(m) * chunks + c) * 2] = mean;
-      out[(size_t(m) * chunks + c) * 2 + 1] = m2;
-    }
-  return out;
-}
-static double row_stats_err(const float2* got, const std::vector<double>& ref) {
-  double worst = 0;
-  for (size_t i = 0; i < ref.size() / 2; ++i) {
-    const double mean = ref[2 * i], m2 = ref[2 * i + 1];
-    const double scale = std::fabs(mean) + std::sqrt(m2 / 32) + 1e-6;
-    const double em = std::fabs(got[i].x - mean) / scale, e2 = std::fabs(got[i].y - m2) / (m2 + 1e-6);
-    if (std::isnan(em) || std::isnan(e2)) return NAN;  // a chunk nobody wrote
-    worst = std::max(worst, std::max(em, e2));
-  }
-  return worst;
-}
-
-__global__ void grid_row_stats_kernel(const half_t* x, int M, int N, float2* stats) {
-  mono_dev::grid_row_stats(x, M, N, stats);
-}
-template <int BM, int BN>
-__global__ void tile_row_stats_kernel(const half_t* x, int M, int N, float2* stats) {
-  const int tiles_n = (N + BN - 1) / BN;
-  mono_dev::detail::tile_row_stats<BM, BN>(mono_dev::RowStats{x, stats}, M, N, (blockIdx.x / tiles_n) * BM,
-                                           (blockIdx.x % tiles_n) * BN);
-}
-
-// x's row statistics on the device, from the grid (grid_row_stats) or from BM x BN tiles
-// (tile_row_stats, as a GEMM's epilogue follows them); cudaFree the result.
-static float2* dev_row_stats(const half_t* dx, int M, int N, bool tiles) {
-  float2* st;
-  const size_t n = size_t(M) * ((N + 31) / 32);
-  CK(cudaMalloc(&st, sizeof(float2) * n));
-  CK(cudaMemset(st, 0xff, sizeof(float2) * n));  // NaN: a chunk nobody writes shows
-  if (tiles)
-    tile_row_stats_kernel<64, 64><<<((M + 63) / 64) * ((N + 63) / 64), 256>>>(dx, M, N, st);
-  else
-    grid_row_stats_kernel<<<7, 128>>>(dx, M, N, st);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  return st;
-}
-
-// Both ways of computing row statistics against the double reference, on rows whose mean is far
-// from zero against their spread (offset 300, spread 1: the sums of squares would cancel).
-static void row_stats_checks() {
-  for (const auto& [M, N] : std::vector<std::pair<int, int>>{{128, 768}, {77, 200}, {5, 40}, {197, 8}}) {
-    auto X = rand_vec(size_t(M) * N, 299.f, 301.f);
-    round_to_half(X);
-    const auto ref = ref_row_stats(X, M, N);
-    half_t* dx = to_dev<half_t>(X);
-    for (bool tiles : {false, true}) {
-      float2* st = dev_row_stats(dx, M, N, tiles);
-      std::vector<float2> got(ref.size() / 2);
-      CK(cudaMemcpy(got.data(), st, sizeof(float2) * got.size(), cudaMemcpyDeviceToHost));
-      report(std::string(tiles ? "tile_row_stats<64,64>" : "grid_row_stats") + " M=" + std::to_string(M) +
-                 " N=" + std::to_string(N) + " (mean 300, spread 1)",
-             row_stats_err(got.data(), ref), 1e-4, "");
-      CK(cudaFree(st));
-    }
-    CK(cudaFree(dx));
-  }
-}
-
-// An fp16 output written by the tile's epilogue, whose row statistics the tile then writes
-// (RowStats): what a GEMM feeding a folded LayerNormalization does.
-struct StoreHalf {
-  half_t* out;
-  int N;
-  __device__ void operator()(int m, int n, float acc) const { out[(long long)m * N + n] = mono_dev::from_float<half_t>(acc); }
-};
-template <class G, class AL, class BL>
-__global__ void __launch_bounds__(G::kThreads) gemm_stats_kernel(int M, int N, int K, AL a, BL b, StoreHalf epi,
-                                                                float* ws, unsigned int* counters, int splits,
-                                                                float2* stats) {
-  extern __shared__ __align__(1024) unsigned char dyn_smem[];
-  const int tiles_n = (N + G::kBN - 1) / G::kBN;
-  const int tile = blockIdx.x;
-  int kb, ke;
-  mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
-  G::tile(M, N, (tile / tiles_n) * G::kBM, (tile % tiles_n) * G::kBN, kb, ke, a, b, epi, dyn_smem,
-          splits > 1 ? ws + (long long)tile * (splits - 1) * G::kBM * G::kBN : nullptr,
-          splits > 1 ? counters + tile : nullptr, splits, blockIdx.y, mono_dev::RowStats{epi.out, stats});
-}
-
-// A GEMM (A [M][K] dense, B packed tile by tile) that writes its fp16 output's row statistics
-// after the epilogue, with split-K (only the reducing split may write them, after the sum): the
-// statistics must be those of the output it stored.
-template <class G>
-static void gemm_row_stats(const char* gname, int M, int N, int K, int splits) {
-  auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
-  round_to_half(A), round_to_half(B);
-  half_t* dA = to_dev<half_t>(A);
-  half_t* dB = to_dev<half_t>(tile_pack(B, N, K, G::kBN, G::kBK, SwizzledB<G>::value));
-  const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
-  half_t* dout;
-  float2* st;
-  float* ws = nullptr;
-  unsigned int* counters = nullptr;
-  const size_t nst = size_t(M) * ((N + 31) / 32);
-  CK(cudaMalloc(&dout, sizeof(half_t) * M * N));
-  CK(cudaMalloc(&st, sizeof(float2) * nst));
-  CK(cudaMemset(st, 0xff, sizeof(float2) * nst));
-  if (splits > 1) {
-    CK(cudaMalloc(&ws, sizeof(float) * size_t(tiles) * (splits - 1) * G::kBM * G::kBN));
-    CK(cudaMalloc(&counters, sizeof(unsigned) * tiles));
-    CK(cudaMemset(counters, 0, sizeof(unsigned) * tiles));
-  }
-  std::string err;
-  mono_dev::TensorMap* dmap = dev_tensor_map(dA, M, K, K, G::kBM, &err);
-  const mono_dev::BulkTileK<half_t> b{dB, (K + G::kBK - 1) / G::kBK};
-  const std::string name = std::string(gname) + " row statistics after the epilogue, M=" + std::to_string(M) +
-                           " N=" + std::to_string(N) + " split " + std::to_string(splits);
-  if (!dmap) {
-    report(name, INFINITY, 1e-4, "tensor map: " + err);
-  } else {
-    const mono_dev::TensorK<half_t> a{dmap};
-    auto kern = gemm_stats_kernel<G, mono_dev::TensorK<half_t>, mono_dev::BulkTileK<half_t>>;
-    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
-    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreHalf{dout, N}, ws, counters, splits, st);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const std::vector<float> out = from_dev(dout, size_t(M) * N);
-    std::vector<float2> got(nst);
-    CK(cudaMemcpy(got.data(), st, sizeof(float2) * nst, cudaMemcpyDeviceToHost));
-    report(name, row_stats_err(got.data(), ref_row_stats(out, M, N)), 1e-4, "");
-  }
-  for (void* p : {(void*)dA, (void*)dB, (void*)dout, (void*)st, (void*)ws, (void*)counters, (void*)dmap}) CK(cudaFree(p));
-}
-
-// A LayerNormalization folded in front of a wgmma GEMM (NormK, as planner/norm_fusion.cc folds it):
-// x [M][K] with rows far from zero mean, gamma and beta; B = W [N][K] goes to the device as
-// W' = W diag(gamma) in fp16, with u = the row sums of that W' and c = W beta. The result must be
-// LayerNorm(x) W^T (double reference from the fp16 x and W), and `out` LayerNorm(x) itself
-// (every tile writing its share of the rows' chunks). x's row statistics come from the grid or
-// from tiles (`tile_stats`), as the kernel's input copy or x's producing GEMM writes them.
-template <class G, int K>
-static void gemm_norm_a(const char* gname, int M, int N, int runs, double tol, bool tile_stats) {
-  auto X = rand_vec(size_t(M) * K, -2.f, 6.f), W = rand_vec(size_t(N) * K);
-  auto gamma = rand_vec(K, 0.5f, 1.5f), beta = rand_vec(K, -0.5f, 0.5f);
-  round_to_half(X), round_to_half(W), round_to_half(gamma), round_to_half(beta);
-  const float eps = 1e-5f;
-  std::vector<float> Y(size_t(M) * K);
-  std::vector<double> yref(Y.size());
-  for (int m = 0; m < M; ++m) {
-    double mean = 0, var = 0;
-    for (int k = 0; k < K; ++k) mean += X[size_t(m) * K + k];
-    mean /= K;
-    for (int k = 0; k < K; ++k) var += (X[size_t(m) * K + k] - mean) * (X[size_t(m) * K + k] - mean);
-    const double rstd = 1 / std::sqrt(var / K + eps);
-    for (int k = 0; k < K; ++k)
-      yref[size_t(m) * K + k] = Y[size_t(m) * K + k] = (float)((X[size_t(m) * K + k] - mean) * rstd * gamma[k] + beta[k]);
-  }
-  auto ref = ref_gemm(Y, W, M, N, K);
-  std::vector<float> Ws(W.size()), u(N), c(N);
-  for (size_t i = 0; i < W.size(); ++i) Ws[i] = W[i] * gamma[i % K];
-  round_to_half(Ws);
-  for (int n = 0; n < N; ++n) {
-    double su = 0, sc = 0;
-    for (int k = 0; k < K; ++k) su += Ws[size_t(n) * K + k], sc += (double)beta[k] * W[size_t(n) * K + k];
-    u[n] = (float)su, c[n] = (float)sc;
-  }
-  half_t* dX = to_dev<half_t>(X);
-  std::string err;
-  mono_dev::TensorMap* dmap = dev_tensor_map(dX, M, K, K, G::kBM, &err);
-  const std::string name = std::string(gname) + " NormK (LayerNorm folded)";
-  if (!dmap) {
-    report(name, INFINITY, tol, "tensor map: " + err);
-    CK(cudaFree(dX));
-    return;
-  }
-  half_t* dB = to_dev<half_t>(tile_pack(Ws, N, K, G::kBN, G::kBK, true));
-  float* du = to_dev<float>(u);
-  float* dc = to_dev<float>(c);
-  half_t* dg = to_dev<half_t>(gamma);
-  half_t* dbeta = to_dev<half_t>(beta);
-  half_t* dout;
-  CK(cudaMalloc(&dout, sizeof(half_t) * M * K));
-  CK(cudaMemset(dout, 0xff, sizeof(half_t) * M * K));  // NaN: a chunk no tile writes shows
-  const mono_dev::BulkTileK<half_t> b{dB, (K + G::kBK - 1) / G::kBK};
-  float2* dst = dev_row_stats(dX, M, K, tile_stats);
-  const mono_dev::NormK<K, half_t, half_t> a{dmap, dst, du, dc, eps, dX, dout, dg, dbeta};
-  run_gemm_case<G>(name, M, N, K, a, b, ref, tol, 1, runs);
-  report(name + " M=" + std::to_string(M) + " K=" + std::to_string(K) + " LayerNorm(x) written",
-         rel_err(from_dev(dout, size_t(M) * K), yref), 2e-3, "");
-  for (void* p : {(void*)dX, (void*)dB, (void*)du, (void*)dc, (void*)dg, (void*)dbeta, (void*)dout, (void*)dmap, (void*)dst})
-    CK(cudaFree(p));
-}
-
 // A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
 template <class G, class T>
 static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
@@ -628,15 +413,6 @@ void gemm_checks() {
     gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 16, 64, 64, 64, 1, 1, th, true, true);  // M < 64 (tiny models)
     gemm_tensor_a<W4>("GemmWg<64,32,128,4,2,4>", 77, 130, 200, 200, 3, 2, th, false, true);
     gemm_tensor_a<W5>("GemmWg<128,128,64,8,1,4>", 128, 768, 768, 768, 2, 2, th, true, true);
-    gemm_norm_a<W1, 768>("GemmWg<64,64,128,4,2,4>", 128, 2304, 1, th, true);
-    gemm_norm_a<W2, 768>("GemmWg<128,64,128,8,1,4>", 197, 768, 1, th, false);  // partial row tile
-    gemm_norm_a<W3, 256>("GemmWg<64,128,64,4,2,3>", 16, 300, 1, th, true);     // M < 64, partial column tile
-    gemm_norm_a<W1, 40>("GemmWg<64,64,128,4,2,4>", 64, 160, 1, th, true);      // K < BK, a partial chunk
-    gemm_norm_a<W3, 200>("GemmWg<64,128,64,4,2,3>", 77, 128, 1, th, false);    // last k tile partial
-    row_stats_checks();
-    gemm_row_stats<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, 1);
-    gemm_row_stats<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 3072, 4);  // as FFN2
-    gemm_row_stats<W3>("GemmWg<64,128,64,4,2,3>", 77, 200, 264, 3);   // partial tiles
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail

@@ -90,27 +90,14 @@ TEST(Signature, RepeatedLayersOfTinyBertShareSignatures) {
     ASSERT_GE(gemms.size(), 8u);
     const size_t half = gemms.size() / 2;
     std::set<std::string> layer0;
-    size_t twins = 0;
     for (size_t i = 0; i < half; ++i) {
-      // fp16: a GEMM with a LayerNormalization folded in front, or one that writes the row
-      // statistics of a folded one's input, differs from its twin where the twin does not (the
-      // first layer's Q/K/V read the embeddings' LayerNormalization stage, the last FFN2 feeds the
-      // final one): then the signatures must differ.
-      const Group& a = *gemms[i];
-      const Group& b = *gemms[i + half];
-      if ((a.norm != nullptr) != (b.norm != nullptr) || a.writes_row_stats != b.writes_row_stats) {
-        EXPECT_NE(a.signature, b.signature) << a.nodes() << " vs " << b.nodes();
-      } else {
-        ++twins;
-        EXPECT_EQ(a.signature, b.signature) << a.nodes() << " vs " << b.nodes();
-      }
+      EXPECT_EQ(gemms[i]->signature, gemms[i + half]->signature)
+          << gemms[i]->nodes() << " vs " << gemms[i + half]->nodes();
       EXPECT_NE(gemms[i]->signature, "");
       EXPECT_EQ(gemms[i]->signature.size(), 16u);
       EXPECT_EQ(gemms[i]->signature.find_first_not_of("0123456789abcdef"), std::string::npos);
       layer0.insert(gemms[i]->signature);
     }
-    // fp32 folds nothing: every GEMM has its twin; fp16 keeps at least the out-projection and FFN1.
-    EXPECT_GE(twins, p == Precision::kF32 ? half : size_t{2});
     // Inside a layer the GEMMs differ (Q and K differ by their Transpose perm).
     EXPECT_EQ(layer0.size(), half);
     // The hash is the hash of the text; the text names no node or value.
@@ -255,13 +242,9 @@ TEST(ContextJson, RoundTripsAndDerivesBudgetAndCap) {
 
 // The GEMM groups of a plan sharing the signature of the first GEMM group whose default
 // differs from `s` (its signature out).
-// (Not one with a LayerNormalization in front, which takes only wgmma tiles without split-K,
-// nor an attention part, whose tiles are fixed.)
 std::vector<int> gemm_groups_not_using(const KernelPlan& plan, const GemmSchedule& s, std::string* sig) {
-  std::map<std::string, int> groups_of;  // signature -> its groups
-  for (const Group& g : plan.groups) ++groups_of[g.signature];
   for (const Group& g : plan.groups)
-    if (is_gemm(g) && !g.norm && !g.in_attention() && g.gemm != s && groups_of[g.signature] > 1) {
+    if (is_gemm(g) && g.gemm != s) {
       *sig = g.signature;
       break;
     }
@@ -556,20 +539,14 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   int wg = 0;
   std::string sig;
   int id = -1;
-  int norms = 0;
   for (const Group& grp : def.groups) {
     if (!grp.gemm.wgmma) continue;
     ++wg;
-    norms += grp.norm != nullptr;
     EXPECT_EQ(grp.gemm.warps_m * 16, grp.gemm.bm) << grp.nodes();
     EXPECT_TRUE(def.packing(*grp.anchor, 1).swizzled) << grp.nodes();
-    if (id < 0 && !grp.norm) id = grp.id, sig = tuning::group_signature(def, grp).hash;
+    if (id < 0) id = grp.id, sig = tuning::group_signature(def, grp).hash;
   }
   EXPECT_EQ(wg, 12);  // Q, K, V, out-projection, FFN1, FFN2 of both layers
-  // Both FFN1 and the second layer's Q, K and V normalize their A (a LayerNormalization in front,
-  // whose input a GEMM writes); the first layer's Q, K and V read the embeddings' LayerNormalization
-  // stage (its input is a pointwise group's).
-  EXPECT_EQ(norms, 5);
   ASSERT_GE(id, 0);
   EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 64, 64, 4, 2, 4>"), std::string::npos);
   Schedule mma;
@@ -579,59 +556,6 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   EXPECT_TRUE(tuned.groups[id].tuned);
   EXPECT_FALSE(tuned.groups[id].gemm.wgmma);
   EXPECT_FALSE(tuned.packing(*tuned.groups[id].anchor, 1).swizzled);
-}
-
-// A LayerNormalization read only as the A of wgmma GEMMs runs inside them (planner/
-// norm_fusion.cc): three of tiny-bert's five lose their groups and stages (the first one's input
-// comes from a pointwise group, which writes no row statistics; the last one's output is the
-// model's); a tuned schedule for such a GEMM must be a wgmma tile without split-K (any other is
-// refused with the reason), and one that is keeps its reservation, which holds the rows' statistics.
-TEST(TunedSchedules, GemmsWithALayerNormInFrontTakeWgmmaTilesWithoutSplitK) {
-  auto g = load_model("tiny-bert-opset20");
-  const PlanOptions base = options(Precision::kF16);
-  const KernelPlan def = plan_kernel(*g, base);
-  std::set<const Node*> norms;
-  std::string sig;
-  int id = -1, alone = 0;
-  for (const Group& grp : def.groups) {
-    alone += grp.kind == GroupKind::kRows && grp.anchor->op == OpKind::kLayerNormalization;
-    if (!grp.norm) continue;
-    norms.insert(grp.norm);
-    EXPECT_TRUE(grp.gemm.wgmma && grp.gemm.splits == 1) << grp.nodes();
-    EXPECT_EQ(grp.smem_bytes, gemm_norm_smem_bytes(grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages,
-                                                   grp.gemm.warps_m, grp.gemm.warps_n, gemm_problem(grp).k));
-    EXPECT_GT(grp.smem_bytes, gemm_smem_bytes(true, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages));
-    if (id < 0) id = grp.id, sig = tuning::group_signature(def, grp).hash;
-  }
-  EXPECT_EQ(norms.size(), 3u);
-  EXPECT_EQ(alone, 2);
-  ASSERT_GE(id, 0);
-  // Its signature names the normalization: it differs from the same GEMM's without one.
-  EXPECT_NE(tuning::group_signature(def, def.groups[id]).text.find("prologue LayerNormalization"), std::string::npos);
-
-  Schedule mma;
-  mma.kind = GroupKind::kGemm;
-  mma.gemm = GemmSchedule{64, 64, 64, 2, 4, 4, 1};
-  const KernelPlan refused = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, mma}}));
-  EXPECT_FALSE(refused.groups[id].tuned);
-  EXPECT_NE(refused.groups[id].override_rejected.find("runs on wgmma without split-K"), std::string::npos)
-      << refused.groups[id].override_rejected;
-  EXPECT_EQ(refused.groups[id].schedule(), def.groups[id].schedule());
-
-  Schedule wg = mma;
-  wg.gemm = GemmSchedule{64, 128, 64, 4, 2, 3, 1, true};
-  const KernelPlan taken = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, wg}}));
-  EXPECT_TRUE(taken.groups[id].tuned) << taken.groups[id].override_rejected;
-  EXPECT_EQ(taken.groups[id].smem_bytes, gemm_norm_smem_bytes(64, 128, 64, 3, 4, 2, gemm_problem(taken.groups[id]).k));
-  EXPECT_GE(taken.ctx.smem_bytes, taken.groups[id].smem_bytes);
-  const std::string src = emit_cuda(*g, taken, "m");
-  EXPECT_NE(src.find("GemmWg<64, 128, 64, 4, 2, 3>"), std::string::npos);
-  EXPECT_NE(src.find("NormK<"), std::string::npos);
-
-  // Every wgmma tile the tuner offers fits with the rows' statistics of a 768-long normalization
-  // (bert-base's) in the context (the device library asserts its own size at compile time).
-  for (const GemmSchedule& t : tuning_wgmma_tiles(def.ctx))
-    EXPECT_LE(gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n, 768), def.ctx.smem_limit) << t.str();
 }
 
 TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {

@@ -13,9 +13,7 @@
 // `smem` (kSmemBytes bytes, 16-byte aligned) is owned by the call: tile() starts and ends with
 // __syncthreads(), so the caller may use the same shared memory before and after.
 //
-// Operands: loaders.cuh; epilogues: epilogue.cuh; split-K (splits > 1): split_k.cuh; with `rs`
-// (row_stats.cuh), the block that applies the epilogue then writes the row statistics of the
-// tile it stored.
+// Operands: loaders.cuh; epilogues: epilogue.cuh; split-K (splits > 1): split_k.cuh.
 #pragma once
 
 // Timing hook for the device-library probe (tests/gpu/device_lib_check.cu --probe): slot 0 on
@@ -154,9 +152,9 @@ struct GemmF16 {
   }
   // The staged epilogue (view V = ChunkFrags): the accumulators into shared memory (stage_acc),
   // each thread's elements of the view read back (V::gather), shared memory freed, then the
-  // epilogue or the split-K protocol on the view. Returns finish_tile's answer.
+  // epilogue or the split-K protocol on the view.
   template <class V, class Epilogue>
-  __device__ __forceinline__ static bool finish_staged(const float (&acc)[MI][NI][4], unsigned char* smem, bool computes,
+  __device__ __forceinline__ static void finish_staged(const float (&acc)[MI][NI][4], unsigned char* smem, bool computes,
                                                        int wm, int wn, int g, int t4, int m0, int n0, int M, int N,
                                                        const Epilogue& epi, float* workspace, unsigned int* tile_counter,
                                                        int splits, int split) {
@@ -171,7 +169,7 @@ struct GemmF16 {
     v.computes = (int)threadIdx.x < kThreads;
     v.gather(st);
     __syncthreads();  // smem free for the caller
-    return detail::finish_tile(v, epi, workspace, tile_counter, splits, split);
+    detail::finish_tile(v, epi, workspace, tile_counter, splits, split);
   }
 
   // ldmatrix the A (MI x4) and B (NI/2 x4, or x2 for an odd last n8 block) fragments of k-step
@@ -210,8 +208,7 @@ struct GemmF16 {
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              const RowStats& rs = RowStats{}) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     half_t* sA = reinterpret_cast<half_t*>(smem);
     half_t* sB = sA + STAGES * kStageA;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -344,18 +341,12 @@ struct GemmF16 {
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
-    bool applied;
     if constexpr (kChunkFits && detail::Vec8<Epilogue>::value) {
-      applied = finish_staged<ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi, workspace, tile_counter,
-                                          splits, split);
+      finish_staged<ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi, workspace, tile_counter, splits,
+                                split);
     } else {
       const Frags fr{acc, m0 + wm * WM + g, n0 + wn * WN + 2 * t4, M, N, computes};
-      applied = detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
-    }
-    if constexpr (BN % kRowStatsChunk == 0) {
-      if (rs.stats && applied) detail::tile_row_stats<BM, BN>(rs, M, N, m0, n0);
-    } else {
-      if (rs.stats) __trap();  // the planner gives row statistics only to tiles of 32-column multiples
+      detail::finish_tile(fr, epi, workspace, tile_counter, splits, split);
     }
     MONO_GEMM_PROBE(63);
   }

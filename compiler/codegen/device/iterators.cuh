@@ -153,7 +153,6 @@ __device__ __forceinline__ TensorKIter<T, ROWS, BK, NT> make_iter(const TensorK<
 
 MONO_FLAG_TRAIT(IsBulk, kBulk)
 MONO_FLAG_TRAIT(IsSwizzled, kSwizzled)
-MONO_FLAG_TRAIT(IsNorm, kNorm)
 // Points a bulk iterator at the mbarrier of the stage it loads next (no-op for the others).
 template <class I>
 __device__ __forceinline__ void set_stage_barrier(I& it, unsigned int bar) {

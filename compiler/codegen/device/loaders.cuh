@@ -387,30 +387,4 @@ struct TensorK {
   const TensorMap* map;
 };
 
-// NormK: the A operand is LayerNormalization(x) over its K (= the normalized length), and the
-// GEMM's weights were folded with it on the host (planner/norm_fusion.cc):
-//   LayerNorm(x) W = rstd (x W' - mean u) + c,  W' = diag(gamma) W,  u = colsum(W'),  c = beta W,
-// mean and rstd per row of x. The tile reads x itself, through `map` (x's tensor map, as TensorK),
-// combines each row's mean and variance from `rstats` (x's row statistics, row_stats.cuh, written
-// by x's producer in an earlier stage) and corrects its accumulators before the epilogue (GemmWg,
-// gemm_wg.cuh). u and c are fp32 [N]: u sums the fp16 W' the tile reads (so a row's mean cancels
-// exactly), c is null without beta. `out` (null: none) receives LayerNorm(x) itself, [M][K]
-// row-major, for readers in later stages: the row tiles split its 16-byte chunks among
-// themselves, reading x (`x`, [M][K]) again with the row's statistics and applying gamma and
-// beta (as position-wise vectors of K).
-template <int K, class G, class B>
-struct NormK {
-  static constexpr bool kNorm = true;
-  static constexpr int kK = K;
-  const TensorMap* map;
-  const float2* rstats;
-  const float* u;
-  const float* c;
-  float eps;
-  const half_t* x;
-  half_t* out;
-  const G* gamma;
-  const B* beta;
-};
-
 }  // namespace mono_dev

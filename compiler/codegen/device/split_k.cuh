@@ -76,14 +76,13 @@ __device__ __forceinline__ void add_partial(const Acc& acc, const float* slot) {
 }
 
 // Finishes the tile: the epilogue directly, or the split-K protocol described at the top
-// (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats). Returns whether this
-// block applied the epilogue (false for a split-K producer).
+// (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats).
 template <class Acc, class Epilogue>
-__device__ __forceinline__ bool finish_tile(const Acc& acc, const Epilogue& epi, float* workspace,
+__device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi, float* workspace,
                                             unsigned int* tile_counter, int splits, int split) {
   if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
     apply_epilogue(acc, epi);
-    return true;
+    return;
   }
   constexpr int kSlot = Acc::kNT * Acc::kElems;
   // The grid barrier's ordering (barrier.cuh), without fences: the block's partial stores, a
@@ -93,7 +92,7 @@ __device__ __forceinline__ bool finish_tile(const Acc& acc, const Epilogue& epi,
     store_partial(acc, workspace + (long long)split * kSlot);
     __syncthreads();
     if (threadIdx.x == 0) red_add_release_gpu(tile_counter, 1u);
-    return false;
+    return;
   }
   if (threadIdx.x == 0) {  // reducer: wait for the producers (they never wait: see the top)
     while (ld_acquire_gpu(tile_counter) < (unsigned int)(splits - 1)) __nanosleep(32);
@@ -103,7 +102,6 @@ __device__ __forceinline__ bool finish_tile(const Acc& acc, const Epilogue& epi,
 #pragma unroll 1
   for (int s = 0; s < splits - 1; ++s) add_partial(acc, workspace + (long long)s * kSlot);
   apply_epilogue(acc, epi);
-  return true;
 }
 
 }  // namespace detail

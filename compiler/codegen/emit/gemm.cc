@@ -26,10 +26,6 @@ struct Operands {
   std::string a, b;        // the kernel's buffers the call passes as A and B
   std::string bias_code;   // statements applied to v before the epilogue steps
   int a_map = -1;          // A's tensor map (mono_tmaps index), or -1
-  // A normalized by the tile (Group::norm): the tile function's extra parameters (gamma, beta,
-  // the normalization's output) and the call's arguments for them.
-  std::string norm_params;
-  std::vector<std::string> norm_args;
 };
 
 // ", true" when a Dense operand over `v` with row stride `stride` (elements; batch offsets are
@@ -148,37 +144,17 @@ Operands matmul_operands(Module& m, Expressions& ex, const Group& g) {
                  str_cat("    const long long b_off = ", batch_matrix_offset(bs, bidx, o.K * o.N), ";\n");
   const bool b_constant = bv->is_constant() || plan.root(bv)->is_constant();
   const Packing b_pack = b_constant ? plan.packing(n, 1) : Packing{};
-  // A normalized by the tile is read from the normalization's input, x (same [M][K] bytes).
-  const Value* a_data = g.norm ? g.norm->inputs[0] : a;
-  o.a = m.buffer(plan.root(a_data));
+  o.a = m.buffer(plan.root(a));
   o.b = m.buffer(plan.root(bv), b_pack);
-  ex.params().ref(a_data, {}, "a");  // the epilogue's first fields (gemm_call)
+  ex.params().ref(a, {}, "a");  // the epilogue's first fields (gemm_call)
   ex.params().ref(bv, b_pack, "b");
-  o.a_loader = dense_loader(plan, "la", "A + a_off", trans_a, a_data, o.M, o.K, f16);
+  o.a_loader = dense_loader(plan, "la", "A + a_off", trans_a, a, o.M, o.K, f16);
   // A through a tensor map (TensorK) where its operand allows (cost_model.h
   // a_through_tensor_map), read by whole 64-k swizzle rows.
-  const Placement& apl = plan.placement.at(plan.root(a_data));
+  const Placement& apl = plan.placement.at(plan.root(a));
   TensorMapSpec spec;
   spec.arena_offset = apl.offset, spec.rows = o.M, spec.cols = o.K, spec.row_stride = o.K * 2, spec.box_rows = gs.bm;
-  if (g.norm) {
-    MONO_CHECK(gs.wgmma && gs.splits == 1 && apl.space == Placement::kArena && tensor_map_problem(spec).empty(),
-               n.describe(), ": a normalized A needs a wgmma tile without split-K and x in the arena");
-    const Node& ln = *g.norm;
-    const std::string gt = ctype(plan.dtype_of(ln.inputs[1]));
-    const std::string bt = ln.input(2) ? ctype(plan.dtype_of(ln.inputs[2])) : "half_t";
-    o.a_map = m.tensor_map(spec, plan.root(a_data));
-    o.a_loader = str_cat("NormK<", o.K, ", ", gt, ", ", bt, "> la{amap, rstats, fold_u, fold_c, ",
-                         literal(node_attrs(ln).attr_float("epsilon")), ", A, norm_out, gamma, beta};  // ", ln.describe(),
-                         " folded into the weights");
-    o.norm_params = str_cat(", const float2* __restrict__ rstats, const float* __restrict__ fold_u, const float* __restrict__ fold_c, const ", gt,
-                            "* __restrict__ gamma, const ", bt, "* __restrict__ beta, half_t* norm_out");
-    const std::vector<Packing> fold = norm_fold_vectors(plan, g);
-    const Value* w = plan.root(n.inputs[1]);
-    o.norm_args = {m.row_stats(plan.root(a_data)), m.buffer(w, fold[0]), fold.size() > 1 ? m.buffer(w, fold[1]) : "(const float*)nullptr",
-                   m.buffer(plan.root(ln.inputs[1])),
-                   ln.input(2) ? m.buffer(plan.root(ln.inputs[2])) : str_cat("(const ", bt, "*)nullptr"),
-                   g.norm_writes ? m.buffer(plan.root(ln.outputs[0])) : "(half_t*)nullptr"};
-  } else if (a_through_tensor_map(plan, g, nullptr) && gs.bk % 64 == 0 && tensor_map_problem(spec).empty()) {
+  if (a_through_tensor_map(plan, g, nullptr) && gs.bk % 64 == 0 && tensor_map_problem(spec).empty()) {
     o.a_map = m.tensor_map(spec, plan.root(a));
     o.a_loader = "TensorK<half_t> la{amap};  // through a tensor map (TMA unit)";
   }
@@ -234,9 +210,8 @@ std::string epilogue_body(const std::string& fields, const std::string& steps, c
   return text;
 }
 
-// The tile function's body: which tile and split this item is, the loaders, the tile call (with
-// `row_stats`, the tile's trailing RowStats argument: Group::writes_row_stats).
-std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t, const std::string& row_stats) {
+// The tile function's body: which tile and split this item is, the loaders, the tile call.
+std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
@@ -244,8 +219,7 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   // then still addresses it as shared memory, not through generic pointers (compiled on its own,
   // one did: bench/RESULTS.md, 2026-11-25).
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
-                             "  static_assert(", gemm_t, g.norm ? str_cat("::template norm_smem_bytes<", o.K, ">()") : std::string("::kSmemBytes"),
-                             " <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
+                             "  static_assert(", gemm_t, "::kSmemBytes <= MONO_SMEM_BYTES, \"tile does not fit the context\");\n",
                              // Split slowest: split-K reducers (the last split) come after every producer.
                              gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
                                            : std::string("  const int split = 0;\n  int t = item;\n"),
@@ -260,10 +234,10 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
     body += str_cat("  const long long tile_id = (b * ", tm, " + tm) * ", tn, " + tn;\n");
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
                     ", k0, k1, la, lb, epi, smem, ws + tile_id * ", (gs.splits - 1) * gs.bm * gs.bn, "LL, cnt + tile_id, ",
-                    gs.splits, ", split", row_stats, ");\n");
+                    gs.splits, ", split);\n");
   } else {
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
-                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0", row_stats, ");\n");
+                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
   }
   return body;
 }
@@ -311,17 +285,10 @@ Call gemm_call(Module& m, const Group& g) {
       gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">") :
       f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
-  // Row statistics of the output after the epilogue (Group::writes_row_stats): the tile reads
-  // back what the epilogue stored at out[m * N + n] (norm_fusion.cc keeps such outputs plain).
-  if (g.writes_row_stats)
-    MONO_CHECK(f16 && out_dtype == DType::kF16 && e.store_index == "i" && gs.bn % 32 == 0, n.describe(),
-               ": row statistics need a plain fp16 [M][N] output and tiles of 32-column multiples");
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
-                                  o.a_map >= 0 ? ", const TensorMap* amap" : "", o.norm_params,
-                                  g.writes_row_stats ? ", float2* row_stats" : "");
-  const std::string name =
-      m.function(g, sig, tile_body(g, o, gemm_t, g.writes_row_stats ? str_cat(", RowStats{epi.", out_ptr, ", row_stats}") : ""));
+                                  o.a_map >= 0 ? ", const TensorMap* amap" : "");
+  const std::string name = m.function(g, sig, tile_body(g, o, gemm_t));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
   for (const std::string& p : params.arguments()) epi_init += p + ", ";
@@ -330,8 +297,6 @@ Call gemm_call(Module& m, const Group& g) {
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));
-  call.args.insert(call.args.end(), o.norm_args.begin(), o.norm_args.end());
-  if (g.writes_row_stats) call.args.push_back(m.row_stats(plan.root(out)));
   return call;
 }
 

@@ -68,7 +68,7 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
   auto it = buffers_.find(key);
   if (it != buffers_.end()) return it->second;
   const Placement& pl = plan.placement.at(root);
-  const std::string t = packing.vector() ? "float" : ctype(plan.dtype_of(root));
+  const std::string t = ctype(plan.dtype_of(root));
   std::string id = identifier(root->name);
   if (id.empty()) id = "tensor";
   std::string name, pointer;
@@ -78,11 +78,7 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
       pointer = str_cat("(", t, "*)(p.arena + ", pl.offset, ")");
       break;
     case Placement::kWeights:
-      name = unique(str_cat("w_", id, packing.transposed ? "_nk" : "", packing.tiled() ? "_tiles" : "",
-                            packing.fold == Packing::Fold::kScaled   ? "_scaled"
-                            : packing.fold == Packing::Fold::kColSum ? "_colsum"
-                            : packing.fold == Packing::Fold::kBeta   ? "_beta"
-                                                                     : ""));
+      name = unique(str_cat("w_", id, packing.transposed ? "_nk" : "", packing.tiled() ? "_tiles" : ""));
       pointer = str_cat("(const ", t, "*)(p.weights + ", plan.constant_offset(root, packing), ")");
       break;
     case Placement::kInput:
@@ -96,8 +92,7 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
   }
   std::string shape;
   for (size_t d = 0; d < root->type.shape.size(); ++d) shape += str_cat(d ? "," : "", root->type.shape[d]);
-  const std::string dt = packing.vector() ? std::string("f32 vector of") : dtype_name(plan.dtype_of(root));
-  buffer_declarations_ += str_cat("#define ", name, " (", pointer, ")  // ", dt, "[", shape, "]",
+  buffer_declarations_ += str_cat("#define ", name, " (", pointer, ")  // ", dtype_name(plan.dtype_of(root)), "[", shape, "]",
                                   packing.str().empty() ? "" : " packed " + packing.str(), "\n");
   buffers_.emplace(key, name);
   return name;
@@ -114,19 +109,6 @@ std::string Module::output_buffer(int index, const Value* v) {
 std::string Module::split_k_workspace(const Group& g) {
   const std::string name = unique(str_cat("splitk_partials_g", g.id));
   buffer_declarations_ += str_cat("#define ", name, " ((float*)(p.arena + ", g.workspace_offset, "))\n");
-  return name;
-}
-
-std::string Module::row_stats(const Value* x) {
-  auto it = plan.row_stats.find(x);
-  MONO_CHECK(it != plan.row_stats.end(), "no row statistics are kept for ", x->name);
-  auto known = row_stats_.find(x);
-  if (known != row_stats_.end()) return known->second;
-  std::string id = identifier(x->name);
-  const std::string name = unique(str_cat("rowstats_", id.empty() ? "tensor" : id));
-  buffer_declarations_ += str_cat("#define ", name, " ((float2*)(p.arena + ", it->second, "))  // row statistics of ",
-                                  comment_text(x->name), "\n");
-  row_stats_.emplace(x, name);
   return name;
 }
 
@@ -220,12 +202,6 @@ std::string input_copies(Module& m, const Graph& graph) {
     const size_t bytes = static_cast<size_t>(in->type.numel()) * dtype_size(plan.dtype_of(in));
     os << "  grid_copy(" << m.buffer(in) << ", p.inputs[" << i << "], " << bytes << "ULL);  // input " << i << " '"
        << comment_text(in->name) << "'\n";
-    // A folded normalization's input: its row statistics, from the caller's copy meanwhile.
-    if (plan.row_stats.count(in)) {
-      const int64_t n = in->type.shape.back();
-      os << "  grid_row_stats((const half_t*)p.inputs[" << i << "], " << in->type.numel() / n << ", " << n << ", "
-         << m.row_stats(in) << ");\n";
-    }
   }
   os << "  grid_barrier(p.sync);\n";
   return os.str();

@@ -60,8 +60,6 @@ class Module {
   // Group g's split-K partial tiles (arena) and tile counters (sync area).
   std::string split_k_workspace(const Group& g);
   std::string split_k_counters(const Group& g);
-  // The row statistics of `x` (a root of KernelPlan::row_stats), float2* into the arena.
-  std::string row_stats(const Value* x);
 
   // What the translation unit prints, in order of first use.
   std::string definitions() const;
@@ -84,7 +82,6 @@ class Module {
   std::vector<TensorMapSpec> tensor_maps_;              // mono_tmaps, in index order
   std::vector<std::string> tensor_map_names_;
   std::map<std::pair<const Value*, Packing>, std::string> buffers_;
-  std::map<const Value*, std::string> row_stats_;
   std::set<std::string> names_;                         // every buffer name in use
   std::string buffer_declarations_;
 };

@@ -88,8 +88,6 @@ GemmProblem gemm_problem(const Group& grp) {
   const bool trans_a = n.op == OpKind::kGemm && node_attrs(n).attr_int("transA") != 0;
   s.k = n.op == OpKind::kGemm ? (trans_a ? a[0] : a[1]) : a.back();
   if (n.op == OpKind::kMatMul && a.size() == 1) s.k = a[0];
-  s.norm = grp.norm != nullptr;
-  s.row_stats = grp.writes_row_stats;
   return s;
 }
 
@@ -194,16 +192,6 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
                    ctx.register_cap());
   const int smem = gemm_smem_bytes(f16, t.bm, t.bn, t.bk, t.stages);
   if (smem > ctx.smem_limit) return str_cat("tile needs ", smem, " B of shared memory, the context allows ", ctx.smem_limit);
-  if (p && p->norm) {
-    if (!t.wgmma || t.splits != 1)
-      return str_cat("a GEMM that normalizes its A (a LayerNormalization in front) runs on wgmma without split-K, not ", t.str());
-    const int norm_smem = gemm_norm_smem_bytes(t.bm, t.bn, t.bk, t.stages, t.warps_m, t.warps_n, p->k);
-    if (norm_smem > ctx.smem_limit)
-      return str_cat("tile and its rows' statistics need ", norm_smem, " B of shared memory, the context allows ",
-                     ctx.smem_limit);
-  }
-  if (p && p->row_stats && t.bn % 32 != 0)
-    return str_cat("a GEMM that writes its output's row statistics takes tiles of 32-column multiples, not ", t.str());
   if (p && t.splits > 1) {
     const std::vector<int> ok = split_k_factors(p->k, t.bk);
     if (std::find(ok.begin(), ok.end(), t.splits) == ok.end())

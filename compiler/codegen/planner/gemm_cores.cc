@@ -58,7 +58,7 @@ namespace mono::planner {
 
 void choose_gemm_cores(const Uses& uses, KernelPlan* plan) {
   for (Group& grp : plan->groups) {
-    if (grp.kind != GroupKind::kGemm || grp.norm) continue;  // with a normalization: wgmma already
+    if (grp.kind != GroupKind::kGemm) continue;
     GemmSchedule& gs = grp.gemm;
     const bool ok = wgmma_operands(*plan, grp, &uses.graph_outputs);
     if (grp.tuned) {

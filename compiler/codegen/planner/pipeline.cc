@@ -58,8 +58,6 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("fuse_attention");
   swap_b_operands(uses, &plan);
   step("swap_b_operands");
-  fold_layer_norms(options.row_stats, &uses, &plan);
-  step("fold_layer_norms");
   assign_stages(uses, &plan);
   step("assign_stages");
   choose_schedules(uses, options, &plan);

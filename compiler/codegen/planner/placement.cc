@@ -1,7 +1,7 @@
 // Placement: graph inputs and outputs are the caller's buffers; constants are packed into the
 // weights blob once per packing; intermediates share one arena, a buffer live from the stage
 // that writes it to the last stage that reads it (stages are separated by barriers, so a later
-// stage may reuse it); split-K workspaces and tile counters come first, then row statistics.
+// stage may reuse it); split-K workspaces and tile counters come first.
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -84,11 +84,6 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
       }
     };
     use(grp.anchor);
-    if (grp.norm) {  // gamma and beta, and the fold's two vectors (norm_fold_vectors)
-      use(grp.norm);
-      const Value* w = plan->root(grp.anchor->inputs[1]);
-      for (const Packing& p : norm_fold_vectors(*plan, grp)) pack(plan, w, p, &packed);
-    }
     for (const Node* e : grp.epilogue) use(e);
   }
   // Intermediates written by a group and read by later stages.
@@ -106,21 +101,19 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
     for (const Value* out : grp.anchor->outputs)
       if (out) written(out, grp.stage);
     if (!grp.epilogue.empty()) written(grp.output, grp.stage);
-    if (grp.norm_writes) written(grp.norm->outputs[0], grp.stage);
   }
-  for (const Group& grp : plan->groups)
-    for (const Value* in : group_reads(grp)) {
-      auto it = index.find(plan->root(in));
-      if (it != index.end()) live[it->second].last = std::max(live[it->second].last, grp.stage);
-    }
-  // The row statistics of folded normalizations' inputs (KernelPlan::row_stats) after the
-  // workspace, each in its own place: written once and read a few stages later.
-  size_t ws_bytes = place_split_k(plan);
-  for (auto& [x, offset] : plan->row_stats) {
-    const int64_t n = x->type.shape.back(), rows = x->type.numel() / n;
-    offset = ws_bytes;
-    ws_bytes += align_up(static_cast<size_t>(rows * ceil_div(n, int64_t{32})) * 8, 256);
+  for (const Group& grp : plan->groups) {
+    auto read = [&](const Node* n) {
+      for (const Value* in : n->inputs) {
+        if (!in) continue;
+        auto it = index.find(plan->root(in));
+        if (it != index.end()) live[it->second].last = std::max(live[it->second].last, grp.stage);
+      }
+    };
+    read(grp.anchor);
+    for (const Node* e : grp.epilogue) read(e);
   }
+  const size_t ws_bytes = place_split_k(plan);
   // First fit over stages: the candidate offsets are the workspace's end and the end of each
   // block still live when the buffer is written; it takes the first that overlaps none of them.
   // Blocks dead by then are dropped for good (buffers come in stage order): the end of a dead

@@ -68,10 +68,6 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
         os << ", weights packed in " << t->second.tile_rows << "x" << t->second.tile_k << " tiles";
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
       os << ", est " << format_us(g.est_us) << ", " << (g.tuned ? "tuned" : "default (untuned)") << "\n";
-      if (g.norm_writes) os << "    -> also the normalization's output " << written(plan, g.norm->outputs[0]) << "\n";
-      if (g.writes_row_stats)
-        os << "    -> and its rows' statistics (mean, M2 per 32 columns) in the arena at "
-           << plan.row_stats.at(plan.root(g.output)) << "\n";
       if (!g.override_rejected.empty()) os << "    tuned schedule rejected: " << g.override_rejected << "\n";
     }
     double stage_us = 0;

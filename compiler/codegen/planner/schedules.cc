@@ -36,10 +36,8 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
   auto choose = [&](int k_tile) {
     for (GemmSchedule t : tiles) {
       if (k_tile > 0 && grp.f16 && !s.conv) t.bk = k_tile;
-      // A normalization in front (Group::norm): wgmma tiles without split-K whose panel fits.
-      if (s.norm) t = wgmma_schedule(t, ctx);
-      if ((k_tile > 0 || s.norm) && !gemm_schedule_problem(grp.f16, t, ctx, s.norm ? &s : nullptr).empty()) continue;
-      for (int splits : s.norm ? std::vector<int>{1} : split_k_factors(s.k, t.bk)) {
+      if (k_tile > 0 && !gemm_schedule_problem(grp.f16, t, ctx, nullptr).empty()) continue;
+      for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
         const double us = s.conv || (others_items == 0 && copies == 1)
@@ -149,10 +147,6 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         grp.items = gemm_items(p, grp.gemm);
         grp.est_us = estimate_gemm_us(p, grp.f16, grp.gemm, ctx);
         grp.smem_bytes = gemm_smem_bytes(grp.f16, grp.gemm.bm, grp.gemm.bn, grp.gemm.bk, grp.gemm.stages);
-        if (grp.norm)  // the rows' statistics and the fold's vectors past the tile's own
-          grp.smem_bytes = std::max(grp.smem_bytes, gemm_norm_smem_bytes(grp.gemm.bm, grp.gemm.bn, grp.gemm.bk,
-                                                                         grp.gemm.stages, grp.gemm.warps_m,
-                                                                         grp.gemm.warps_n, p.k));
         break;
       }
       case GroupKind::kRows: {

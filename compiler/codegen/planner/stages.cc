@@ -14,18 +14,6 @@
 
 namespace mono::planner {
 
-std::vector<const Value*> group_reads(const Group& g) {
-  std::vector<const Value*> reads;
-  auto add = [&](const Node* n, int skip) {
-    for (int i = 0; i < n->num_inputs(); ++i)
-      if (n->inputs[i] && i != skip) reads.push_back(n->inputs[i]);
-  };
-  add(g.anchor, g.norm ? 0 : -1);  // a normalized A is read from the normalization's input
-  if (g.norm) add(g.norm, -1);
-  for (const Node* e : g.epilogue) add(e, -1);
-  return reads;
-}
-
 void assign_stages(const Uses& uses, KernelPlan* plan) {
   // The head of each group (itself, or the attention group it is fused into) and the members
   // of each head.
@@ -39,12 +27,18 @@ void assign_stages(const Uses& uses, KernelPlan* plan) {
     MONO_CHECK(state[head] != kVisiting, "the groups' dependencies form a cycle through group ", head);
     state[head] = kVisiting;
     int stage = 0;
-    for (int id : members[head])
-      for (const Value* in : group_reads(plan->groups[id])) {
+    auto visit = [&](const Node* n) {
+      for (const Value* in : n->inputs) {
+        if (!in) continue;
         auto it = uses.producer.find(plan->root(in));
         if (it == uses.producer.end() || head_of(it->second) == head) continue;
         stage = std::max(stage, stage_of(head_of(it->second)) + 1);
       }
+    };
+    for (int id : members[head]) {
+      visit(plan->groups[id].anchor);
+      for (const Node* e : plan->groups[id].epilogue) visit(e);
+    }
     for (int id : members[head]) plan->groups[id].stage = stage;
     state[head] = kDone;
     return stage;
@@ -54,13 +48,18 @@ void assign_stages(const Uses& uses, KernelPlan* plan) {
     if (grp.fused_into < 0) max_stage = std::max(max_stage, stage_of(grp.id));
   // The invariant the kernel's correctness rests on: what a group reads is written in an
   // earlier stage (a grid barrier apart) or by the group itself.
-  for (const Group& grp : plan->groups)
-    for (const Value* in : group_reads(grp)) {
-      auto it = uses.producer.find(plan->root(in));
-      if (it == uses.producer.end() || head_of(it->second) == head_of(grp.id)) continue;
-      MONO_CHECK(plan->groups[it->second].stage < grp.stage, "group ", grp.id, " (stage ", grp.stage, ") reads ",
-                 in->name, ", written by group ", it->second, " in stage ", plan->groups[it->second].stage);
-    }
+  for (const Group& grp : plan->groups) {
+    std::vector<const Node*> nodes = {grp.anchor};
+    nodes.insert(nodes.end(), grp.epilogue.begin(), grp.epilogue.end());
+    for (const Node* n : nodes)
+      for (const Value* in : n->inputs) {
+        if (!in) continue;
+        auto it = uses.producer.find(plan->root(in));
+        if (it == uses.producer.end() || head_of(it->second) == head_of(grp.id)) continue;
+        MONO_CHECK(plan->groups[it->second].stage < grp.stage, "group ", grp.id, " (stage ", grp.stage, ") reads ",
+                   in->name, ", written by group ", it->second, " in stage ", plan->groups[it->second].stage);
+      }
+  }
   plan->stages.assign(max_stage + 1, Stage{});
   for (const Group& grp : plan->groups) plan->stages[grp.stage].groups.push_back(grp.id);
 }

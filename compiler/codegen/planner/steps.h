@@ -5,7 +5,6 @@
 
 #include <map>
 #include <set>
-#include <vector>
 
 #include "compiler/codegen/plan.h"
 
@@ -51,20 +50,10 @@ void fuse_attention(const Uses& uses, KernelPlan* plan);
 // once the tiles are chosen).
 void choose_flash(const Uses& uses, KernelPlan* plan);
 
-// norm_fusion.cc: Group::norm and norm_writes (a LayerNormalization read only as the A operand
-// of wgmma GEMMs, and by later stages, is computed by those GEMMs, where x's producing GEMM or
-// the kernel's input copy can write x's row statistics), Group::writes_row_stats and
-// KernelPlan::row_stats (offsets set by place_tensors; `row_stats` adds PlanOptions::row_stats);
-// the LayerNormalization's group goes (the groups are renumbered; Uses::producer follows).
-void fold_layer_norms(const std::set<const Value*>& row_stats, Uses* uses, KernelPlan* plan);
-
 // operand_layout.cc: KernelPlan::swapped_last2 (GEMM outputs read only as the B operand of
 // other GEMMs stored [N][K]).
 void swap_b_operands(const Uses& uses, KernelPlan* plan);
 
-// stages.cc: what group `g` reads from memory: its nodes' inputs (for a GEMM with a
-// normalization in front, the normalization's inputs instead of its A).
-std::vector<const Value*> group_reads(const Group& g);
 // stages.cc: Group::stage and KernelPlan::stages (a group runs one stage after the latest
 // producer of what it reads; attention parts with their head).
 void assign_stages(const Uses& uses, KernelPlan* plan);

@@ -44,20 +44,11 @@ void tile_weights(KernelPlan* plan) {
     p.tile_rows = grp.gemm.bn;
     p.tile_k = grp.gemm.bk;
     p.swizzled = grp.gemm.wgmma;  // GemmWg reads its stages swizzled
-    if (grp.norm) {               // a LayerNormalization folded in front: W' = diag(gamma) W
-      p.fold = Packing::Fold::kScaled;
-      p.gamma = plan->root(grp.norm->inputs[1]);
-    }
     plan->weight_tiles[&n] = p;
   }
 }
 
 size_t packed_bytes(const KernelPlan& plan, const Value& v, const Packing& packing) {
-  if (packing.vector()) {  // fp32 [N]
-    int64_t rows, k;
-    tile_matrix(v, packing, &rows, &k);
-    return align_up(static_cast<size_t>(rows) * 4, 256);
-  }
   const size_t es = dtype_size(plan.dtype_of(&v));
   if (!packing.tiled()) return align_up(static_cast<size_t>(v.type.numel()) * es, 256);
   int64_t rows, k;
@@ -69,64 +60,9 @@ size_t packed_bytes(const KernelPlan& plan, const Value& v, const Packing& packi
 
 namespace {
 
-// A weight with a LayerNormalization folded in (Packing::fold), as the [rows][k] matrix the GEMM
-// reads (tile_matrix): element (r, kk) of the model's tensor is at index at(r, kk).
-struct FoldedWeight {
-  int64_t rows = 0, k = 0;
-  bool transposed = false;
-  int64_t at(int64_t r, int64_t kk) const { return transposed ? kk * rows + r : r * k + kk; }
-};
-
-// W' = diag(gamma) W in the model's layout, in the device's dtype.
-Tensor scaled_weight(const KernelPlan& plan, const Value& w, const Packing& p, const FoldedWeight& f) {
-  std::vector<float> v = w.constant->to_float_vector();
-  const std::vector<float> g = p.gamma->constant->to_float_vector();
-  MONO_CHECK(static_cast<int64_t>(g.size()) == f.k, "LayerNormalization scale ", p.gamma->name, " has ", g.size(),
-             " values for a weight of K ", f.k);
-  for (int64_t r = 0; r < f.rows; ++r)
-    for (int64_t kk = 0; kk < f.k; ++kk) v[f.at(r, kk)] *= g[kk];
-  return Tensor::from_floats(w.type.shape, v).cast(plan.dtype_of(&w));
-}
-
-// The fp32 [rows] vectors of the fold: the column sums of W' as the device holds it (kColSum), or
-// beta W (kBeta), summed in double.
-std::vector<float> folded_vector(const KernelPlan& plan, const Value& w, const Packing& p, const FoldedWeight& f) {
-  std::vector<float> out(f.rows, 0.0f);
-  if (p.fold == Packing::Fold::kColSum) {
-    const std::vector<float> v = scaled_weight(plan, w, p, f).to_float_vector();
-    for (int64_t r = 0; r < f.rows; ++r) {
-      double s = 0;
-      for (int64_t kk = 0; kk < f.k; ++kk) s += v[f.at(r, kk)];
-      out[r] = static_cast<float>(s);
-    }
-  } else {
-    const std::vector<float> v = w.constant->to_float_vector();
-    const std::vector<float> b = p.beta->constant->to_float_vector();
-    MONO_CHECK(static_cast<int64_t>(b.size()) == f.k, "LayerNormalization bias ", p.beta->name, " has ", b.size(),
-               " values for a weight of K ", f.k);
-    for (int64_t r = 0; r < f.rows; ++r) {
-      double s = 0;
-      for (int64_t kk = 0; kk < f.k; ++kk) s += static_cast<double>(b[kk]) * v[f.at(r, kk)];
-      out[r] = static_cast<float>(s);
-    }
-  }
-  return out;
-}
-
 // One constant into its range of the blob, in its packing.
 void pack_constant(const KernelPlan& plan, const KernelPlan::PackedConstant& c, unsigned char* blob) {
-  FoldedWeight f;
-  if (c.packing.fold != Packing::Fold::kNone) {
-    tile_matrix(*c.value, c.packing, &f.rows, &f.k);
-    f.transposed = c.packing.transposed;
-  }
-  if (c.packing.vector()) {
-    const std::vector<float> v = folded_vector(plan, *c.value, c.packing, f);
-    std::memcpy(blob + c.offset, v.data(), v.size() * sizeof(float));
-    return;
-  }
-  const Tensor t = c.packing.fold == Packing::Fold::kScaled ? scaled_weight(plan, *c.value, c.packing, f)
-                                                           : c.value->constant->cast(plan.dtype_of(c.value));
+  const Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
   const size_t es = dtype_size(t.dtype());
   const unsigned char* src = static_cast<const unsigned char*>(t.raw());
   unsigned char* dst = blob + c.offset;

@@ -35,7 +35,7 @@ struct G2Epilogue {
   }
 };
 
-// group 2
+// groups 2, 13
 __device__ __forceinline__ void g2_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G2Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");

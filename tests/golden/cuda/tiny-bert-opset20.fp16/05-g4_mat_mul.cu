@@ -34,7 +34,7 @@ struct G4Epilogue {
   }
 };
 
-// group 4
+// groups 4, 15
 __device__ __forceinline__ void g4_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G4Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");

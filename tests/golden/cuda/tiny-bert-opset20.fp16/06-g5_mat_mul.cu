@@ -1,5 +1,5 @@
 
-// groups 5, 14
+// groups 5, 16
 __device__ __forceinline__ void g5_mat_mul(int item, const half_t* __restrict__ q, const half_t* __restrict__ k_in, const half_t* __restrict__ v_in, half_t* __restrict__ out) {
   extern __shared__ __align__(1024) unsigned char smem[];
   using FA = FlashAttention<16, 1, 1>;

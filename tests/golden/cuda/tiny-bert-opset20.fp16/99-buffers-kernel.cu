@@ -3,52 +3,39 @@
 #define w_m_embeddings_word_embeddings_weight ((const half_t*)(p.weights + 0))  // f16[1000,64]
 #define w_embedding_1 ((const half_t*)(p.weights + 128000))  // f16[1,16,64]
 #define w_embedding_2 ((const half_t*)(p.weights + 130048))  // f16[1,16,64]
-#define t_add_1 ((half_t*)(p.arena + 768))  // f16[1,16,64]
-#define t_layer_norm ((half_t*)(p.arena + 2816))  // f16[1,16,64]
+#define t_add_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define t_layer_norm ((half_t*)(p.arena + 2048))  // f16[1,16,64]
 #define w_m_embeddings_LayerNorm_weight ((const half_t*)(p.weights + 132096))  // f16[64]
 #define w_m_embeddings_LayerNorm_bias ((const half_t*)(p.weights + 132352))  // f16[64]
 #define w_val_37_nk_tiles ((const half_t*)(p.weights + 132608))  // f16[64,64] packed nk@t64x64s
-#define t_val_78 ((half_t*)(p.arena + 4864))  // f16[1,4,16,16]
+#define t_val_78 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
 #define w_val_45_nk_tiles ((const half_t*)(p.weights + 141056))  // f16[64,64] packed nk@t64x64s
-#define t_val_80 ((half_t*)(p.arena + 8960))  // f16[1,4,16,16]
+#define t_val_80 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
 #define w_val_53_nk_tiles ((const half_t*)(p.weights + 149248))  // f16[64,64] packed nk@t64x64s
-#define t_transpose_2 ((half_t*)(p.arena + 13056))  // f16[1,4,16,16]
-#define t_transpose_3 ((half_t*)(p.arena + 6912))  // f16[1,16,4,16]
+#define t_transpose_2 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
+#define t_transpose_3 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
 #define w_val_94_nk_tiles ((const half_t*)(p.weights + 157696))  // f16[64,64] packed nk@t64x64s
-#define t_add_4 ((half_t*)(p.arena + 4864))  // f16[1,16,64]
-#define rowstats_add_4 ((float2*)(p.arena + 0))  // row statistics of add_4
-#define w_val_98_nk_tiles_scaled ((const half_t*)(p.weights + 165888))  // f16[64,128] packed nk@t64x64s*m.embeddings.LayerNorm.weight
-#define w_val_98_nk_colsum ((const float*)(p.weights + 182272))  // f32 vector of[64,128] packed nk=colsum(m.embeddings.LayerNorm.weight*W)
-#define w_val_98_nk_beta ((const float*)(p.weights + 182784))  // f32 vector of[64,128] packed nk=m.embeddings.LayerNorm.bias@W
-#define t_layer_norm_1 ((half_t*)(p.arena + 11008))  // f16[1,16,64]
-#define t_gelu ((half_t*)(p.arena + 6912))  // f16[1,16,128]
-#define w_val_100_nk_tiles ((const half_t*)(p.weights + 183296))  // f16[128,64] packed nk@t64x128s
-#define t_add_5 ((half_t*)(p.arena + 768))  // f16[1,16,64]
-#define rowstats_add_5 ((float2*)(p.arena + 256))  // row statistics of add_5
-#define w_val_104_nk_tiles_scaled ((const half_t*)(p.weights + 199680))  // f16[64,64] packed nk@t64x64s*m.embeddings.LayerNorm.weight
-#define w_val_104_nk_colsum ((const float*)(p.weights + 207872))  // f32 vector of[64,64] packed nk=colsum(m.embeddings.LayerNorm.weight*W)
-#define w_val_104_nk_beta ((const float*)(p.weights + 208128))  // f32 vector of[64,64] packed nk=m.embeddings.LayerNorm.bias@W
-#define t_layer_norm_2 ((half_t*)(p.arena + 6912))  // f16[1,16,64]
-#define t_val_142 ((half_t*)(p.arena + 4864))  // f16[1,4,16,16]
-#define w_val_112_nk_tiles_scaled ((const half_t*)(p.weights + 208384))  // f16[64,64] packed nk@t64x64s*m.embeddings.LayerNorm.weight
-#define w_val_112_nk_colsum ((const float*)(p.weights + 216576))  // f32 vector of[64,64] packed nk=colsum(m.embeddings.LayerNorm.weight*W)
-#define w_val_112_nk_beta ((const float*)(p.weights + 216832))  // f32 vector of[64,64] packed nk=m.embeddings.LayerNorm.bias@W
-#define t_val_144 ((half_t*)(p.arena + 11008))  // f16[1,4,16,16]
-#define w_val_120_nk_tiles_scaled ((const half_t*)(p.weights + 217088))  // f16[64,64] packed nk@t64x64s*m.embeddings.LayerNorm.weight
-#define w_val_120_nk_colsum ((const float*)(p.weights + 225280))  // f32 vector of[64,64] packed nk=colsum(m.embeddings.LayerNorm.weight*W)
-#define w_val_120_nk_beta ((const float*)(p.weights + 225536))  // f32 vector of[64,64] packed nk=m.embeddings.LayerNorm.bias@W
-#define t_transpose_6 ((half_t*)(p.arena + 15104))  // f16[1,4,16,16]
-#define t_transpose_7 ((half_t*)(p.arena + 2816))  // f16[1,16,4,16]
-#define w_val_158_nk_tiles ((const half_t*)(p.weights + 225792))  // f16[64,64] packed nk@t64x64s
-#define t_add_6 ((half_t*)(p.arena + 4864))  // f16[1,16,64]
-#define rowstats_add_6 ((float2*)(p.arena + 512))  // row statistics of add_6
-#define w_val_162_nk_tiles_scaled ((const half_t*)(p.weights + 233984))  // f16[64,128] packed nk@t64x64s*m.embeddings.LayerNorm.weight
-#define w_val_162_nk_colsum ((const float*)(p.weights + 250368))  // f32 vector of[64,128] packed nk=colsum(m.embeddings.LayerNorm.weight*W)
-#define w_val_162_nk_beta ((const float*)(p.weights + 250880))  // f32 vector of[64,128] packed nk=m.embeddings.LayerNorm.bias@W
-#define t_layer_norm_3 ((half_t*)(p.arena + 11008))  // f16[1,16,64]
-#define t_gelu_1 ((half_t*)(p.arena + 6912))  // f16[1,16,128]
-#define w_val_164_nk_tiles ((const half_t*)(p.weights + 251392))  // f16[128,64] packed nk@t64x128s
-#define t_add_7 ((half_t*)(p.arena + 2816))  // f16[1,16,64]
+#define t_add_4 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
+#define t_layer_norm_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define w_val_98_nk_tiles ((const half_t*)(p.weights + 165888))  // f16[64,128] packed nk@t64x64s
+#define t_gelu ((half_t*)(p.arena + 6144))  // f16[1,16,128]
+#define w_val_100_nk_tiles ((const half_t*)(p.weights + 182272))  // f16[128,64] packed nk@t64x128s
+#define t_add_5 ((half_t*)(p.arena + 2048))  // f16[1,16,64]
+#define t_layer_norm_2 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define w_val_104_nk_tiles ((const half_t*)(p.weights + 198656))  // f16[64,64] packed nk@t64x64s
+#define t_val_142 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
+#define w_val_112_nk_tiles ((const half_t*)(p.weights + 206848))  // f16[64,64] packed nk@t64x64s
+#define t_val_144 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
+#define w_val_120_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t64x64s
+#define t_transpose_6 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
+#define t_transpose_7 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
+#define w_val_158_nk_tiles ((const half_t*)(p.weights + 223232))  // f16[64,64] packed nk@t64x64s
+#define t_add_6 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
+#define t_layer_norm_3 ((half_t*)(p.arena + 0))  // f16[1,16,64]
+#define w_val_162_nk_tiles ((const half_t*)(p.weights + 231424))  // f16[64,128] packed nk@t64x64s
+#define t_gelu_1 ((half_t*)(p.arena + 6144))  // f16[1,16,128]
+#define w_val_164_nk_tiles ((const half_t*)(p.weights + 247808))  // f16[128,64] packed nk@t64x128s
+#define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
 
 extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const MonoParams p) {
@@ -93,73 +80,97 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 4 ----
   // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1], rowstats_add_4);
+    g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 5 ----
-  // group 9: node_layer_norm_1 (LayerNormalization) -> node_MatMul_95 (MatMul) + node_gelu (Gelu)
+  // group 9: node_layer_norm_1 (LayerNormalization)
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g9_mat_mul(item, t_add_4, w_val_98_nk_tiles_scaled, G9Epilogue{t_add_4, w_val_98_nk_tiles_scaled, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2], rowstats_add_4, w_val_98_nk_colsum, w_val_98_nk_beta, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, t_layer_norm_1);
+    g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 6 ----
-  // group 10: node_MatMul_97 (MatMul) + node_add_5 (Add)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g10_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3], rowstats_add_5);
+  // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g10_mat_mul(item, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 7 ----
-  // group 11: node_layer_norm_2 (LayerNormalization) -> node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
-  // group 12: node_layer_norm_2 (LayerNormalization) -> node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
-  // group 13: node_layer_norm_2 (LayerNormalization) -> node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
-  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    if (item < 1) g11_mat_mul(item, t_add_5, w_val_104_nk_tiles_scaled, G2Epilogue{t_add_5, w_val_104_nk_tiles_scaled, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[4], rowstats_add_5, w_val_104_nk_colsum, w_val_104_nk_beta, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, t_layer_norm_2);
-    else if (item < 2) g12_mat_mul(item - 1, t_add_5, w_val_112_nk_tiles_scaled, G3Epilogue{t_add_5, w_val_112_nk_tiles_scaled, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[4], rowstats_add_5, w_val_112_nk_colsum, w_val_112_nk_beta, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, (half_t*)nullptr);
-    else g13_mat_mul(item - 2, t_add_5, w_val_120_nk_tiles_scaled, G4Epilogue{t_add_5, w_val_120_nk_tiles_scaled, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[4], rowstats_add_5, w_val_120_nk_colsum, w_val_120_nk_beta, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, (half_t*)nullptr);
+  // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+    g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 8 ----
-  // group 14: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
+  // group 12: node_layer_norm_2 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 9 ----
+  // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
+  // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
+  // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
+  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
+    if (item < 1) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else if (item < 2) g3_mat_mul(item - 1, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else g4_mat_mul(item - 2, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 10 ----
+  // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
-  // ---- stage 9 ----
-  // group 17: node_MatMul_153 (MatMul) + node_add_6 (Add)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0], rowstats_add_6);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 10 ----
-  // group 18: node_layer_norm_3 (LayerNormalization) -> node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g9_mat_mul(item, t_add_6, w_val_162_nk_tiles_scaled, G9Epilogue{t_add_6, w_val_162_nk_tiles_scaled, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2], rowstats_add_6, w_val_162_nk_colsum, w_val_162_nk_beta, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, t_layer_norm_3);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
   // ---- stage 11 ----
-  // group 19: node_MatMul_157 (MatMul) + node_add_7 (Add)
+  // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g19_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 12 ----
-  // group 20: node_layer_norm_4 (LayerNormalization)
+  // group 20: node_layer_norm_3 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 13 ----
+  // group 21: node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g10_mat_mul(item, t_layer_norm_3, w_val_162_nk_tiles, G10Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 14 ----
+  // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+    g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 15 ----
+  // group 23: node_layer_norm_4 (LayerNormalization)
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_7, out_layer_norm_4, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();

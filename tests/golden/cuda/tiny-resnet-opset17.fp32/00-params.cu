@@ -5,7 +5,6 @@
 #include "mono_dev/barrier.cuh"
 #include "mono_dev/ptx.cuh"
 #include "mono_dev/epilogue.cuh"
-#include "mono_dev/row_stats.cuh"
 #include "mono_dev/split_k.cuh"
 #include "mono_dev/loaders.cuh"
 #include "mono_dev/iterators.cuh"

@@ -1,5 +1,5 @@
 
-struct G9Epilogue {
+struct G10Epilogue {
   const half_t* a;
   const half_t* b;
   half_t* out;
@@ -22,8 +22,8 @@ struct G9Epilogue {
   }
 };
 
-// groups 9, 18
-__device__ __forceinline__ void g9_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G9Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap, const float2* __restrict__ rstats, const float* __restrict__ fold_u, const float* __restrict__ fold_c, const half_t* __restrict__ gamma, const half_t* __restrict__ beta, half_t* norm_out) {
+// groups 10, 21
+__device__ __forceinline__ void g10_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G10Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 64, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
@@ -34,7 +34,7 @@ __device__ __forceinline__ void g9_mat_mul(int item, const half_t* __restrict__ 
     const long long a_off = 0;
     const long long b_off = 0;
   const int k0 = split * 64, k1 = min(64, k0 + 64);
-  NormK<64, half_t, half_t> la{amap, rstats, fold_u, fold_c, 1e-12f, A, norm_out, gamma, beta};  // node 'node_layer_norm_1' (LayerNormalization, opset 20) folded into the weights
+  TensorK<half_t> la{amap};  // through a tensor map (TMA unit)
   BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
   epi.base = b * 2048LL;
   GemmWg<64, 64, 64, 4, 2, 4>::tile(16, 128, tm * 64, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
