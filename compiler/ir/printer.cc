@@ -88,7 +88,8 @@ void print_graph(std::ostream& os, const Graph& g, const PrintOptions& options) 
   for (const Value* c : g.constants()) {
     os << "  const " << value_ref(c) << ": " << c->type.str() << " = ";
     const bool elidable = !options.elide_floats_only || is_float(c->type.dtype);
-    if (!elidable || c->constant->numel() <= options.max_constant_elements) os << format_elements(*c->constant);
+    if (!elidable || c->constant->numel() <= options.max_constant_elements || options.in_full.count(c))
+      os << format_elements(*c->constant);
     else os << "<" << c->constant->numel() << " elements>";
     os << "\n";
   }

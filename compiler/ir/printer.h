@@ -13,6 +13,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <set>
 #include <string>
 
 #include "compiler/ir/graph.h"
@@ -27,6 +28,9 @@ struct PrintOptions {
   // size, since shapes, axes and indices change what a graph computes and the code generated
   // for it (weights do not). What tuning fragments are printed with.
   bool elide_floats_only = false;
+  // Constants printed in full whatever their size: those whose values change the code generated
+  // (a causal mask applied by index, KernelPlan's flash heads).
+  std::set<const Value*> in_full;
   bool node_names = true;  // print `@name`
 };
 

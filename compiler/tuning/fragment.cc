@@ -162,6 +162,12 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
 
   PrintOptions print;
   print.elide_floats_only = true;
+  // A causal mask the model's plan applies by index: in full, so that the fragment's plan finds it.
+  for (const Group& g : plan.groups)
+    if (g.causal_mask)
+      for (const Value* in : g.causal_mask->inputs)
+        for (const Value* v : {in, in ? plan.root(in) : nullptr})
+          if (v && v->is_constant() && copy.count(v)) print.in_full.insert(copy.at(v));
   json ranges = json::object();
   json keep_fp32 = json::array();
   for (const Value* v : originals) {

@@ -49,7 +49,10 @@ namespace mono::tuning {
 //  12 (2026-11-26): GemmF16, GemmF32 and the flash attention take their shared addresses by
 //     32-bit arithmetic from one smem_u32 instead of converting generic pointers back (a ptxas
 //     operand-reuse fault, gemm_f32.cuh).
-constexpr int kSignatureVersion = 12;
+//  13 (2026-11-26): a flash attention whose scores end with the addition of a constant causal
+//     mask applies it by index and skips the masked key tiles (attention.cuh CAUSAL, planner/
+//     attention_fusion.cc causal_mask): GPT-2's attention (issue 19).
+constexpr int kSignatureVersion = 13;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -420,6 +420,46 @@ TEST(Codegen, EpilogueOperandAfterTransposeReadsThePermutedIndex) {
   EXPECT_EQ(src.find("add3_in0[e0_1 * 64LL + e0_2 * 8LL + e0_3]"), std::string::npos);
 }
 
+// GPT-2 adds its causal mask to the scores as a constant tensor (0 on and below the diagonal,
+// -FLT_MAX above): the flash heads apply it by index instead (Group::causal_mask, FlashAttention
+// CAUSAL) and the constant is no longer packed; BERT has no mask; a mask that is not causal, or
+// whose masked entries are not far below any score (-1e4), stays a tensor the scores add.
+TEST(Codegen, CausalMasksAreAppliedByIndex) {
+  LoadResult gpt2 = load_tiny("tiny-gpt2-opset20");
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const KernelPlan plan = plan_kernel(*gpt2.graph, po);
+  int heads = 0;
+  const Value* mask = nullptr;
+  for (const Group& g : plan.groups)
+    if (g.flash) {
+      ++heads;
+      ASSERT_NE(g.causal_mask, nullptr) << g.nodes();
+      EXPECT_EQ(g.causal_offset, 0);
+      for (const Value* in : g.causal_mask->inputs)
+        if (plan.root(in)->is_constant()) mask = plan.root(in);
+    }
+  EXPECT_EQ(heads, 2);
+  ASSERT_NE(mask, nullptr);
+  for (const auto& c : plan.constants) EXPECT_NE(c.value, mask) << "the causal mask is still packed";
+  const std::string src = emit_cuda(*gpt2.graph, plan, "tiny-gpt2");
+  EXPECT_NE(src.find("FlashAttention<16, 1, 1, true>"), std::string::npos);
+
+  LoadResult bert = load_tiny("tiny-bert-opset20");
+  for (const Group& g : plan_kernel(*bert.graph, po).groups) EXPECT_EQ(g.causal_mask, nullptr) << g.nodes();
+
+  // The same model with one entry of the mask changed: not causal, or not far enough below.
+  std::vector<float> v = mask->constant->to_float_vector();
+  const int64_t keys = mask->type.shape.back();
+  for (const auto& [at, x] : std::vector<std::pair<int64_t, float>>{{1, 0.0f}, {keys, -1.0f}, {2, -1e4f}}) {
+    std::vector<float> w = v;
+    w[at] = x;
+    const_cast<Value*>(mask)->constant = std::make_shared<Tensor>(Tensor::from_floats(mask->type.shape, w));
+    for (const Group& g : plan_kernel(*gpt2.graph, po).groups) EXPECT_EQ(g.causal_mask, nullptr) << at << " " << x;
+  }
+  const_cast<Value*>(mask)->constant = std::make_shared<Tensor>(Tensor::from_floats(mask->type.shape, v));
+}
+
 // fp16 MatMul/Gemm activations are read through tensor maps (loaders.cuh TensorK): one map per
 // distinct (operand, tile) pair, each describing the GEMM's A exactly as the plan places it
 // (arena offset, M x K, row stride, the tile's rows as the box), every call passing an entry of

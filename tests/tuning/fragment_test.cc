@@ -158,7 +158,7 @@ TEST(Fragment, ContextTravelsWithThePayload) {
 }
 
 TEST(Fragment, WholeModelReproducesEverySignature) {
-  int models = 0, groups = 0;
+  int models = 0, groups = 0, causal = 0;
   for (const std::string& name : model_names()) {
     for (Precision p : {Precision::kF32, Precision::kF16}) {
       SCOPED_TRACE(str_cat(name, " ", precision_name(p)));
@@ -173,6 +173,10 @@ TEST(Fragment, WholeModelReproducesEverySignature) {
       for (size_t i = 0; i < m.plan.groups.size(); ++i) {
         EXPECT_EQ(r.plan.groups[i].schedule(), m.plan.groups[i].schedule()) << m.plan.groups[i].nodes();
         EXPECT_EQ(r.plan.groups[i].stage, m.plan.groups[i].stage) << m.plan.groups[i].nodes();
+        // A causal mask applied by index (its constant travels in full) is found again.
+        EXPECT_EQ(r.plan.groups[i].causal_mask != nullptr, m.plan.groups[i].causal_mask != nullptr)
+            << m.plan.groups[i].nodes();
+        causal += m.plan.groups[i].causal_mask != nullptr;
       }
       EXPECT_EQ(r.plan.fp32_fallbacks, m.plan.fp32_fallbacks);
       EXPECT_EQ(r.plan.inline_groups, m.plan.inline_groups);
@@ -182,6 +186,7 @@ TEST(Fragment, WholeModelReproducesEverySignature) {
       groups += static_cast<int>(m.plan.groups.size());
     }
   }
+  EXPECT_GE(causal, 2);  // tiny-gpt2's two heads in fp16
   std::printf("whole-model fragments: %d (model, precision) pairs, %d groups, same signatures\n", models, groups);
 }
 

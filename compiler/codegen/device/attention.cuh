@@ -14,11 +14,15 @@
 // The functors: s_fn(row, key, v) -> the score after its epilogue; p_fn(row, key, v) -> the
 // probability after its epilogue; o_fn(row, d, v) stores an output element. Rows are the batch
 // entry's query rows (q0 + r), keys 0 .. sk-1; they are called for valid rows and keys only.
+// CAUSAL: key k is masked for row q unless k <= q + causal_off (the causal mask the model added
+// as a tensor, applied by index: planner/attention_fusion.cc causal_mask); masked scores are
+// -inf, K and V rows past the item's last unmasked key are not copied, and key tiles past it are
+// skipped in both MMAs (their probabilities are 0, p_fn(0) must be 0).
 #pragma once
 
 namespace mono_dev {
 
-template <int D, int RB, int KT>
+template <int D, int RB, int KT, bool CAUSAL = false>
 struct FlashAttention {
   static_assert(D % 16 == 0 && D <= 128, "head size: a multiple of 16 up to 128");
   static_assert(RB == 1 || RB == 2 || RB == 4, "row blocks per item: 1, 2 or 4");
@@ -68,15 +72,19 @@ struct FlashAttention {
 
   template <class SFn, class PFn, class OFn>
   __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
-                              const SFn& s_fn, const PFn& p_fn, const OFn& o_fn, unsigned char* smem) {
+                              const SFn& s_fn, const PFn& p_fn, const OFn& o_fn, unsigned char* smem,
+                              int causal_off = 0) {
     const unsigned int sQ = smem_u32(smem), sK = sQ + kQBytes, sV = sK + kKVBytes;  // shared addresses
     float* sO = reinterpret_cast<float*>(smem + kQBytes + 2 * kKVBytes);
     float* sMax = sO + kWarps * 16 * D;
     float* sSum = sMax + kWarps * 16;
     __syncthreads();  // the block's previous work may still read shared memory
+    // Keys [0, kv_end) can be unmasked for some row of the item; key tiles [0, ktc) hold them.
+    const int kv_end = CAUSAL ? (q0 + nq + causal_off < sk ? q0 + nq + causal_off : sk) : sk;
+    const int ktc = CAUSAL ? (kv_end + 15) / 16 : KT;
     stage_rows(sQ, Q + (long long)q0 * D, nq, BQ);
-    stage_rows(sK, K, sk, SKP);
-    stage_rows(sV, V, sk, SKP);
+    stage_rows(sK, K, kv_end, 16 * ktc);
+    stage_rows(sV, V, kv_end, 16 * ktc);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -99,7 +107,7 @@ struct FlashAttention {
       for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[j][nb][e] = 0.0f;
-      if (kt >= KT) continue;
+      if (kt >= ktc) continue;
 #pragma unroll
       for (int ks = 0; ks < D / 16; ++ks) {
         unsigned int kb[4];
@@ -117,7 +125,8 @@ struct FlashAttention {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int r = rb * 16 + g + 8 * (e >> 1), key = (kg + KG * j) * 16 + nb * 8 + 2 * t + (e & 1);
-          const float v = (r < nq && key < sk) ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
+          const bool live = r < nq && key < sk && (!CAUSAL || key <= q0 + r + causal_off);
+          const float v = live ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
           s[j][nb][e] = v;
           mx[e >> 1] = fmaxf(mx[e >> 1], v);
         }
@@ -150,7 +159,7 @@ struct FlashAttention {
 #pragma unroll
     for (int j = 0; j < TMAX; ++j) {
       const int kt = kg + KG * j;
-      if (kt >= KT) continue;
+      if (kt >= ktc) continue;
       float p[2][4];
 #pragma unroll
       for (int nb = 0; nb < 2; ++nb)

@@ -2,6 +2,7 @@
 // Softmax(S) over the last axis [+ NaN guard], O = MatMul(P, V) [+ epilogue], with S and P read
 // by nothing else. One work item carries a batch entry's BM query rows through all three.
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -66,6 +67,40 @@ bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const
   return gemm_schedule_problem(f16, *t1, ctx, &s).empty() && gemm_schedule_problem(f16, *t3, ctx, &o).empty();
 }
 
+// The causal mask a flash head's scores end with, if any: the last epilogue step of `qk` is an
+// Add of the running scores and a constant whose leading dimensions are 1 and whose [rows][keys]
+// matrix is 0 where key <= row + (keys - rows) and at most -1e30 (or -inf) elsewhere, with
+// keys >= rows (every row keeps its diagonal). Adding it then changes no unmasked score and
+// makes every masked probability exactly 0 (exp underflows), which is what skipping those keys
+// computes, for finite scores. Also required: the probabilities' epilogue maps 0 to 0 (only NaN
+// guards), since masked tiles are skipped in P V.
+const Node* causal_mask(const KernelPlan& plan, const Group& qk, const Group& sm, int64_t rows, int64_t keys) {
+  if (qk.epilogue.empty() || keys < rows) return nullptr;
+  for (const Node* e : sm.epilogue)
+    if (e->op != OpKind::kIsNaN && e->op != OpKind::kWhere) return nullptr;
+  const Node* add = qk.epilogue.back();
+  if (add->op != OpKind::kAdd) return nullptr;
+  const Value* running = plan.root(qk.epilogue.size() > 1 ? qk.epilogue[qk.epilogue.size() - 2]->outputs[0]
+                                                          : qk.anchor->outputs[0]);
+  const Value* mask = nullptr;
+  for (int i = 0; i < 2; ++i)
+    if (add->inputs[i] && plan.root(add->inputs[i]) != running) mask = add->inputs[i];
+  if (!mask || !plan.root(mask)->is_constant()) return nullptr;
+  const Shape& ms = mask->type.shape;
+  if (ms.size() < 2 || ms[ms.size() - 2] != rows || ms.back() != keys) return nullptr;
+  for (size_t d = 0; d + 2 < ms.size(); ++d)
+    if (ms[d] != 1) return nullptr;
+  const std::vector<float> v = plan.root(mask)->constant->to_float_vector();
+  if (static_cast<int64_t>(v.size()) != rows * keys) return nullptr;
+  const int64_t off = keys - rows;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < keys; ++k) {
+      const float x = v[r * keys + k];
+      if (k <= r + off ? x != 0.0f : !(x <= -1e30f)) return nullptr;
+    }
+  return add;
+}
+
 }  // namespace
 
 void fuse_attention(const Uses& uses, KernelPlan* plan) {
@@ -102,7 +137,7 @@ void fuse_attention(const Uses& uses, KernelPlan* plan) {
 // 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D] (the
 // same head size D for Q, K and V), D a multiple of 16 up to 128, at most 256 keys, and its shared memory within the
 // context's budget. Sets the head's smem_bytes (its parts keep their own) and raises the
-// context's shared memory to it.
+// context's shared memory to it, and its causal mask (Group::causal_mask) where it has one.
 void choose_flash(const Uses& uses, KernelPlan* plan) {
   const KernelContext& ctx = plan->ctx;
   for (Group& qk : plan->groups) {
@@ -127,6 +162,8 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     const int64_t smem = (bq + 2 * padded_keys) * ld * 2 + 8 * 16 * d * 4 + 2 * 8 * 16 * 4;
     if (smem > ctx.smem_limit) continue;
     qk.flash = true;
+    qk.causal_mask = std::getenv("MONO_AB_NO_CAUSAL") ? nullptr : causal_mask(*plan, qk, sm, a.m, keys);  // TEMPORARY A/B switch
+    qk.causal_offset = keys - a.m;
     qk.smem_bytes = static_cast<int>(smem);
     plan->ctx.smem_bytes = std::max(plan->ctx.smem_bytes, qk.smem_bytes);
   }

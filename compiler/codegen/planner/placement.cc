@@ -84,7 +84,8 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
       }
     };
     use(grp.anchor);
-    for (const Node* e : grp.epilogue) use(e);
+    for (const Node* e : grp.epilogue)
+      if (e != grp.causal_mask) use(e);  // a causal mask applied by index is not read
   }
   // Intermediates written by a group and read by later stages.
   std::vector<Live> live;
