@@ -2,7 +2,6 @@
 // Softmax(S) over the last axis [+ NaN guard], O = MatMul(P, V) [+ epilogue], with S and P read
 // by nothing else. One work item carries a batch entry's BM query rows through all three.
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -73,7 +72,8 @@ bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const
 // keys >= rows (every row keeps its diagonal). Adding it then changes no unmasked score and
 // makes every masked probability exactly 0 (exp underflows), which is what skipping those keys
 // computes, for finite scores. Also required: the probabilities' epilogue maps 0 to 0 (only NaN
-// guards), since masked tiles are skipped in P V.
+// guards), since masked tiles are skipped in P V. On the H100 GPT-2's attention stage went from
+// 4.86 to 3.58 us a layer and the model from 445.9 to 431.8 us (bench/RESULTS.md, run104).
 const Node* causal_mask(const KernelPlan& plan, const Group& qk, const Group& sm, int64_t rows, int64_t keys) {
   if (qk.epilogue.empty() || keys < rows) return nullptr;
   for (const Node* e : sm.epilogue)
@@ -162,7 +162,7 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     const int64_t smem = (bq + 2 * padded_keys) * ld * 2 + 8 * 16 * d * 4 + 2 * 8 * 16 * 4;
     if (smem > ctx.smem_limit) continue;
     qk.flash = true;
-    qk.causal_mask = std::getenv("MONO_AB_NO_CAUSAL") ? nullptr : causal_mask(*plan, qk, sm, a.m, keys);  // TEMPORARY A/B switch
+    qk.causal_mask = causal_mask(*plan, qk, sm, a.m, keys);
     qk.causal_offset = keys - a.m;
     qk.smem_bytes = static_cast<int>(smem);
     plan->ctx.smem_bytes = std::max(plan->ctx.smem_bytes, qk.smem_bytes);
