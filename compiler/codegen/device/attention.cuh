@@ -5,7 +5,7 @@
 //   S = Q K^T (+ the score's elementwise epilogue), P = softmax(S) over the keys (+ its
 //   epilogue, e.g. the NaN guard), O = P V (+ its epilogue and the store).
 // Q, K and V are fp16 [rows][D] matrices (D contiguous, K stored as [keys][D]); they are copied
-// whole into shared memory at once (one memory round trip), S stays in registers, the softmax
+// whole into shared memory (Q and K, then V, which S and the softmax do not wait for), S stays in registers, the softmax
 // reduces across warps through shared memory, P is reused from S's accumulators as the A operand
 // of the second MMA, and the warps' partial O are summed through shared memory. No score or
 // probability goes to global memory.
@@ -82,11 +82,18 @@ struct FlashAttention {
     // Keys [0, kv_end) can be unmasked for some row of the item; key tiles [0, ktc) hold them.
     const int kv_end = CAUSAL ? (q0 + nq + causal_off < sk ? q0 + nq + causal_off : sk) : sk;
     const int ktc = CAUSAL ? (kv_end + 15) / 16 : KT;
+    // Q and K, then V, as two copy groups: S and the softmax start once Q and K are in, while V
+    // is still on its way.
     stage_rows(sQ, Q + (long long)q0 * D, nq, BQ);
     stage_rows(sK, K, kv_end, 16 * ktc);
+    cp_async_commit();
     stage_rows(sV, V, kv_end, 16 * ktc);
     cp_async_commit();
+#ifdef MONO_AB_ATTN_ONE_WAIT  // TEMPORARY: the A/B of the split wait
     cp_async_wait<0>();
+#else
+    cp_async_wait<1>();
+#endif
     __syncthreads();
 
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -149,6 +156,8 @@ struct FlashAttention {
     reduce_rows(sum, sSum, 0.0f, inv, [](float a, float b) { return a + b; });
 #pragma unroll
     for (int h = 0; h < 2; ++h) inv[h] = 1.0f / inv[h];
+    cp_async_wait<0>();  // V: this thread's copies, then everyone's
+    __syncthreads();
     // P (its epilogue applied, in fp16 as the model stores it) as the A operand of P V, and the
     // warp's partial O over its key tiles.
     float o[D / 8][4];
