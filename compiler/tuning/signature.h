@@ -51,7 +51,8 @@ namespace mono::tuning {
 //     operand-reuse fault, gemm_f32.cuh).
 //  13 (2026-11-26): a flash attention whose scores end with the addition of a constant causal
 //     mask applies it by index and skips the masked key tiles (attention.cuh CAUSAL, planner/
-//     attention_fusion.cc causal_mask): GPT-2's attention (issue 19).
+//     attention_fusion.cc causal_mask): GPT-2's attention (issue 19). The flash attention's S and
+//     softmax no longer wait for V's copy.
 constexpr int kSignatureVersion = 13;
 
 struct GroupSignature {
