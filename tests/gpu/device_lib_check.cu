@@ -2,7 +2,7 @@
 // references on random data.
 //
 //   nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu \
-//     tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu -o device_lib_check && ./device_lib_check
+//     tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu tests/gpu/attention_checks.cu -o device_lib_check && ./device_lib_check
 //   (bench/build_gpu_bundle.sh builds it so; -DMONO_PROBE_BUILD: the probe build, device_lib_check.cuh)
 //   ./device_lib_check --bench     # also times GemmF16 tiles on BERT-base shapes (informational)
 //   ./device_lib_check --gemm-small                  # small GEMM checks only (for racecheck)
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   gemm_checks();
   barrier_checks();
   row_checks();
+  attention_checks();
   if (argc > 1 && std::string(argv[1]) == "--bench") bench();
   std::printf("%s: %d failure(s)\n", g_failures ? "FAILED" : "ALL PASSED", g_failures);
   return g_failures ? 1 : 0;

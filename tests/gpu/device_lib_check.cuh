@@ -142,5 +142,6 @@ void barrier_checks();     //   the grid barrier
 void row_checks();         //   LayerNorm and Softmax rows, fp32 and fp16
 void gemm_checks();        // gemm_checks.cu: GemmF16 and GemmF32, every operand kind, split-K
 void gemm_small_checks();  //   small shapes only (for racecheck)
+void attention_checks();   // attention_checks.cu: FlashAttention, with and without the causal mode
 void bench();              // gemm_bench.cu: GemmF16 timings on BERT-base shapes (informational)
 void bench_one_cfg(int cfg, int M, int N, int K, int splits);  // one of them (--bench-one)

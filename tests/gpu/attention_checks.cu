@@ -1,0 +1,82 @@
+// FlashAttention cases of the device-library check (device_lib_check.cu): one item per block over
+// random fp16 Q, K and V, scores scaled in s_fn, against a double-precision softmax(Q K^T) V, with
+// and without the causal mode (a key is masked for a row unless key <= row + offset): whole and
+// partial row blocks, key counts that are not multiples of 16, keys beyond the rows (offset > 0),
+// and 1, 2 and 4 row blocks per item.
+#include "tests/gpu/device_lib_check.cuh"
+
+#include "compiler/codegen/device/attention.cuh"
+
+namespace {
+
+template <int D, int RB, int KT, bool CAUSAL>
+__global__ void __launch_bounds__(256) flash_kernel(const half_t* Q, const half_t* K, const half_t* V, int rows,
+                                                    int keys, float scale, int off, float* O) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  using FA = mono_dev::FlashAttention<D, RB, KT, CAUSAL>;
+  constexpr int BQ = 16 * RB;
+  const int tm = (rows + BQ - 1) / BQ;
+  const int b = blockIdx.x / tm, q0 = (blockIdx.x % tm) * BQ, nq = rows - q0 < BQ ? rows - q0 : BQ;
+  const auto s_fn = [&](int, int, float x) { return x * scale; };
+  const auto p_fn = [&](int, int, float x) { return x; };
+  const auto o_fn = [&](int r, int c, float x) { O[((long long)b * rows + r) * D + c] = x; };
+  FA::item(Q + (long long)b * rows * D, K + (long long)b * keys * D, V + (long long)b * keys * D, q0, nq, keys, s_fn,
+           p_fn, o_fn, smem, off);
+}
+
+template <int D, int RB, int KT, bool CAUSAL>
+void flash_case(int batch, int rows, int keys) {
+  const int off = keys - rows;
+  const float scale = 1.0f / std::sqrt((float)D);
+  auto q = rand_vec(size_t(batch) * rows * D), k = rand_vec(size_t(batch) * keys * D),
+       v = rand_vec(size_t(batch) * keys * D);
+  round_to_half(q), round_to_half(k), round_to_half(v);
+  std::vector<double> ref(size_t(batch) * rows * D);
+  for (int b = 0; b < batch; ++b)
+    for (int r = 0; r < rows; ++r) {
+      std::vector<double> s(keys);
+      double mx = -INFINITY;
+      for (int j = 0; j < keys; ++j) {
+        double acc = 0;
+        for (int d = 0; d < D; ++d) acc += (double)q[(size_t(b) * rows + r) * D + d] * k[(size_t(b) * keys + j) * D + d];
+        s[j] = CAUSAL && j > r + off ? -INFINITY : acc * scale;
+        mx = std::max(mx, s[j]);
+      }
+      double sum = 0;
+      for (int j = 0; j < keys; ++j) sum += (s[j] = std::exp(s[j] - mx));
+      for (int d = 0; d < D; ++d) {
+        double o = 0;
+        for (int j = 0; j < keys; ++j) o += s[j] / sum * v[(size_t(b) * keys + j) * D + d];
+        ref[(size_t(b) * rows + r) * D + d] = o;
+      }
+    }
+  half_t* dq = to_dev<half_t>(q);
+  half_t* dk = to_dev<half_t>(k);
+  half_t* dv = to_dev<half_t>(v);
+  float* dout;
+  CK(cudaMalloc(&dout, sizeof(float) * ref.size()));
+  CK(cudaMemset(dout, 0xff, sizeof(float) * ref.size()));  // NaN: an output nobody writes shows
+  using FA = mono_dev::FlashAttention<D, RB, KT, CAUSAL>;
+  auto kern = flash_kernel<D, RB, KT, CAUSAL>;
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, FA::kSmemBytes));
+  const int items = batch * ((rows + 16 * RB - 1) / (16 * RB));
+  kern<<<items, 256, FA::kSmemBytes>>>(dq, dk, dv, rows, keys, scale, off, dout);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  char name[160];
+  std::snprintf(name, sizeof name, "FlashAttention<%d,%d,%d%s> batch=%d rows=%d keys=%d", D, RB, KT,
+                CAUSAL ? ",causal" : "", batch, rows, keys);
+  report(name, rel_err(from_dev(dout, ref.size()), ref), 2e-3);
+  for (void* p : {(void*)dq, (void*)dk, (void*)dv, (void*)dout}) CK(cudaFree(p));
+}
+
+}  // namespace
+
+void attention_checks() {
+  flash_case<64, 1, 8, false>(2, 128, 128);  // BERT's heads
+  flash_case<64, 1, 8, true>(2, 128, 128);   // GPT-2's: every key group of a late row block busy
+  flash_case<64, 2, 5, true>(1, 77, 77);     // a partial last row block and key tile
+  flash_case<32, 1, 7, true>(2, 60, 100);    // keys beyond the rows: offset 40
+  flash_case<64, 4, 4, true>(1, 50, 50);     // four row blocks per item
+  flash_case<64, 2, 13, false>(1, 197, 197); // ViT's
+}
