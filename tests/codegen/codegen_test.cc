@@ -458,6 +458,18 @@ TEST(Codegen, CausalMasksAreAppliedByIndex) {
     for (const Group& g : plan_kernel(*gpt2.graph, po).groups) EXPECT_EQ(g.causal_mask, nullptr) << at << " " << x;
   }
   const_cast<Value*>(mask)->constant = std::make_shared<Tensor>(Tensor::from_floats(mask->type.shape, v));
+  for (const Group& g : plan_kernel(*gpt2.graph, po).groups) EXPECT_EQ(g.causal_mask != nullptr, g.flash) << g.nodes();
+
+  // The NaN guard reversed, Where(IsNaN(p), p, c): a masked probability would become c, so the
+  // mask stays a tensor.
+  for (const auto& n : gpt2.graph->nodes())
+    if (n->op == OpKind::kWhere) std::swap(n->inputs[1], n->inputs[2]);
+  int flash_heads = 0;
+  for (const Group& g : plan_kernel(*gpt2.graph, po).groups) {
+    flash_heads += g.flash;
+    EXPECT_EQ(g.causal_mask, nullptr) << g.nodes();
+  }
+  EXPECT_EQ(flash_heads, 2);  // still flash heads: only their mask stays a tensor
 }
 
 // fp16 MatMul/Gemm activations are read through tensor maps (loaders.cuh TensorK): one map per

@@ -2,26 +2,50 @@
 // random fp16 Q, K and V, scores scaled in s_fn, against a double-precision softmax(Q K^T) V, with
 // and without the causal mode (a key is masked for a row unless key <= row + offset): whole and
 // partial row blocks, key counts that are not multiples of 16, keys beyond the rows (offset > 0),
-// and 1, 2 and 4 row blocks per item.
+// and 1, 2 and 4 row blocks per item; several items a block, later ones with fewer keys; errors
+// per output row.
 #include "tests/gpu/device_lib_check.cuh"
 
 #include "compiler/codegen/device/attention.cuh"
 
 namespace {
 
+// Each block runs items blockIdx.x, blockIdx.x + gridDim.x, ... counted from the last row block
+// down, as a persistent kernel's blocks do: a block's later item then has fewer unmasked keys
+// than its earlier one, whose K and V rows are still in shared memory.
 template <int D, int RB, int KT, bool CAUSAL>
-__global__ void __launch_bounds__(256) flash_kernel(const half_t* Q, const half_t* K, const half_t* V, int rows,
-                                                    int keys, float scale, int off, float* O) {
+__global__ void __launch_bounds__(256) flash_kernel(const half_t* Q, const half_t* K, const half_t* V, int batch,
+                                                    int rows, int keys, float scale, int off, float* O) {
   extern __shared__ __align__(1024) unsigned char smem[];
   using FA = mono_dev::FlashAttention<D, RB, KT, CAUSAL>;
   constexpr int BQ = 16 * RB;
-  const int tm = (rows + BQ - 1) / BQ;
-  const int b = blockIdx.x / tm, q0 = (blockIdx.x % tm) * BQ, nq = rows - q0 < BQ ? rows - q0 : BQ;
-  const auto s_fn = [&](int, int, float x) { return x * scale; };
-  const auto p_fn = [&](int, int, float x) { return x; };
-  const auto o_fn = [&](int r, int c, float x) { O[((long long)b * rows + r) * D + c] = x; };
-  FA::item(Q + (long long)b * rows * D, K + (long long)b * keys * D, V + (long long)b * keys * D, q0, nq, keys, s_fn,
-           p_fn, o_fn, smem, off);
+  const int tm = (rows + BQ - 1) / BQ, items = batch * tm;
+  for (int it = blockIdx.x; it < items; it += gridDim.x) {
+    const int item = items - 1 - it;
+    const int b = item / tm, q0 = (item % tm) * BQ, nq = rows - q0 < BQ ? rows - q0 : BQ;
+    const auto s_fn = [&](int, int, float x) { return x * scale; };
+    const auto p_fn = [&](int, int, float x) { return isnan(x) ? 0.0f : x; };  // the models' NaN guard
+    const auto o_fn = [&](int r, int c, float x) { O[((long long)b * rows + r) * D + c] = x; };
+    FA::item(Q + (long long)b * rows * D, K + (long long)b * keys * D, V + (long long)b * keys * D, q0, nq, keys,
+             s_fn, p_fn, o_fn, smem, off);
+  }
+}
+
+// The largest error of an output row relative to that row's largest |reference| (a causal
+// row's outputs shrink as it averages more keys: one global scale would hide a late row's error).
+double row_rel_err(const std::vector<float>& got, const std::vector<double>& ref, int D) {
+  double worst = 0;
+  for (size_t r = 0; r * D < ref.size(); ++r) {
+    double md = 0, mr = 0;
+    for (int d = 0; d < D; ++d) {
+      const double diff = std::fabs((double)got[r * D + d] - ref[r * D + d]);
+      if (!(diff == diff)) return INFINITY;
+      md = std::max(md, diff);
+      mr = std::max(mr, std::fabs(ref[r * D + d]));
+    }
+    worst = std::max(worst, mr > 0 ? md / mr : md);
+  }
+  return worst;
 }
 
 template <int D, int RB, int KT, bool CAUSAL>
@@ -60,13 +84,13 @@ void flash_case(int batch, int rows, int keys) {
   auto kern = flash_kernel<D, RB, KT, CAUSAL>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, FA::kSmemBytes));
   const int items = batch * ((rows + 16 * RB - 1) / (16 * RB));
-  kern<<<items, 256, FA::kSmemBytes>>>(dq, dk, dv, rows, keys, scale, off, dout);
+  kern<<<(items + 2) / 3, 256, FA::kSmemBytes>>>(dq, dk, dv, batch, rows, keys, scale, off, dout);  // ~3 items a block
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   char name[160];
   std::snprintf(name, sizeof name, "FlashAttention<%d,%d,%d%s> batch=%d rows=%d keys=%d", D, RB, KT,
                 CAUSAL ? ",causal" : "", batch, rows, keys);
-  report(name, rel_err(from_dev(dout, ref.size()), ref), 2e-3);
+  report(name, row_rel_err(from_dev(dout, ref.size()), ref, D), 5e-3);
   for (void* p : {(void*)dq, (void*)dk, (void*)dv, (void*)dout}) CK(cudaFree(p));
 }
 

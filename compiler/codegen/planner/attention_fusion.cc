@@ -76,8 +76,14 @@ bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const
 // 4.86 to 3.58 us a layer and the model from 445.9 to 431.8 us (bench/RESULTS.md, run104).
 const Node* causal_mask(const KernelPlan& plan, const Group& qk, const Group& sm, int64_t rows, int64_t keys) {
   if (qk.epilogue.empty() || keys < rows) return nullptr;
-  for (const Node* e : sm.epilogue)
-    if (e->op != OpKind::kIsNaN && e->op != OpKind::kWhere) return nullptr;
+  // Only NaN guards that keep every number: Where(IsNaN(p), c, p), p the running value (the
+  // reversed form Where(IsNaN(p), p, c) would turn a masked 0 into c).
+  const Value* p = plan.root(sm.anchor->outputs[0]);
+  for (const Node* e : sm.epilogue) {
+    if (e->op == OpKind::kIsNaN) continue;
+    if (e->op != OpKind::kWhere || !e->inputs[2] || plan.root(e->inputs[2]) != p) return nullptr;
+    p = plan.root(e->outputs[0]);
+  }
   const Node* add = qk.epilogue.back();
   if (add->op != OpKind::kAdd) return nullptr;
   const Value* running = plan.root(qk.epilogue.size() > 1 ? qk.epilogue[qk.epilogue.size() - 2]->outputs[0]
