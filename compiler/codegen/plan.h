@@ -135,10 +135,9 @@ struct Group {
   // the operands allow it, else the three parts run one after another as above.
   bool flash = false;
   // A flash head whose scores' last epilogue step adds a constant causal mask (0 where key <=
-  // row + causal_offset, <= -1e30 or -inf elsewhere; planner/attention_fusion.cc): that Add node,
+  // row + keys - rows, <= -1e30 or -inf elsewhere; planner/attention_fusion.cc): that Add node,
   // which the item applies by index instead (skipping the masked key tiles), or null.
   const Node* causal_mask = nullptr;
-  int64_t causal_offset = 0;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"

@@ -37,6 +37,15 @@ bool codegen_supports(const Node& n) {
   }
 }
 
+const Value* running_value(const Group& g, const Node* e) {
+  const Value* prev = g.anchor->outputs[0];
+  for (const Node* x : g.epilogue) {
+    if (x == e) return prev;
+    if (x->op != OpKind::kIsNaN) prev = x->outputs[0];
+  }
+  return prev;
+}
+
 int64_t row_length(const Node& n) {
   return n.op == OpKind::kSoftmax ? softmax_layout(n).n : layer_norm_row_length(n);
 }

@@ -28,6 +28,10 @@ bool codegen_supports(const Node& n);
 // Row length of a row-wise op (LayerNormalization: product of normalized dims; Softmax: the
 // normalised extent).
 int64_t row_length(const Node& n);
+// The value epilogue node `e` of group `g` reads as its running input: the previous step's
+// output (an IsNaN step, the condition of the Where after it, is not one), the anchor's for the
+// first; with e not in the epilogue, the group's result.
+const Value* running_value(const Group& g, const Node* e);
 // How constant input `i` of `n` is packed into the weights before any schedule is known: a
 // GEMM's 2-D B operand transposed to [N][K], anything else as is.
 Packing constant_packing(const Node& n, int i);

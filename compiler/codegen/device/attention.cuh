@@ -5,9 +5,10 @@
 //   S = Q K^T (+ the score's elementwise epilogue), P = softmax(S) over the keys (+ its
 //   epilogue, e.g. the NaN guard), O = P V (+ its epilogue and the store).
 // Q, K and V are fp16 [rows][D] matrices (D contiguous, K stored as [keys][D]); they are copied
-// whole into shared memory (Q and K, then V, which S and the softmax do not wait for), S stays in registers, the softmax
-// reduces across warps through shared memory, P is reused from S's accumulators as the A operand
-// of the second MMA, and the warps' partial O are summed through shared memory. No score or
+// whole into shared memory (Q and K, then V, which S and the softmax do not wait for), S stays in
+// registers, the softmax reduces across warps through shared memory, P is reused from S's
+// accumulators as the A operand of the second MMA, and the warps' partial O are summed through
+// shared memory. No score or
 // probability goes to global memory.
 // Warps: 8, as RB row blocks of 16 rows x KG = 8 / RB key groups; key group kg takes the
 // 16-key tiles kg, kg + KG, ... (KT tiles cover the keys; those past `sk` are masked).

@@ -36,8 +36,9 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
   const std::vector<std::string> bidx = index_vars("bb", static_cast<int64_t>(batch_shape.size()));
   auto offset = [&](const Value* x, int64_t mat) { return batch_matrix_offset(x->type.shape, bidx, mat); };
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
-                             "  using FA = FlashAttention<", d, ", ", rb, ", ", ceil_div(keys, 16),
-                             qk.causal_mask ? ", true" : "", ">;", qk.causal_mask ? str_cat("  // ", comment_text(qk.causal_mask->name), ": causal mask by index") : "", "\n",
+                             "  using FA = FlashAttention<", d, ", ", rb, ", ", ceil_div(keys, 16), qk.causal_mask ? ", true" : "", ">;",
+                             qk.causal_mask ? str_cat("  // ", comment_text(qk.causal_mask->name), ": causal mask by index") : "",
+                             "\n",
                              "  static_assert(FA::kSmemBytes <= MONO_SMEM_BYTES, \"attention item does not fit the context\");\n",
                              "  const long long b = item / ", tm, ";\n",
                              "  const int q0 = (int)(item % ", tm, ") * ", qk.gemm.bm, ", nq = min(", qk.gemm.bm, ", ", rows, " - q0);\n",
@@ -56,7 +57,7 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
                   "] = ", ex.store(plan.dtype_of(pv.output), "v"), ";\n  };\n");
   body += str_cat("  FA::item(", q, " + ", offset(qn.inputs[0], rows * d), ", ", k, " + ", offset(qn.inputs[1], keys * d), ", ",
                   v, " + ", offset(vn.inputs[1], keys * d), ", q0, nq, ", keys, ", s_fn, p_fn, o_fn, smem",
-                  qk.causal_mask ? str_cat(", ", qk.causal_offset) : "", ");\n");
+                  qk.causal_mask ? str_cat(", ", keys - rows) : "", ");\n");  // the mask's diagonal offset
   const std::string name = m.function(qk, "int item" + params.declarations({plan.root(pv.output)}), body);
   const Call call{name, params.arguments()};
   return {qk.items, [call](const std::string& item) { return call.str(item); }};

@@ -5,21 +5,12 @@
 
 #include "compiler/codegen/emit/index_math.h"
 #include "compiler/codegen/emit/names.h"
+#include "compiler/codegen/support.h"
 #include "compiler/ops/transpose.h"
 #include "compiler/support/error.h"
 
 namespace mono::emit {
 namespace {
-
-// The value an epilogue node reads as its running input: the previous step's output.
-const Value* running_value(const Group& g, const Node* e) {
-  const Value* prev = g.anchor->outputs[0];
-  for (const Node* x : g.epilogue) {
-    if (x == e) return prev;
-    if (x->op != OpKind::kIsNaN) prev = x->outputs[0];
-  }
-  return prev;
-}
 
 // The shape of the running value as `e` reads it (views may reshape it between steps).
 const Shape& running_input_shape(const KernelPlan& plan, const Group& g, const Node* e) {

@@ -86,8 +86,7 @@ const Node* causal_mask(const KernelPlan& plan, const Group& qk, const Group& sm
   }
   const Node* add = qk.epilogue.back();
   if (add->op != OpKind::kAdd) return nullptr;
-  const Value* running = plan.root(qk.epilogue.size() > 1 ? qk.epilogue[qk.epilogue.size() - 2]->outputs[0]
-                                                          : qk.anchor->outputs[0]);
+  const Value* running = plan.root(running_value(qk, add));
   const Value* mask = nullptr;
   for (int i = 0; i < 2; ++i)
     if (add->inputs[i] && plan.root(add->inputs[i]) != running) mask = add->inputs[i];
@@ -169,7 +168,6 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     if (smem > ctx.smem_limit) continue;
     qk.flash = true;
     qk.causal_mask = causal_mask(*plan, qk, sm, a.m, keys);
-    qk.causal_offset = keys - a.m;
     qk.smem_bytes = static_cast<int>(smem);
     plan->ctx.smem_bytes = std::max(plan->ctx.smem_bytes, qk.smem_bytes);
   }
