@@ -225,6 +225,7 @@ class Loader {
       }
       for (onnx::AttributeProto& a : *np.mutable_attribute()) {
         if (node->attrs.count(a.name())) fail(where, ": attribute '", a.name(), "' is set twice");
+        if (a.name().rfind("mono.", 0) == 0) fail(where, ": attribute '", a.name(), "' is Mono's own, not a model's");
         node->attrs[a.name()] = convert_attribute(&a, *node);
       }
       created.emplace_back(node, &np);

@@ -7,6 +7,7 @@
 
 #include "compiler/ops/linalg.h"
 #include "compiler/ops/pool.h"
+#include "compiler/ops/transpose.h"
 
 namespace mono {
 
@@ -26,11 +27,20 @@ std::vector<int64_t> conv_kernel(const AttrReader& ctx, const Shape& w) {
   return kernel;
 }
 
-void infer_conv(InferContext& ctx) {
-  ctx.expect_float(0);
-  ctx.expect_same_dtype(0, 1);
-  const Shape& x = ctx.input_shape(0);
-  const Shape& w = ctx.input_shape(1);
+// The layouts a channels-last convolution (kChannelsLastAttr = 1, set by the channels_last
+// pass) reads and writes, as permutations of the standard ones: X and Y are [N][H][W][C], W is
+// [M][KH][KW][C].
+const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1};
+const std::vector<int64_t> kToChannelsFirst = {0, 3, 1, 2};
+
+Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
+  Shape out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = s[perm[i]];
+  return out;
+}
+
+// Y's shape for X and W in the standard layout.
+Shape conv_output_shape(const InferContext& ctx, const Shape& x, const Shape& w) {
   if (x.size() < 3) ctx.fail(str_cat("X must be N x C x spatial..., got ", shape_str(x)));
   if (w.size() != x.size())
     ctx.fail(str_cat("W of shape ", shape_str(w), " does not match X of shape ", shape_str(x),
@@ -44,7 +54,6 @@ void infer_conv(InferContext& ctx) {
   if (M % group != 0)
     ctx.fail(str_cat("W has ", M, " output channels, not a multiple of group ", group));
   if (ctx.has_input(2)) {
-    ctx.expect_same_dtype(0, 2);
     const Shape& b = ctx.input_shape(2);
     if (b.size() != 1 || b[0] != M)
       ctx.fail(str_cat("bias B of shape ", shape_str(b), " must have shape ", M));
@@ -53,7 +62,23 @@ void infer_conv(InferContext& ctx) {
   WindowGeometry g = window_geometry(ctx, in, conv_kernel(ctx, w), false);
   Shape out{x[0], M};
   out.insert(out.end(), g.out.begin(), g.out.end());
-  ctx.set_output(0, ctx.input_dtype(0), out);
+  return out;
+}
+
+void infer_conv(InferContext& ctx) {
+  ctx.expect_float(0);
+  ctx.expect_same_dtype(0, 1);
+  if (ctx.has_input(2)) ctx.expect_same_dtype(0, 2);
+  const Shape& x = ctx.input_shape(0);
+  const Shape& w = ctx.input_shape(1);
+  if (!conv_channels_last(ctx.node())) {
+    ctx.set_output(0, ctx.input_dtype(0), conv_output_shape(ctx, x, w));
+    return;
+  }
+  if (x.size() != 4 || w.size() != 4 || ctx.attr_int("group") != 1)
+    ctx.fail("a channels-last Conv must be 2-D with one group");
+  const Shape y = conv_output_shape(ctx, permuted(x, kToChannelsFirst), permuted(w, kToChannelsFirst));
+  ctx.set_output(0, ctx.input_dtype(0), permuted(y, kToChannelsLast));
 }
 
 // One output row (an output position with the last spatial axis left out) under one kernel
@@ -106,7 +131,7 @@ std::vector<std::vector<RowSpan>> row_spans(const WindowGeometry& g) {
   return spans;
 }
 
-void compute_conv(ComputeContext& ctx) {
+void compute_conv_nchw(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   Tensor& y = ctx.output(0);
@@ -221,13 +246,38 @@ void compute_conv(ComputeContext& ctx) {
   out.finish();
 }
 
+// A channels-last convolution is computed as the standard one over permuted copies (the
+// reference favours being obviously right).
+void compute_conv(ComputeContext& ctx) {
+  if (!conv_channels_last(ctx.node())) {
+    compute_conv_nchw(ctx);
+    return;
+  }
+  const Tensor x = permute(ctx.input(0), kToChannelsFirst);
+  const Tensor w = permute(ctx.input(1), kToChannelsFirst);
+  Tensor& y = ctx.output(0);
+  Tensor y_nchw(y.dtype(), permuted(y.shape(), kToChannelsFirst));
+  ComputeContext nchw(ctx.node(), op_def(OpKind::kConv), {&x, &w, ctx.has_input(2) ? &ctx.input(2) : nullptr},
+                      {&y_nchw});
+  compute_conv_nchw(nchw);
+  const Tensor back = permute(y_nchw, kToChannelsLast);
+  if (back.nbytes() > 0) std::memcpy(y.mutable_raw(), back.raw(), back.nbytes());
+}
+
 }  // namespace
+
+bool conv_channels_last(const Node& node) {
+  return node.op == OpKind::kConv && node_attrs(node).attr_int(kChannelsLastAttr) != 0;
+}
 
 WindowGeometry conv_geometry(const Node& node) {
   const AttrReader attrs = node_attrs(node);
+  const bool last = conv_channels_last(node);
   const Shape& x = node.inputs[0]->type.shape;
-  const std::vector<int64_t> in(x.begin() + 2, x.end());
-  return window_geometry(attrs, in, conv_kernel(attrs, node.inputs[1]->type.shape), false);
+  const Shape& w = node.inputs[1]->type.shape;
+  const std::vector<int64_t> in = last ? std::vector<int64_t>(x.begin() + 1, x.end() - 1)
+                                       : std::vector<int64_t>(x.begin() + 2, x.end());
+  return window_geometry(attrs, in, conv_kernel(attrs, last ? permuted(w, kToChannelsFirst) : w), false);
 }
 
 const OpDef& op_def_Conv() {
@@ -238,7 +288,7 @@ const OpDef& op_def_Conv() {
       1,
       1,
       {attr("auto_pad", "NOTSET"), attr_ints("dilations"), attr("group", int64_t{1}),
-       attr_ints("kernel_shape"), attr_ints("pads"), attr_ints("strides")},
+       attr_ints("kernel_shape"), attr_ints("pads"), attr_ints("strides"), attr(kChannelsLastAttr, int64_t{0})},
       infer_conv,
       compute_conv};
   return def;

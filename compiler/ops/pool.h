@@ -40,6 +40,11 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape);
 WindowGeometry pool_geometry(const Node& node);
 WindowGeometry conv_geometry(const Node& node);
 
+// A Conv attribute of Mono's own (the channels_last pass sets it; a model that sets it is
+// refused at loading): 1 = X and Y are [N][H][W][C] and W is [M][KH][KW][C], 2-D, one group.
+inline constexpr const char* kChannelsLastAttr = "mono.channels_last";
+bool conv_channels_last(const Node& node);
+
 // For the window of each output position (row-major over the output), the valid input
 // positions (row-major flat spatial offsets into one input plane), in CSR form:
 // offsets[start[o] .. start[o+1]) belong to output o, in row-major window order.

@@ -32,12 +32,13 @@ static void infer_transpose(InferContext& ctx) {
   ctx.set_output(0, ctx.input_dtype(0), out);
 }
 
-static void compute_transpose(ComputeContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0);
+Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
   const Shape& in = x.shape();
   const int64_t rank = x.rank();
-  std::vector<int64_t> perm = permutation(ctx, rank);
+  MONO_CHECK(static_cast<int64_t>(perm.size()) == rank, "permute: ", perm.size(), " axes for rank ", rank);
+  Shape out_shape(rank);
+  for (int64_t i = 0; i < rank; ++i) out_shape[i] = in[perm[i]];
+  Tensor y(x.dtype(), out_shape);
   // Stride in the input of each output axis.
   std::vector<int64_t> in_stride(rank, 1), stride(rank);
   for (int64_t i = rank - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * in[i + 1];
@@ -45,18 +46,25 @@ static void compute_transpose(ComputeContext& ctx) {
   const size_t es = dtype_size(x.dtype());
   const uint8_t* src = static_cast<const uint8_t*>(x.raw());
   uint8_t* dst = static_cast<uint8_t*>(y.mutable_raw());
-  const Shape& out = y.shape();
   std::vector<int64_t> idx(rank, 0);
   int64_t offset = 0;
   for (int64_t i = 0, n = y.numel(); i < n; ++i) {
     std::memcpy(dst + i * es, src + offset * es, es);
     for (int64_t ax = rank - 1; ax >= 0; --ax) {
       offset += stride[ax];
-      if (++idx[ax] < out[ax]) break;
-      offset -= stride[ax] * out[ax];
+      if (++idx[ax] < out_shape[ax]) break;
+      offset -= stride[ax] * out_shape[ax];
       idx[ax] = 0;
     }
   }
+  return y;
+}
+
+static void compute_transpose(ComputeContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor y = permute(x, permutation(ctx, x.rank()));
+  Tensor& out = ctx.output(0);
+  if (y.nbytes() > 0) std::memcpy(out.mutable_raw(), y.raw(), y.nbytes());
 }
 
 std::vector<int64_t> transpose_perm(const Node& node) {

@@ -12,4 +12,7 @@ namespace mono {
 // the axes.
 std::vector<int64_t> transpose_perm(const Node& node);
 
+// x with its axes permuted: output axis d is input axis perm[d] (a copy, x's dtype).
+Tensor permute(const Tensor& x, const std::vector<int64_t>& perm);
+
 }  // namespace mono

@@ -37,6 +37,9 @@ bool split_gemm(Graph& g);
 // Conv with strides equal to its kernel, no padding, dilation 1, one group (a patch embedding)
 // -> Reshape/Transpose of the input into patches and one Gemm (patch_conv.cc).
 bool patch_conv(Graph& g);
+// Regions of 2-D convolutions and the elementwise nodes between them -> NHWC activations:
+// 1x1 convolutions as Gemm, the others as Conv with mono.channels_last (channels_last.cc).
+bool channels_last(Graph& g);
 // x*0.5*(1+erf(x/sqrt2)) and 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) -> Gelu.
 bool recognize_gelu(Graph& g);
 // (x-mean)/sqrt(var+eps)*gamma+beta built from ReduceMean/Sub/Pow/Sqrt/Div -> LayerNormalization.

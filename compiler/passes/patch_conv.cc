@@ -10,6 +10,7 @@
 //   y = Reshape(Transpose(Reshape(z, [N, OH*OW, F]), [0, 2, 1]), [N, F, OH, OW])
 // The Reshape/Transpose chains then fold with their neighbours (ViT flattens y and transposes
 // it back to [N, OH*OW, F]).
+#include "compiler/ops/pool.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -26,6 +27,7 @@ bool rewrite_one(Graph& g, Node* conv) {
   Value* w = conv->input(1);
   Value* b = conv->input(2);
   if (!w || !w->is_constant() || (b && !b->is_constant()) || x->type.rank() != 4 || w->type.rank() != 4) return false;
+  if (conv_channels_last(*conv)) return false;
   if (const AttrValue* a = conv->attr("group"); a && std::get<int64_t>(*a) != 1) return false;
   if (const AttrValue* a = conv->attr("auto_pad")) {
     const std::string& p = std::get<std::string>(*a);

@@ -20,6 +20,7 @@ const std::vector<PipelinePass>& simplification_pipeline() {
       {"fold_reshape_transpose", fold_reshape_transpose},
       {"fold_batch_norm", fold_batch_norm},
       {"patch_conv", patch_conv},
+      {"channels_last", channels_last},
       {"split_gemm", split_gemm},
       {"recognize_gelu", recognize_gelu},
       {"recognize_layer_norm", recognize_layer_norm},

@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/pool.h"
 #include "compiler/ops/reduce.h"
 #include "compiler/ops/softmax.h"
 #include "compiler/support/error.h"
@@ -113,7 +114,7 @@ std::map<std::string, std::string> canonical_attrs(const KernelPlan& plan, const
       const int64_t spatial = std::max<int64_t>(0, rank0 - 2);
       if (n.op == OpKind::kConv) {
         if (const Value* w = n.input(1); w && w->type.rank() >= 2)
-          fill("kernel_shape", std::vector<int64_t>(w->type.shape.begin() + 2, w->type.shape.end()));
+          fill("kernel_shape", conv_geometry(n).kernel);  // from W, in either layout
       }
       fill("strides", std::vector<int64_t>(spatial, 1));
       fill("dilations", std::vector<int64_t>(spatial, 1));

@@ -53,7 +53,10 @@ namespace mono::tuning {
 //     mask applies it by index and skips the masked key tiles (attention.cuh CAUSAL, planner/
 //     attention_fusion.cc causal_mask): GPT-2's attention (issue 19). The flash attention's S and
 //     softmax no longer wait for V's copy.
-constexpr int kSignatureVersion = 13;
+//  14 (2026-11-26): regions of convolutions run channels-last (passes/channels_last.cc): 1x1
+//     convolutions as Gemms, the others through Im2colK (16-byte gathers of NHWC activations,
+//     loaders.cuh) with their weights packed as B (issue 20).
+constexpr int kSignatureVersion = 14;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -21,6 +21,7 @@
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
+#include "compiler/ops/pool.h"
 #include "compiler/passes/passes.h"
 #include "compiler/backend/build.h"
 #include "compiler/runtime/nvrtc_compiler.h"
@@ -196,10 +197,21 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
     PlanOptions po;
     po.settings.precision = Precision::kF16;
     const KernelPlan p = plan_kernel(*r.graph, po);
-    for (const auto& [node, suffix] : p.weight_tiles) EXPECT_NE(node->op, OpKind::kConv) << node->name;
-    int convs = 0;
-    for (const Group& g : p.groups) convs += g.kind == GroupKind::kConvGemm;
-    EXPECT_GT(convs, 0);
+    // Channels-last convolutions read their weights as B, [F][KH*KW*C], packed as a Gemm's;
+    // standard ones (the stem, 3 channels) read them row by row as A.
+    for (const auto& [node, suffix] : p.weight_tiles)
+      if (node->op == OpKind::kConv) EXPECT_TRUE(conv_channels_last(*node)) << node->name;
+    int convs = 0, last = 0;
+    for (const Group& g : p.groups) {
+      convs += g.kind == GroupKind::kConvGemm;
+      last += g.kind == GroupKind::kConvGemm && conv_channels_last(*g.anchor);
+      if (g.kind == GroupKind::kConvGemm && conv_channels_last(*g.anchor)) {
+        ASSERT_EQ(p.weight_tiles.count(g.anchor), 1u) << g.anchor->name;
+        EXPECT_EQ(p.weight_tiles.at(g.anchor).tile_rows, g.gemm.bn);
+      }
+    }
+    EXPECT_GT(last, 0);
+    EXPECT_GT(convs, last);
   }
   for (const char* model : {"tiny-bert-opset17", "tiny-vit-opset20"}) {
     SCOPED_TRACE(model);

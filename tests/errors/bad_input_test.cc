@@ -89,6 +89,18 @@ TEST_F(BadInput, UnsupportedAttribute) {
   expect_one_line_error("mono-compile", path("attr.onnx"), {"unsupported attribute 'alpha'", "relu_0"});
 }
 
+// Attributes named mono.* are set by Mono's own passes (channels_last's mono.channels_last on
+// Conv); a model cannot set them, on any op.
+TEST_F(BadInput, MonosOwnAttribute) {
+  onnx::ModelProto m = relu_model();
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("mono.channels_last");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  write_model_proto(m, path("mono_attr.onnx"));
+  expect_one_line_error("mono-compile", path("mono_attr.onnx"), {"attribute 'mono.channels_last' is Mono's own", "relu_0"});
+}
+
 TEST_F(BadInput, MissingExternalDataFile) {
   onnx::ModelProto m = relu_model();
   auto* g = m.mutable_graph();

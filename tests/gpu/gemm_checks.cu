@@ -358,6 +358,53 @@ static void gemm_conv(const char* gname, int C, int H, int W, int O, int splits,
   CK(cudaFree(dW));
 }
 
+// A channels-last convolution through Im2colK: x [N][H][W][C], weights [O][KH*KW*C] (k = (kh, kw, c)),
+// rows m = output pixels of all images. Geometry as a type, as the code generator emits it.
+template <int N_, int H_, int W_, int C_, int KH_, int KW_, int S_, int P_, int D_>
+struct ConvGeo {
+  static constexpr int H = H_, W = W_, C = C_, KW = KW_, SH = S_, SW = S_, PH = P_, PW = P_, DH = D_, DW = D_;
+  static constexpr int OH = (H + 2 * P_ - D_ * (KH_ - 1) - 1) / S_ + 1, OW = (W + 2 * P_ - D_ * (KW_ - 1) - 1) / S_ + 1;
+  static constexpr int P = N_ * OH * OW, K = KH_ * KW_ * C;
+  static constexpr int N = N_, KH = KH_;
+};
+
+template <class G, class T, class Geo>
+static void gemm_conv_nhwc(const char* gname, int O, int splits, double tol, bool w_tiled) {
+  const int M = Geo::P, N = O, K = Geo::K;
+  auto X = rand_vec(size_t(Geo::N) * Geo::H * Geo::W * Geo::C), Wt = rand_vec(size_t(O) * K);
+  if (sizeof(T) == 2) round_to_half(X), round_to_half(Wt);
+  std::vector<float> A(size_t(M) * K, 0.f);  // host im2col for the reference
+  for (int r = 0; r < M; ++r) {
+    const int n = r / (Geo::OH * Geo::OW), oh = r / Geo::OW % Geo::OH, ow = r % Geo::OW;
+    for (int k = 0; k < K; ++k) {
+      const int c = k % Geo::C, kh = k / Geo::C / Geo::KW, kw = k / Geo::C % Geo::KW;
+      const int ih = oh * Geo::SH - Geo::PH + kh * Geo::DH, iw = ow * Geo::SW - Geo::PW + kw * Geo::DW;
+      if (ih >= 0 && ih < Geo::H && iw >= 0 && iw < Geo::W)
+        A[size_t(r) * K + k] = X[((size_t(n) * Geo::H + ih) * Geo::W + iw) * Geo::C + c];
+    }
+  }
+  auto ref = ref_gemm(A, Wt, M, N, K);
+  T* dX = to_dev<T>(X);
+  T* dW = nullptr;
+  const mono_dev::Im2colK<T, Geo> a{dX};
+  char buf[128];
+  std::snprintf(buf, sizeof buf, " Im2colK(%dx%dx%dx%d k%dx%d s%d p%d d%d)/%s", Geo::N, Geo::H, Geo::W, Geo::C, Geo::KH,
+                Geo::KW, Geo::SH, Geo::PH, Geo::DH, w_tiled ? "BulkTileK" : "DenseK");
+  if constexpr (sizeof(T) == 2) {
+    if (w_tiled) {
+      dW = to_dev<half_t>(tile_pack(Wt, N, K, G::kBN, G::kBK, false));
+      run_gemm_case<G>(std::string(gname) + buf, M, N, K, a, mono_dev::BulkTileK<half_t>{dW, (K + G::kBK - 1) / G::kBK}, ref,
+                       tol, splits, 1, true);
+    }
+  }
+  if (!w_tiled) {
+    dW = to_dev<T>(Wt);
+    run_gemm_case<G>(std::string(gname) + buf, M, N, K, a, mono_dev::DenseK<T, true>{dW, N, K, K}, ref, tol, splits, 1);
+  }
+  CK(cudaFree(dX));
+  CK(cudaFree(dW));
+}
+
 void gemm_checks() {
   using H1 = mono_dev::GemmF16<64, 128, 32, 2, 4, 3>;
   using H2 = mono_dev::GemmF16<64, 64, 32, 2, 4, 3>;
@@ -421,6 +468,13 @@ void gemm_checks() {
   gemm_densen<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 128, 768, 3, th);  // vector
   gemm_conv<H1, half_t>("GemmF16<64,128,32,2,4,3>", 5, 9, 11, 13, 1, th);
   gemm_conv<H2, half_t>("GemmF16<64,64,32,2,4,3>", 16, 14, 14, 70, 2, th);
+  {  // channels-last convolutions (Im2colK): padding, strides, dilation, two images, partial tiles
+    using H14 = mono_dev::GemmF16<64, 64, 128, 2, 4, 4>;
+    gemm_conv_nhwc<H5, half_t, ConvGeo<1, 14, 14, 64, 3, 3, 1, 1, 1>>("GemmF16<64,64,64,2,4,4>", 96, 1, th, true);
+    gemm_conv_nhwc<H14, half_t, ConvGeo<2, 9, 11, 24, 3, 3, 2, 1, 1>>("GemmF16<64,64,128,2,4,4>", 40, 2, th, true);
+    gemm_conv_nhwc<H4, half_t, ConvGeo<1, 7, 7, 32, 3, 3, 1, 2, 2>>("GemmF16<32,64,64,2,4,2>", 72, 3, th, true);
+    gemm_conv_nhwc<H2, half_t, ConvGeo<1, 15, 15, 16, 1, 1, 2, 0, 1>>("GemmF16<64,64,32,2,4,3>", 64, 1, th, false);
+  }
 
   gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 1, 1, tf);
   gemm_densek<F1, float>("GemmF32<64,64,16,2,4>", 77, 130, 200, 3, 2, tf);
@@ -433,6 +487,8 @@ void gemm_checks() {
   gemm_densen<F2, float>("GemmF32<32,64,16,2,4>", 77, 130, 200, 80, 132, 3, tf);  // vector
   gemm_conv<F1, float>("GemmF32<64,64,16,2,4>", 5, 9, 11, 13, 1, tf);
   gemm_conv<F2, float>("GemmF32<32,64,16,2,4>", 16, 14, 14, 70, 2, tf);
+  gemm_conv_nhwc<F1, float, ConvGeo<2, 9, 11, 8, 3, 3, 2, 1, 1>>("GemmF32<64,64,16,2,4>", 24, 1, tf, false);
+  gemm_conv_nhwc<F2, float, ConvGeo<1, 7, 7, 16, 3, 3, 1, 1, 1>>("GemmF32<32,64,16,2,4>", 40, 2, tf, false);
 }
 
 // Small shapes only: quick enough for compute-sanitizer --tool racecheck.

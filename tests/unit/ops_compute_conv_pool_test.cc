@@ -7,6 +7,7 @@
 
 #include "compiler/ops/infer.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/transpose.h"
 #include "tests/unit/op_test_util.h"
 
 namespace mono::testing {
@@ -241,6 +242,23 @@ TEST(Conv, ShapeRuleAndErrors) {
   EXPECT_USER_ERROR(run_op(OpKind::kConv, {x, w}, {{"group", I(2)}, {"auto_pad", S("SAME")}}),
                     "auto_pad");
   EXPECT_USER_ERROR(run_op(OpKind::kConv, {x, rand_tensor({6, 4, 3}, 5)}), "ranks differ");
+}
+
+// mono.channels_last (the channels_last pass's form): X, Y [N][H][W][C] and W [F][KH][KW][C],
+// the same sums as the standard layout's; 2-D with one group only.
+TEST(Conv, ChannelsLast) {
+  const std::vector<int64_t> to_last = {0, 2, 3, 1};
+  Tensor x = rand_tensor({2, 8, 7, 9}, 120), w = rand_tensor({16, 8, 3, 3}, 121), b = rand_tensor({16}, 122);
+  const Attrs attrs = {{"strides", Is({2, 1})}, {"pads", Is({1, 0, 1, 2})}, {"dilations", Is({1, 2})}};
+  Attrs last = attrs;
+  last["mono.channels_last"] = I(1);
+  auto y = run_op(OpKind::kConv, {permute(x, to_last), permute(w, to_last), b}, last);
+  EXPECT_TRUE(tensors_near(y[0], permute(naive_conv(x, w, &b, {{2, 1}, {1, 2}, {1, 0, 1, 2}}), to_last), 1e-5));
+  EXPECT_EQ(infer_op(OpKind::kConv, {permute(x, to_last), permute(w, to_last)}, last)[0].shape,
+            permute(run_op(OpKind::kConv, {x, w}, attrs)[0], to_last).shape());
+  EXPECT_USER_ERROR(run_op(OpKind::kConv, {permute(x, to_last), rand_tensor({16, 4, 3, 3}, 123)},
+                           {{"mono.channels_last", I(1)}, {"group", I(2)}}),
+                    "one group");
 }
 
 TEST(Conv, TinyModelSpeed) {

@@ -91,6 +91,62 @@ __device__ __forceinline__ DenseKIter<T, ALIGNED, ROWS, BK, NT> make_iter(const 
   return DenseKIter<T, ALIGNED, ROWS, BK, NT>(l, r0, ld);
 }
 
+// Im2colK (loaders.cuh): 16-byte cp.async chunks as DenseKIter's; a chunk's pixel (its input
+// window's corner and image) is found once per tile, its kernel position and channel per k tile.
+template <class T, class G, int ROWS, int BK, int NT>
+struct Im2colKIter {
+  static constexpr int VEC = 16 / (int)sizeof(T);
+  static constexpr int CPR = BK / VEC;
+  static constexpr int CHUNKS = ROWS * CPR;
+  static constexpr int IT = (CHUNKS + NT - 1) / NT;
+  static_assert(BK % VEC == 0, "BK must be a multiple of 16 bytes");
+
+  const T* x;
+  const T* img[IT];       // the chunk's image
+  int ih0[IT], iw0[IT];   // its pixel's window corner in the input (may be negative: padding)
+  unsigned int soff[IT];  // chunk byte offset inside the stage
+  int kc[IT];             // chunk column inside the tile
+  bool ok[IT];            // chunk exists for this thread and its pixel is in range
+
+  __device__ __forceinline__ Im2colKIter(const Im2colK<T, G>& l, int r0, int ld) : x(l.x) {
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      const int c = (int)threadIdx.x + it * NT;
+      const int r = c / CPR;
+      kc[it] = (c - r * CPR) * VEC;
+      soff[it] = (unsigned int)((r * ld + kc[it]) * (int)sizeof(T));
+      const int p = r0 + r;
+      ok[it] = (int)threadIdx.x < NT && (CHUNKS % NT == 0 || c < CHUNKS) && p < G::P;
+      const int n = p / (G::OH * G::OW), q = p - n * (G::OH * G::OW), oh = q / G::OW, ow = q - oh * G::OW;
+      img[it] = x + (long long)n * (G::H * G::W * G::C);
+      ih0[it] = oh * G::SH - G::PH;
+      iw0[it] = ow * G::SW - G::PW;
+    }
+  }
+
+  __device__ __forceinline__ void fetch(T* dst, unsigned int dst_smem, int k0) { load(dst, dst_smem, k0); }
+  __device__ __forceinline__ void store(T*) {}
+
+  __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
+    if ((int)threadIdx.x >= NT) return;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      if (CHUNKS % NT != 0 && (int)threadIdx.x + it * NT >= CHUNKS) continue;
+      const int k = k0 + kc[it];
+      const int pos = k / G::C, ch = k - pos * G::C;  // kernel position (kh, kw) and channel
+      const int kh = pos / G::KW, kw = pos - kh * G::KW;
+      const int ih = ih0[it] + kh * G::DH, iw = iw0[it] + kw * G::DW;
+      const bool in = ok[it] && k < G::K && ih >= 0 && ih < G::H && iw >= 0 && iw < G::W;
+      cp_async_16(dst_smem + soff[it], in ? img[it] + ((long long)(ih * G::W + iw) * G::C + ch) : x, in ? 16 : 0);
+    }
+  }
+};
+
+template <int ROWS, int BK, int NT, class T, class G>
+__device__ __forceinline__ Im2colKIter<T, G, ROWS, BK, NT> make_iter(const Im2colK<T, G>& l, int r0, int ld) {
+  return Im2colKIter<T, G, ROWS, BK, NT>(l, r0, ld);
+}
+
 // What every bulk-copy iterator (D: BulkTileKIter, TensorKIter) shares: the stage's
 // mbarrier (set_stage_barrier points it before each load), issue at fetch time (the copy engine
 // writes the stage itself), nothing to store afterwards.

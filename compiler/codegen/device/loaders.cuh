@@ -338,6 +338,20 @@ struct Gather {
   }
 };
 
+// Operand of a channels-last convolution (activations [N][H][W][C]), im2col on the fly:
+// element (r, k) of the [P][K] matrix, r = an output pixel (n, oh, ow) of all N images, k =
+// (kh, kw, c) with c fastest, is x[n][oh*SH - PH + kh*DH][ow*SW - PW + kw*DW][c], or 0 in the
+// padding. G holds the geometry as constants (the code generator emits one struct per
+// convolution): H, W, C, KW, SH, SW, PH, PW, DH, DW, OH, OW, P = N*OH*OW, K = KH*KW*C. C is a
+// multiple of 16 bytes, so a 16-byte chunk of k never leaves its kernel position and one
+// cp.async (zero-filled in the padding) moves it. Read only through Im2colKIter (iterators.cuh).
+// Aggregate: Im2colK<T, G>{x}.
+template <class T, class G>
+struct Im2colK {
+  static_assert((G::C * (int)sizeof(T)) % 16 == 0, "Im2colK: channels must fill whole 16-byte chunks");
+  const T* x;
+};
+
 // Element functors for Gather over a strided matrix whose stride is not a multiple of 16 bytes
 // (a ViT's 197 x 197 attention probabilities, its K^T [64][197]): no 16-byte loads are possible,
 // and Gather's register-staged prefetch (GatherIter) keeps a stage's element loads in flight

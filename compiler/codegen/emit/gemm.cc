@@ -57,11 +57,48 @@ std::string tiled_loader(const std::string& var, const std::string& ptr, const P
   return str_cat("BulkTileK<half_t> ", var, "{", ptr, ", ", ceil_div(K, packing.tile_k), "};  // packed tile by tile");
 }
 
+// A channels-last Conv (the channels_last pass) as an implicit GEMM over all images' pixels:
+// A = im2col of the input [N][H][W][C] read 16 bytes at a time (Im2colK), rows = output pixels,
+// k = (kh, kw, c); B = the weights [F][KH*KW*C] (packed tile by tile where the planner did);
+// C = [pixels][F], the output [N][OH][OW][F] as it is stored.
+Operands channels_last_conv_operands(Module& m, Expressions& ex, const Group& g) {
+  const KernelPlan& plan = m.plan;
+  const Node& n = *g.anchor;
+  const bool f16 = g.f16;
+  const Shape& xs = n.inputs[0]->type.shape;  // [N][H][W][C]
+  const Shape& ws = n.inputs[1]->type.shape;  // [F][KH][KW][C]
+  const Shape& ys = n.outputs[0]->type.shape;  // [N][OH][OW][F]
+  const WindowGeometry geo = conv_geometry(n);
+  Operands o;
+  o.M = ys[0] * ys[1] * ys[2];
+  o.N = ws[0];
+  o.K = ws[1] * ws[2] * ws[3];
+  const std::string geo_name = str_cat("ConvNhwc_", xs[0], "x", xs[1], "x", xs[2], "x", xs[3], "_k", ws[1], "x", ws[2], "_s",
+                                       geo.strides[0], "x", geo.strides[1], "_p", geo.pad_begin[0], "x", geo.pad_begin[1], "_d",
+                                       geo.dilations[0], "x", geo.dilations[1]);
+  m.type(geo_name, str_cat("struct ", geo_name, " {  // Im2colK's geometry\n",
+                           "  static constexpr int H = ", xs[1], ", W = ", xs[2], ", C = ", xs[3], ", KW = ", ws[2], ";\n",
+                           "  static constexpr int SH = ", geo.strides[0], ", SW = ", geo.strides[1], ", PH = ", geo.pad_begin[0],
+                           ", PW = ", geo.pad_begin[1], ", DH = ", geo.dilations[0], ", DW = ", geo.dilations[1], ";\n",
+                           "  static constexpr int OH = ", ys[1], ", OW = ", ys[2], ", P = ", o.M, ", K = ", o.K, ";\n};\n"));
+  const Packing w_pack = plan.packing(n, 1);
+  o.a_loader = str_cat("Im2colK<", f16 ? "half_t" : "float", ", ", geo_name, "> la{A};  // channels-last im2col");
+  o.b_loader = w_pack.tiled() ? tiled_loader("lb", "B", w_pack, o.K)
+                              : dense_loader(plan, "lb", "B", false, n.inputs[1], o.N, o.K, f16);
+  o.a = m.buffer(plan.root(n.inputs[0]));           // the input
+  o.b = m.buffer(plan.root(n.inputs[1]), w_pack);  // the weights
+  ex.params().ref(n.inputs[0], {}, "a");            // the epilogue's first fields (gemm_call)
+  ex.params().ref(n.inputs[1], w_pack, "b");
+  if (n.input(2)) o.bias_code = str_cat("    v += ", ex.load(n.inputs[2], "n", "bias"), ";  // bias\n");
+  return o;
+}
+
 // Conv (group 1) as an implicit GEMM: A = the weights [Cout][Cin x KH x KW], B = im2col of
 // the input (an output pixel's receptive field along k), one GEMM per image.
 Operands conv_operands(Module& m, Expressions& ex, const Group& g) {
   const KernelPlan& plan = m.plan;
   const Node& n = *g.anchor;
+  if (conv_channels_last(n)) return channels_last_conv_operands(m, ex, g);
   const bool f16 = g.f16;
   const std::string T = f16 ? "half_t" : "float";
   const Shape& xs = n.inputs[0]->type.shape;

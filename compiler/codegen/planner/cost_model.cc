@@ -6,6 +6,7 @@
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/pool.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -68,6 +69,14 @@ constexpr double kConvSplitSlotUs = 0.0907;     // per extra split and 4096 accu
 GemmProblem gemm_problem(const Group& grp) {
   const Node& n = *grp.anchor;
   GemmProblem s;
+  if (conv_channels_last(n)) {  // a dense GEMM over all images' pixels, A gathered 16 bytes at a time
+    const Shape& w = n.inputs[1]->type.shape;
+    const Shape& y = n.outputs[0]->type.shape;
+    s.m = y[0] * y[1] * y[2];
+    s.n = w[0];
+    s.k = w[1] * w[2] * w[3];
+    return s;
+  }
   if (n.op == OpKind::kConv) {
     const Shape& x = n.inputs[0]->type.shape;
     const Shape& w = n.inputs[1]->type.shape;

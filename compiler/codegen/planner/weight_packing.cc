@@ -10,6 +10,7 @@
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
 #include "compiler/codegen/tile_pack.h"
+#include "compiler/ops/pool.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -31,12 +32,14 @@ namespace planner {
 // fp16 MatMul/Gemm groups with constant 2-D weights read them packed tile by tile for their
 // (final) schedule, one bulk copy per stage; not attention's (no weights). H100, same call
 // (bench/RESULTS.md session 9): bert-base 735.5 -> 718.7 us, gpt2 754.7 -> 733.5, vit-base
-// 1095.1 -> 1068.1. Convolutions' weights (their A operand) stay row by row: resnet50 went
-// 921.6 -> 933.0 us with them tiled.
+// 1095.1 -> 1068.1. Channels-last convolutions' weights are their B operand, [F][KH*KW*C], and
+// are packed as a Gemm's; standard convolutions' weights (their A operand) stay row by row:
+// resnet50 went 921.6 -> 933.0 us with them tiled.
 void tile_weights(KernelPlan* plan) {
   for (const Group& grp : plan->groups) {
-    if (!grp.f16 || grp.in_attention() || grp.kind != GroupKind::kGemm) continue;
+    if (!grp.f16 || grp.in_attention()) continue;
     const Node& n = *grp.anchor;
+    if (grp.kind != GroupKind::kGemm && !(grp.kind == GroupKind::kConvGemm && conv_channels_last(n))) continue;
     const Value* w = n.input(1) ? plan->root(n.inputs[1]) : nullptr;
     if (!w || !w->is_constant()) continue;
     if (n.op == OpKind::kMatMul && n.inputs[1]->type.rank() != 2) continue;

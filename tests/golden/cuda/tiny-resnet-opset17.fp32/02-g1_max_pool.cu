@@ -18,6 +18,13 @@ __device__ __forceinline__ void g1_max_pool(int item, const float* __restrict__ 
     if (x0 >= 0 && x0 < 16LL && x1 >= 0 && x1 < 16LL) v = fmax_nan(v, to_float(x[(((o0 * 16LL + o1)) * 16LL + x0) * 16LL + x1]));
     }
     }
-    out[i] = from_float<float>(v);
+    int e0__rest = (int)(i);
+    const int e0_3 = e0__rest % 8; e0__rest /= 8;
+    const int e0_2 = e0__rest % 8; e0__rest /= 8;
+    const int e0_1 = e0__rest % 16; e0__rest /= 16;
+    const int e0_0 = e0__rest % 1; e0__rest /= 1;
+    (void)e0__rest;
+    // /stem/stem.3/MaxPool_output_0.nhwc_t: stored transposed
+    out[(e0_2) * 128LL + (e0_3) * 16LL + e0_1] = from_float<float>(v);
   }
 }

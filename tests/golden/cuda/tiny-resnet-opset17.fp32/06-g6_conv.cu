@@ -1,15 +1,8 @@
 
-struct Im2col_8x8_k1x1_s2x2_p0x0_d1x1_c16_f {
-  static constexpr bool rows_fastest = true;  // coalesced: neighbouring pixels
-  const float* x;
-  __device__ float operator()(int r, int k) const {
-    if (r >= 16 || k >= 16) return from_float<float>(0.0f);
-    const int ci = k / 1, kk = k % 1, kh = kk / 1, kw = kk % 1;
-    const int oh = r / 4, ow = r % 4;
-    const int ih = oh * 2 - 0 + kh * 1, iw = ow * 2 - 0 + kw * 1;
-    if (ih < 0 || ih >= 8 || iw < 0 || iw >= 8) return from_float<float>(0.0f);
-    return x[((long long)ci * 8 + ih) * 8 + iw];
-  }
+struct ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1 {  // Im2colK's geometry
+  static constexpr int H = 8, W = 8, C = 16, KW = 1;
+  static constexpr int SH = 2, SW = 2, PH = 0, PW = 0, DH = 1, DW = 1;
+  static constexpr int OH = 4, OW = 4, P = 16, K = 16;
 };
 
 struct G6Epilogue {
@@ -21,8 +14,8 @@ struct G6Epilogue {
   struct In { float x[1]; };
   template <bool L, bool S = true>
   __device__ __forceinline__ float run(int m, int n, float v, In& in) const {
-    const long long i = base + (long long)m * 16LL + n;
-    v += (L ? (in.x[0] = to_float(bias[m])) : in.x[0]);  // bias
+    const long long i = base + (long long)m * 32LL + n;
+    v += (L ? (in.x[0] = to_float(bias[n])) : in.x[0]);  // bias
     if (!L && S) out[i] = from_float<float>(v);
     return v;
   }
@@ -42,8 +35,8 @@ __device__ __forceinline__ void g6_conv(int item, const float* __restrict__ A, c
   const int tm = t % 1;
   const long long b = t / 1;
   const int k0 = split * 16, k1 = min(16, k0 + 16);
-  DenseK<float, true> la{A, 32, 16, 16};
-  Gather<float, Im2col_8x8_k1x1_s2x2_p0x0_d1x1_c16_f> lb{Im2col_8x8_k1x1_s2x2_p0x0_d1x1_c16_f{B + (long long)b * 1024}};
+  Im2colK<float, ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1> la{A};  // channels-last im2col
+  DenseK<float, true> lb{B, 32, 16, 16};
   epi.base = b * 512LL;
-  GemmF32<32, 64, 16, 2, 4>::tile(32, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
 }

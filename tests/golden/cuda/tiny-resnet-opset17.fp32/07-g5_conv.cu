@@ -1,15 +1,8 @@
 
-struct Im2col_4x4_k3x3_s1x1_p1x1_d1x1_c32_f {
-  static constexpr bool rows_fastest = true;  // coalesced: neighbouring pixels
-  const float* x;
-  __device__ float operator()(int r, int k) const {
-    if (r >= 16 || k >= 288) return from_float<float>(0.0f);
-    const int ci = k / 9, kk = k % 9, kh = kk / 3, kw = kk % 3;
-    const int oh = r / 4, ow = r % 4;
-    const int ih = oh * 1 - 1 + kh * 1, iw = ow * 1 - 1 + kw * 1;
-    if (ih < 0 || ih >= 4 || iw < 0 || iw >= 4) return from_float<float>(0.0f);
-    return x[((long long)ci * 4 + ih) * 4 + iw];
-  }
+struct ConvNhwc_1x4x4x32_k3x3_s1x1_p1x1_d1x1 {  // Im2colK's geometry
+  static constexpr int H = 4, W = 4, C = 32, KW = 3;
+  static constexpr int SH = 1, SW = 1, PH = 1, PW = 1, DH = 1, DW = 1;
+  static constexpr int OH = 4, OW = 4, P = 16, K = 288;
 };
 
 struct G5Epilogue {
@@ -22,17 +15,18 @@ struct G5Epilogue {
   struct In { float x[2]; };
   template <bool L, bool S = true>
   __device__ __forceinline__ float run(int m, int n, float v, In& in) const {
-    const long long i = base + (long long)m * 16LL + n;
-    v += (L ? (in.x[0] = to_float(bias[m])) : in.x[0]);  // bias
+    const long long i = base + (long long)m * 32LL + n;
+    v += (L ? (in.x[0] = to_float(bias[n])) : in.x[0]);  // bias
     int e0__rest = (int)(i);
-    const int e0_3 = e0__rest % 4; e0__rest /= 4;
+    const int e0_3 = e0__rest % 32; e0__rest /= 32;
     const int e0_2 = e0__rest % 4; e0__rest /= 4;
-    const int e0_1 = e0__rest % 32; e0__rest /= 32;
+    const int e0_1 = e0__rest % 4; e0__rest /= 4;
     const int e0_0 = e0__rest % 1; e0__rest /= 1;
     (void)e0__rest;
-    v = (v + (L ? (in.x[1] = to_float(add1_in1[e0_1 * 16LL + e0_2 * 4LL + e0_3])) : in.x[1]));  // /Add_1
-    v = fmaxf(v, 0.0f);  // /Relu_1
-    if (!L && S) out[i] = from_float<float>(v);
+    v = (v + (L ? (in.x[1] = to_float(add1_in1[e0_1 * 128LL + e0_2 * 32LL + e0_3])) : in.x[1]));  // /Add_1.nhwc
+    v = fmaxf(v, 0.0f);  // /Relu_1.nhwc
+    // /Relu_1.nchw: stored transposed
+    if (!L && S) out[(e0_3) * 16LL + (e0_1) * 4LL + e0_2] = from_float<float>(v);
     return v;
   }
   __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }
@@ -51,9 +45,9 @@ __device__ __forceinline__ void g5_conv(int item, const float* __restrict__ A, c
   const int tm = t % 1;
   const long long b = t / 1;
   const int k0 = split * 48, k1 = min(288, k0 + 48);
-  DenseK<float, true> la{A, 32, 288, 288};
-  Gather<float, Im2col_4x4_k3x3_s1x1_p1x1_d1x1_c32_f> lb{Im2col_4x4_k3x3_s1x1_p1x1_d1x1_c32_f{B + (long long)b * 512}};
+  Im2colK<float, ConvNhwc_1x4x4x32_k3x3_s1x1_p1x1_d1x1> la{A};  // channels-last im2col
+  DenseK<float, true> lb{B, 32, 288, 288};
   epi.base = b * 512LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;
-  GemmF32<32, 64, 16, 2, 4>::tile(32, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 10240LL, cnt + tile_id, 6, split);
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 10240LL, cnt + tile_id, 6, split);
 }

@@ -3,24 +3,24 @@
 #define in_input ((const float*)p.inputs[0])  // f32[1,3,32,32]
 #define w_onnx_Conv_64 ((const float*)(p.weights + 1792))  // f32[16]
 #define t_stem_stem_2_Relu_output_0 ((float*)(p.arena + 57344))  // f32[1,16,16,16]
-#define t_stem_stem_3_MaxPool_output_0 ((float*)(p.arena + 40960))  // f32[1,16,8,8]
-#define w_onnx_Conv_66 ((const float*)(p.weights + 2048))  // f32[16,16,3,3]
-#define t_b1_b1_2_Relu_output_0 ((float*)(p.arena + 49152))  // f32[1,16,8,8]
+#define t_stem_stem_3_MaxPool_output_0_nhwc ((float*)(p.arena + 45056))  // f32[1,8,8,16]
+#define w_b1_b1_0_Conv_nhwc_weight ((const float*)(p.weights + 2048))  // f32[16,3,3,16]
+#define t_b1_b1_2_Relu_nhwc_y ((float*)(p.arena + 49152))  // f32[1,8,8,16]
 #define splitk_partials_g2 ((float*)(p.arena + 0))
 #define splitk_counters_g2 (p.sync + 32)
-#define w_onnx_Conv_69 ((const float*)(p.weights + 11264))  // f32[16,16,3,3]
-#define t_Relu_output_0 ((float*)(p.arena + 53248))  // f32[1,16,8,8]
+#define w_b1_b1_3_Conv_nhwc_weight ((const float*)(p.weights + 11264))  // f32[16,3,3,16]
+#define t_Relu_nhwc_y ((float*)(p.arena + 53248))  // f32[1,8,8,16]
 #define splitk_partials_g3 ((float*)(p.arena + 0))
 #define splitk_counters_g3 (p.sync + 32)
-#define w_onnx_Conv_72 ((const float*)(p.weights + 20480))  // f32[32,16,3,3]
+#define w_b2_b2_0_Conv_nhwc_weight ((const float*)(p.weights + 20480))  // f32[32,3,3,16]
 #define w_onnx_Conv_73 ((const float*)(p.weights + 38912))  // f32[32]
-#define t_b2_b2_2_Relu_output_0 ((float*)(p.arena + 43008))  // f32[1,32,4,4]
+#define t_b2_b2_2_Relu_nhwc_y ((float*)(p.arena + 43008))  // f32[1,4,4,32]
 #define splitk_partials_g4 ((float*)(p.arena + 0))
 #define splitk_counters_g4 (p.sync + 32)
-#define w_onnx_Conv_78 ((const float*)(p.weights + 76032))  // f32[32,16,1,1]
-#define t_down_down_0_Conv_output_0 ((float*)(p.arena + 45056))  // f32[1,32,4,4]
-#define w_onnx_Conv_75 ((const float*)(p.weights + 39168))  // f32[32,32,3,3]
-#define t_Relu_1_output_0 ((float*)(p.arena + 47104))  // f32[1,32,4,4]
+#define w_down_down_0_Conv_nhwc_weight ((const float*)(p.weights + 76032))  // f32[32,1,1,16]
+#define t_down_down_0_Conv_nhwc_y ((float*)(p.arena + 45056))  // f32[1,4,4,32]
+#define w_b2_b2_3_Conv_nhwc_weight ((const float*)(p.weights + 39168))  // f32[32,3,3,32]
+#define t_Relu_1_output_0_nchw ((float*)(p.arena + 47104))  // f32[1,32,4,4]
 #define splitk_partials_g5 ((float*)(p.arena + 0))
 #define splitk_counters_g5 (p.sync + 32)
 #define t_GlobalAveragePool_output_0 ((float*)(p.arena + 40960))  // f32[1,32,1,1]
@@ -40,43 +40,43 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   grid_barrier(p.sync);
 
   // ---- stage 1 ----
-  // group 1: /stem/stem.3/MaxPool (MaxPool)
+  // group 1: /stem/stem.3/MaxPool (MaxPool) + /stem/stem.3/MaxPool_output_0.nhwc_t (Transpose)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    g1_max_pool(item, t_stem_stem_2_Relu_output_0, t_stem_stem_3_MaxPool_output_0);
+    g1_max_pool(item, t_stem_stem_2_Relu_output_0, t_stem_stem_3_MaxPool_output_0_nhwc);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 2 ----
-  // group 2: /b1/b1.0/Conv (Conv) + /b1/b1.2/Relu (Relu)
-  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    g2_conv(item, w_onnx_Conv_66, t_stem_stem_3_MaxPool_output_0, G2Epilogue{w_onnx_Conv_66, t_stem_stem_3_MaxPool_output_0, w_onnx_Conv_64, t_b1_b1_2_Relu_output_0, 0}, splitk_partials_g2, splitk_counters_g2);
+  // group 2: /b1/b1.0/Conv.nhwc (Conv) + /b1/b1.2/Relu.nhwc (Relu)
+  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
+    g2_conv(item, t_stem_stem_3_MaxPool_output_0_nhwc, w_b1_b1_0_Conv_nhwc_weight, G2Epilogue{t_stem_stem_3_MaxPool_output_0_nhwc, w_b1_b1_0_Conv_nhwc_weight, w_onnx_Conv_64, t_b1_b1_2_Relu_nhwc_y, 0}, splitk_partials_g2, splitk_counters_g2);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 3 ----
-  // group 3: /b1/b1.3/Conv (Conv) + /Add (Add) + /Relu (Relu)
-  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    g3_conv(item, w_onnx_Conv_69, t_b1_b1_2_Relu_output_0, G3Epilogue{w_onnx_Conv_69, t_b1_b1_2_Relu_output_0, w_onnx_Conv_64, t_Relu_output_0, t_stem_stem_3_MaxPool_output_0, 0}, splitk_partials_g3, splitk_counters_g3);
+  // group 3: /b1/b1.3/Conv.nhwc (Conv) + /Add.nhwc (Add) + /Relu.nhwc (Relu)
+  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
+    g3_conv(item, t_b1_b1_2_Relu_nhwc_y, w_b1_b1_3_Conv_nhwc_weight, G3Epilogue{t_b1_b1_2_Relu_nhwc_y, w_b1_b1_3_Conv_nhwc_weight, w_onnx_Conv_64, t_Relu_nhwc_y, t_stem_stem_3_MaxPool_output_0_nhwc, 0}, splitk_partials_g3, splitk_counters_g3);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 4 ----
-  // group 4: /b2/b2.0/Conv (Conv) + /b2/b2.2/Relu (Relu)
-  // group 6: /down/down.0/Conv (Conv)
+  // group 4: /b2/b2.0/Conv.nhwc (Conv) + /b2/b2.2/Relu.nhwc (Relu)
+  // group 6: /down/down.0/Conv.nhwc (Conv)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    if (item < 3) g4_conv(item, w_onnx_Conv_72, t_Relu_output_0, G4Epilogue{w_onnx_Conv_72, t_Relu_output_0, w_onnx_Conv_73, t_b2_b2_2_Relu_output_0, 0}, splitk_partials_g4, splitk_counters_g4);
-    else g6_conv(item - 3, w_onnx_Conv_78, t_Relu_output_0, G6Epilogue{w_onnx_Conv_78, t_Relu_output_0, w_onnx_Conv_73, t_down_down_0_Conv_output_0, 0}, (float*)nullptr, (unsigned int*)nullptr);
+    if (item < 3) g4_conv(item, t_Relu_nhwc_y, w_b2_b2_0_Conv_nhwc_weight, G4Epilogue{t_Relu_nhwc_y, w_b2_b2_0_Conv_nhwc_weight, w_onnx_Conv_73, t_b2_b2_2_Relu_nhwc_y, 0}, splitk_partials_g4, splitk_counters_g4);
+    else g6_conv(item - 3, t_Relu_nhwc_y, w_down_down_0_Conv_nhwc_weight, G6Epilogue{t_Relu_nhwc_y, w_down_down_0_Conv_nhwc_weight, w_onnx_Conv_73, t_down_down_0_Conv_nhwc_y, 0}, (float*)nullptr, (unsigned int*)nullptr);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 5 ----
-  // group 5: /b2/b2.3/Conv (Conv) + /Add_1 (Add) + /Relu_1 (Relu)
+  // group 5: /b2/b2.3/Conv.nhwc (Conv) + /Add_1.nhwc (Add) + /Relu_1.nhwc (Relu) + /Relu_1.nchw (Transpose)
   for (int item = blockIdx.x; item < 6; item += gridDim.x) {
-    g5_conv(item, w_onnx_Conv_75, t_b2_b2_2_Relu_output_0, G5Epilogue{w_onnx_Conv_75, t_b2_b2_2_Relu_output_0, w_onnx_Conv_73, t_Relu_1_output_0, t_down_down_0_Conv_output_0, 0}, splitk_partials_g5, splitk_counters_g5);
+    g5_conv(item, t_b2_b2_2_Relu_nhwc_y, w_b2_b2_3_Conv_nhwc_weight, G5Epilogue{t_b2_b2_2_Relu_nhwc_y, w_b2_b2_3_Conv_nhwc_weight, w_onnx_Conv_73, t_Relu_1_output_0_nchw, t_down_down_0_Conv_nhwc_y, 0}, splitk_partials_g5, splitk_counters_g5);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 6 ----
   // group 7: /GlobalAveragePool (GlobalAveragePool)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g7_global_average_pool(item, t_Relu_1_output_0, t_GlobalAveragePool_output_0);
+    g7_global_average_pool(item, t_Relu_1_output_0_nchw, t_GlobalAveragePool_output_0);
     __syncthreads();
   }
   grid_barrier(p.sync);

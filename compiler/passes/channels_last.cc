@@ -1,0 +1,234 @@
+// Convolutions in channels-last layout. A standard Conv reads NCHW activations, so its implicit
+// GEMM gathers the receptive field one 2-byte element at a time (channel planes apart); in NHWC
+// the channels of a pixel are contiguous and a gather moves 16 bytes. This pass moves whole
+// regions of a convolutional network to NHWC:
+//
+//   y = Conv(x, w, b)   ->   y = Transpose(Conv'(Transpose(x, to NHWC), w as [F][KH][KW][C], b), to NCHW)
+//   where Conv' is a 1x1 stride-1 convolution:  Reshape(Gemm(Reshape(x', [N*H*W, C]), w as [F][C], b) {transB})
+//         otherwise:                              the Conv with mono.channels_last = 1 (ops/conv.cc)
+//
+// and rewrites the elementwise nodes between them (activations, residual Adds, folded
+// BatchNorm arithmetic) on the NHWC values, their constants permuted to match, so that the
+// transposes are left only where a region meets a node that stays NCHW (a pooling, a depthwise
+// convolution, the model's edges).
+//
+// A region (the convertible convolutions and elementwise nodes connected through their 4-D
+// activations) is converted only if it has at least twice as many convolutions as boundary
+// transposes: each transpose costs a pass over its tensor, and a region of one or two
+// convolutions between depthwise ones (MobileNet's) would gain less than that.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "compiler/ops/op.h"
+#include "compiler/ops/pool.h"
+#include "compiler/ops/transpose.h"
+#include "compiler/passes/pass_util.h"
+#include "compiler/passes/passes.h"
+
+namespace mono {
+namespace {
+
+const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
+const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
+
+Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
+  Shape out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = s[perm[i]];
+  return out;
+}
+
+// Elementwise ops whose result at an index depends only on their inputs at that index
+// (after broadcasting), so that they commute with a permutation of the axes.
+bool is_elementwise(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMax:
+    case OpKind::kMin: case OpKind::kPow: case OpKind::kRelu: case OpKind::kClip: case OpKind::kLeakyRelu:
+    case OpKind::kSigmoid: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh:
+    case OpKind::kElu: case OpKind::kSelu: case OpKind::kGelu: case OpKind::kErf: case OpKind::kExp:
+    case OpKind::kNeg: case OpKind::kAbs: case OpKind::kSqrt: case OpKind::kMish: case OpKind::kSoftplus:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A Conv this pass converts: 2-D, one group, constant weights (and bias), channels in and out
+// in whole 16-byte vectors of fp16 (the gather's unit).
+bool convertible_conv(const Node& n) {
+  if (n.op != OpKind::kConv || conv_channels_last(n)) return false;
+  const Value* x = n.inputs[0];
+  const Value* w = n.input(1);
+  const Value* b = n.input(2);
+  if (!w || !w->is_constant() || (b && !b->is_constant())) return false;
+  if (x->type.rank() != 4 || w->type.rank() != 4 || node_attrs(n).attr_int("group") != 1) return false;
+  return x->type.shape[1] % 8 == 0 && w->type.shape[0] % 8 == 0;
+}
+
+// An elementwise node on 4-D activations: every input is the output's shape, or a constant
+// that broadcasts to it (permuted along with the activations).
+bool convertible_elementwise(const Node& n) {
+  if (!is_elementwise(n.op) || n.outputs.size() != 1 || !n.outputs[0]) return false;
+  const Shape& ys = n.outputs[0]->type.shape;
+  if (ys.size() != 4) return false;
+  bool activation = false;
+  for (const Value* in : n.inputs) {
+    if (!in) continue;
+    if (in->is_constant()) {
+      if (in->type.rank() > 4) return false;
+      continue;
+    }
+    if (in->type.shape != ys) return false;
+    activation = true;
+  }
+  return activation;
+}
+
+bool convertible(const Node& n) { return convertible_conv(n) || convertible_elementwise(n); }
+
+// A constant operand of an elementwise node, as its NHWC counterpart reads it.
+Value* nhwc_constant(Graph& g, Value* c, const std::string& base) {
+  if (c->type.numel() == 1) return c;  // a scalar broadcasts the same in either layout
+  Shape s = c->type.shape;
+  while (s.size() < 4) s.insert(s.begin(), 1);
+  return g.add_constant(base + ".nhwc", permute(c->constant->reshaped(s), kToNhwc));
+}
+
+class Converter {
+ public:
+  explicit Converter(Graph& g) : g_(g) {}
+
+  // The regions of convertible nodes (connected through their non-constant values), each in
+  // the graph's order.
+  std::vector<std::vector<Node*>> regions() {
+    std::map<const Node*, int> index;
+    std::vector<Node*> nodes;
+    for (const auto& n : g_.nodes())
+      if (convertible(*n)) {
+        index[n.get()] = static_cast<int>(nodes.size());
+        nodes.push_back(n.get());
+      }
+    std::vector<int> parent(nodes.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](int i) {
+      while (parent[i] != i) i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    for (Node* n : nodes)
+      for (const Value* in : n->inputs)
+        if (in && !in->is_constant() && in->producer && index.count(in->producer))
+          parent[find(index[n])] = find(index[in->producer]);
+    std::map<int, std::vector<Node*>> by_root;
+    for (size_t i = 0; i < nodes.size(); ++i) by_root[find(static_cast<int>(i))].push_back(nodes[i]);
+    std::vector<std::vector<Node*>> out;
+    for (auto& [root, list] : by_root) out.push_back(std::move(list));
+    return out;
+  }
+
+  // The transposes a region would need: one per activation entering it from outside, one per
+  // value it produces that something outside reads (or the graph returns).
+  int boundaries(const std::vector<Node*>& region) const {
+    const std::set<const Node*> in_region(region.begin(), region.end());
+    std::set<const Value*> entering, leaving;
+    for (const Node* n : region) {
+      for (const Value* in : n->inputs)
+        if (in && !in->is_constant() && !(in->producer && in_region.count(in->producer))) entering.insert(in);
+      const Value* y = n->outputs[0];
+      if (g_.is_graph_output(y)) leaving.insert(y);
+      for (const Node* user : g_.users(y))
+        if (!in_region.count(user)) leaving.insert(y);
+    }
+    return static_cast<int>(entering.size() + leaving.size());
+  }
+
+  // Rewrites a region's nodes (in graph order) on NHWC values.
+  void convert(const std::vector<Node*>& region) {
+    for (Node* n : region) {
+      Value* y_nhwc = n->op == OpKind::kConv ? convert_conv(n) : convert_elementwise(n);
+      Node* back = g_.insert_node_before(n, OpKind::kTranspose, n->name + ".nchw", {y_nhwc},
+                                         {n->outputs[0]->name + ".nchw"}, n->opset);
+      back->attrs["perm"] = kToNchw;
+      back->outputs[0]->type = n->outputs[0]->type;
+      g_.replace_all_uses(n->outputs[0], back->outputs[0]);
+      nhwc_[back->outputs[0]] = y_nhwc;  // the region's readers take the NHWC value directly
+    }
+  }
+
+ private:
+  // The NHWC form of an activation: the region's own, or a transpose of one from outside.
+  Value* nhwc(Value* v, const Node* at) {
+    if (auto it = nhwc_.find(v); it != nhwc_.end()) return it->second;
+    Node* t = g_.insert_node_before(at, OpKind::kTranspose, v->name + ".nhwc_t", {v}, {v->name + ".nhwc"}, at->opset);
+    t->attrs["perm"] = kToNhwc;
+    t->outputs[0]->type = TensorType{v->type.dtype, permuted(v->type.shape, kToNhwc)};
+    return nhwc_[v] = t->outputs[0];
+  }
+
+  Node* add(const Node* at, OpKind op, const std::string& name, std::vector<Value*> ins, const TensorType& type) {
+    Node* n = g_.insert_node_before(at, op, name, std::move(ins), {name + ".y"}, at->opset);
+    n->outputs[0]->type = type;
+    return n;
+  }
+
+  Value* convert_conv(Node* conv) {
+    Value* x = nhwc(conv->inputs[0], conv);
+    const Shape& xs = x->type.shape;  // [N][H][W][C]
+    const Shape& ws = conv->inputs[1]->type.shape;
+    const Shape ys = permuted(conv->outputs[0]->type.shape, kToNhwc);
+    const DType dt = x->type.dtype;
+    const WindowGeometry geo = conv_geometry(*conv);
+    bool pointwise = ws[2] == 1 && ws[3] == 1 && ys[1] == xs[1] && ys[2] == xs[2];
+    for (size_t i = 0; i < 2; ++i)
+      pointwise = pointwise && geo.strides[i] == 1 && geo.pad_begin[i] == 0 && geo.pad_end[i] == 0;
+    const std::string base = conv->name + ".nhwc";
+    if (pointwise) {  // a plain GEMM over the pixels
+      const int64_t P = xs[0] * xs[1] * xs[2], C = xs[3], F = ws[0];
+      Value* rows = insert_reshape(g_, conv, base + ".rows", x, {P, C}, base + ".rows", base + ".rows.y");
+      std::vector<Value*> ins = {rows, g_.add_constant(base + ".weight", conv->inputs[1]->constant->reshaped({F, C}))};
+      if (conv->input(2)) ins.push_back(conv->inputs[2]);
+      Node* gemm = add(conv, OpKind::kGemm, base + ".gemm", ins, TensorType{dt, {P, F}});
+      gemm->attrs["transB"] = int64_t{1};
+      return insert_reshape(g_, conv, base + ".image", gemm->outputs[0], ys, base + ".image", base + ".image.y");
+    }
+    std::vector<Value*> ins = {x, g_.add_constant(base + ".weight", permute(*conv->inputs[1]->constant, kToNhwc))};
+    if (conv->input(2)) ins.push_back(conv->inputs[2]);
+    Node* c = add(conv, OpKind::kConv, base, ins, TensorType{dt, ys});
+    c->attrs = conv->attrs;
+    c->attrs.erase("kernel_shape");  // W's shape says it (in the channels-last layout)
+    c->attrs[kChannelsLastAttr] = int64_t{1};
+    return c->outputs[0];
+  }
+
+  Value* convert_elementwise(Node* n) {
+    std::vector<Value*> ins;
+    for (Value* in : n->inputs) {
+      if (!in) ins.push_back(nullptr);
+      else if (in->is_constant()) ins.push_back(nhwc_constant(g_, in, n->name + ".operand"));
+      else ins.push_back(nhwc(in, n));
+    }
+    Node* e = add(n, n->op, n->name + ".nhwc", ins,
+                  TensorType{n->outputs[0]->type.dtype, permuted(n->outputs[0]->type.shape, kToNhwc)});
+    e->attrs = n->attrs;
+    return e->outputs[0];
+  }
+
+  Graph& g_;
+  std::map<const Value*, Value*> nhwc_;  // an NCHW activation -> the same values in NHWC
+};
+
+}  // namespace
+
+bool channels_last(Graph& g) {
+  Converter conv(g);
+  std::vector<std::vector<Node*>> chosen;  // decided on the graph as it is, then converted
+  for (std::vector<Node*>& region : conv.regions()) {
+    const auto convs = std::count_if(region.begin(), region.end(), [](const Node* n) { return n->op == OpKind::kConv; });
+    if (convs > 0 && convs >= 2 * conv.boundaries(region)) chosen.push_back(std::move(region));
+  }
+  for (const std::vector<Node*>& region : chosen) conv.convert(region);
+  if (!chosen.empty()) g.remove_dead_code();
+  return !chosen.empty();
+}
+
+}  // namespace mono
