@@ -27,18 +27,6 @@ std::vector<int64_t> conv_kernel(const AttrReader& ctx, const Shape& w) {
   return kernel;
 }
 
-// The layouts a channels-last convolution (kChannelsLastAttr = 1, set by the channels_last
-// pass) reads and writes, as permutations of the standard ones: X and Y are [N][H][W][C], W is
-// [M][KH][KW][C].
-const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1};
-const std::vector<int64_t> kToChannelsFirst = {0, 3, 1, 2};
-
-Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
-  Shape out(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out[i] = s[perm[i]];
-  return out;
-}
-
 // Y's shape for X and W in the standard layout.
 Shape conv_output_shape(const InferContext& ctx, const Shape& x, const Shape& w) {
   if (x.size() < 3) ctx.fail(str_cat("X must be N x C x spatial..., got ", shape_str(x)));
@@ -71,14 +59,14 @@ void infer_conv(InferContext& ctx) {
   if (ctx.has_input(2)) ctx.expect_same_dtype(0, 2);
   const Shape& x = ctx.input_shape(0);
   const Shape& w = ctx.input_shape(1);
-  if (!conv_channels_last(ctx.node())) {
+  if (!channels_last_layout(ctx.node())) {
     ctx.set_output(0, ctx.input_dtype(0), conv_output_shape(ctx, x, w));
     return;
   }
   if (x.size() != 4 || w.size() != 4 || ctx.attr_int("group") != 1)
     ctx.fail("a channels-last Conv must be 2-D with one group");
-  const Shape y = conv_output_shape(ctx, permuted(x, kToChannelsFirst), permuted(w, kToChannelsFirst));
-  ctx.set_output(0, ctx.input_dtype(0), permuted(y, kToChannelsLast));
+  const Shape y = conv_output_shape(ctx, permute_shape(x, kNhwcToNchw), permute_shape(w, kNhwcToNchw));
+  ctx.set_output(0, ctx.input_dtype(0), permute_shape(y, kNchwToNhwc));
 }
 
 // One output row (an output position with the last spatial axis left out) under one kernel
@@ -249,35 +237,35 @@ void compute_conv_nchw(ComputeContext& ctx) {
 // A channels-last convolution is computed as the standard one over permuted copies (the
 // reference favours being obviously right).
 void compute_conv(ComputeContext& ctx) {
-  if (!conv_channels_last(ctx.node())) {
+  if (!channels_last_layout(ctx.node())) {
     compute_conv_nchw(ctx);
     return;
   }
-  const Tensor x = permute(ctx.input(0), kToChannelsFirst);
-  const Tensor w = permute(ctx.input(1), kToChannelsFirst);
+  const Tensor x = permute(ctx.input(0), kNhwcToNchw);
+  const Tensor w = permute(ctx.input(1), kNhwcToNchw);
   Tensor& y = ctx.output(0);
-  Tensor y_nchw(y.dtype(), permuted(y.shape(), kToChannelsFirst));
+  Tensor y_nchw(y.dtype(), permute_shape(y.shape(), kNhwcToNchw));
   ComputeContext nchw(ctx.node(), op_def(OpKind::kConv), {&x, &w, ctx.has_input(2) ? &ctx.input(2) : nullptr},
                       {&y_nchw});
   compute_conv_nchw(nchw);
-  const Tensor back = permute(y_nchw, kToChannelsLast);
+  const Tensor back = permute(y_nchw, kNchwToNhwc);
   if (back.nbytes() > 0) std::memcpy(y.mutable_raw(), back.raw(), back.nbytes());
 }
 
 }  // namespace
 
-bool conv_channels_last(const Node& node) {
-  return node.op == OpKind::kConv && node_attrs(node).attr_int(kChannelsLastAttr) != 0;
+bool channels_last_layout(const Node& node) {
+  return (node.op == OpKind::kConv || node.op == OpKind::kMaxPool) && node_attrs(node).attr_int(kChannelsLastAttr) != 0;
 }
 
 WindowGeometry conv_geometry(const Node& node) {
   const AttrReader attrs = node_attrs(node);
-  const bool last = conv_channels_last(node);
+  const bool last = channels_last_layout(node);
   const Shape& x = node.inputs[0]->type.shape;
   const Shape& w = node.inputs[1]->type.shape;
   const std::vector<int64_t> in = last ? std::vector<int64_t>(x.begin() + 1, x.end() - 1)
                                        : std::vector<int64_t>(x.begin() + 2, x.end());
-  return window_geometry(attrs, in, conv_kernel(attrs, last ? permuted(w, kToChannelsFirst) : w), false);
+  return window_geometry(attrs, in, conv_kernel(attrs, last ? permute_shape(w, kNhwcToNchw) : w), false);
 }
 
 const OpDef& op_def_Conv() {

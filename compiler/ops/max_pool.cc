@@ -2,10 +2,12 @@
 // The optional second output Indices holds each maximum's flat index into X, with the
 // spatial part row-major (storage_order 0) or column-major (storage_order 1).
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "compiler/ops/linalg.h"
 #include "compiler/ops/pool.h"
+#include "compiler/ops/transpose.h"
 
 namespace mono {
 
@@ -13,6 +15,14 @@ namespace {
 
 void infer_max_pool(InferContext& ctx) {
   ctx.expect_float(0);
+  if (channels_last_layout(ctx.node())) {  // [N][H][W][C]: the standard rule on the permuted shape
+    if (ctx.input_shape(0).size() != 4 || (ctx.num_outputs() > 1 && ctx.node().outputs[1]))
+      ctx.fail("a channels-last MaxPool must be 2-D, without Indices");
+    const WindowGeometry g = pool_geometry(ctx, permute_shape(ctx.input_shape(0), kNhwcToNchw));
+    const Shape& x = ctx.input_shape(0);
+    ctx.set_output(0, ctx.input_dtype(0), {x[0], g.out[0], g.out[1], x[3]});
+    return;
+  }
   const Shape& x = ctx.input_shape(0);
   const WindowGeometry g = pool_geometry(ctx, x);
   const int64_t order = ctx.attr_int("storage_order");
@@ -23,7 +33,24 @@ void infer_max_pool(InferContext& ctx) {
   ctx.set_output(1, DType::kI64, out);
 }
 
+void compute_max_pool_nchw(ComputeContext& ctx);
+
+// A channels-last MaxPool is computed as the standard one over permuted copies.
 void compute_max_pool(ComputeContext& ctx) {
+  if (!channels_last_layout(ctx.node())) {
+    compute_max_pool_nchw(ctx);
+    return;
+  }
+  const Tensor x = permute(ctx.input(0), kNhwcToNchw);
+  Tensor& y = ctx.output(0);
+  Tensor y_nchw(y.dtype(), permute_shape(y.shape(), kNhwcToNchw));
+  ComputeContext nchw(ctx.node(), op_def(OpKind::kMaxPool), {&x}, {&y_nchw});
+  compute_max_pool_nchw(nchw);
+  const Tensor back = permute(y_nchw, kNchwToNhwc);
+  if (back.nbytes() > 0) std::memcpy(y.mutable_raw(), back.raw(), back.nbytes());
+}
+
+void compute_max_pool_nchw(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const Shape& xs = x.shape();
@@ -89,7 +116,7 @@ const OpDef& op_def_MaxPool() {
       2,
       {attr("auto_pad", "NOTSET"), attr("ceil_mode", int64_t{0}), attr_ints("dilations"),
        attr_required("kernel_shape", AttrType::kInts), attr_ints("pads"),
-       attr("storage_order", int64_t{0}), attr_ints("strides")},
+       attr("storage_order", int64_t{0}), attr_ints("strides"), attr(kChannelsLastAttr, int64_t{0})},
       infer_max_pool,
       compute_max_pool};
   return def;

@@ -1,4 +1,5 @@
 #include "compiler/ops/pool.h"
+#include "compiler/ops/transpose.h"
 
 #include <algorithm>
 
@@ -101,7 +102,10 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape) {
   return window_geometry(ctx, in, ctx.attr_ints("kernel_shape"), ctx.attr_int("ceil_mode") != 0);
 }
 
-WindowGeometry pool_geometry(const Node& node) { return pool_geometry(node_attrs(node), node.inputs[0]->type.shape); }
+WindowGeometry pool_geometry(const Node& node) {
+  const Shape& x = node.inputs[0]->type.shape;
+  return pool_geometry(node_attrs(node), channels_last_layout(node) ? permute_shape(x, kNhwcToNchw) : x);
+}
 
 WindowTable window_table(const WindowGeometry& g) {
   const size_t r = g.rank();

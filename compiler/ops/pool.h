@@ -40,10 +40,14 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape);
 WindowGeometry pool_geometry(const Node& node);
 WindowGeometry conv_geometry(const Node& node);
 
-// A Conv attribute of Mono's own (the channels_last pass sets it; a model that sets it is
-// refused at loading): 1 = X and Y are [N][H][W][C] and W is [M][KH][KW][C], 2-D, one group.
+// An attribute of Mono's own on Conv and MaxPool (the channels_last pass sets it; a model that
+// sets it is refused at loading): 1 = X and Y are [N][H][W][C] (and a Conv's W [M][KH][KW][C]),
+// 2-D, a Conv with one group, a MaxPool without Indices.
 inline constexpr const char* kChannelsLastAttr = "mono.channels_last";
-bool conv_channels_last(const Node& node);
+inline const std::vector<int64_t> kNchwToNhwc = {0, 2, 3, 1};
+inline const std::vector<int64_t> kNhwcToNchw = {0, 3, 1, 2};
+// True for a Conv or MaxPool node in the channels-last layout.
+bool channels_last_layout(const Node& node);
 
 // For the window of each output position (row-major over the output), the valid input
 // positions (row-major flat spatial offsets into one input plane), in CSR form:

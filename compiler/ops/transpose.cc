@@ -32,6 +32,12 @@ static void infer_transpose(InferContext& ctx) {
   ctx.set_output(0, ctx.input_dtype(0), out);
 }
 
+Shape permute_shape(const Shape& s, const std::vector<int64_t>& perm) {
+  Shape out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = s[perm[i]];
+  return out;
+}
+
 Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
   const Shape& in = x.shape();
   const int64_t rank = x.rank();

@@ -7,19 +7,22 @@
 //   where Conv' is a 1x1 stride-1 convolution:  Reshape(Gemm(Reshape(x', [N*H*W, C]), w as [F][C], b) {transB})
 //         otherwise:                              the Conv with mono.channels_last = 1 (ops/conv.cc)
 //
-// and rewrites the elementwise nodes between them (activations, residual Adds, folded
-// BatchNorm arithmetic) on the NHWC values, their constants permuted to match, so that the
-// transposes are left only where a region meets a node that stays NCHW (a pooling, a depthwise
-// convolution, the model's edges).
+// and rewrites the MaxPools and elementwise nodes between them (activations, residual Adds,
+// folded BatchNorm arithmetic) on the NHWC values, constants permuted to match, so that the
+// transposes are left only where a region meets a node that stays NCHW (a depthwise
+// convolution, a global pooling, the model's edges). A model input whose channels are not a
+// multiple of 8 (an image's 3) is padded with zero channels on entry, and its Conv's weights
+// with zeros.
 //
-// A region (the convertible convolutions and elementwise nodes connected through their 4-D
-// activations) is converted only if it has at least twice as many convolutions as boundary
+// A region (the convertible convolutions, pools and elementwise nodes connected through their
+// 4-D activations) is converted only if it has at least twice as many convolutions as boundary
 // transposes: each transpose costs a pass over its tensor, and a region of one or two
 // convolutions between depthwise ones (MobileNet's) would gain less than that.
 #include <algorithm>
 #include <map>
 #include <numeric>
 #include <set>
+#include <cstring>
 
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
@@ -30,14 +33,6 @@
 namespace mono {
 namespace {
 
-const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
-const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
-
-Shape permuted(const Shape& s, const std::vector<int64_t>& perm) {
-  Shape out(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out[i] = s[perm[i]];
-  return out;
-}
 
 // Elementwise ops whose result at an index depends only on their inputs at that index
 // (after broadcasting), so that they commute with a permutation of the axes.
@@ -55,15 +50,22 @@ bool is_elementwise(OpKind op) {
 }
 
 // A Conv this pass converts: 2-D, one group, constant weights (and bias), channels in and out
-// in whole 16-byte vectors of fp16 (the gather's unit).
-bool convertible_conv(const Node& n) {
-  if (n.op != OpKind::kConv || conv_channels_last(n)) return false;
+// in whole 16-byte vectors of fp16 (the gather's unit). A model's input may have other channel
+// counts (an image's 3): it is transposed on entry anyway, and padded with zero channels then.
+bool convertible_conv(const Graph& g, const Node& n) {
+  if (n.op != OpKind::kConv || channels_last_layout(n)) return false;
   const Value* x = n.inputs[0];
   const Value* w = n.input(1);
   const Value* b = n.input(2);
   if (!w || !w->is_constant() || (b && !b->is_constant())) return false;
   if (x->type.rank() != 4 || w->type.rank() != 4 || node_attrs(n).attr_int("group") != 1) return false;
-  return x->type.shape[1] % 8 == 0 && w->type.shape[0] % 8 == 0;
+  return (x->type.shape[1] % 8 == 0 || g.is_graph_input(x)) && w->type.shape[0] % 8 == 0;
+}
+
+// A 2-D MaxPool without Indices.
+bool convertible_pool(const Node& n) {
+  return n.op == OpKind::kMaxPool && !channels_last_layout(n) && n.inputs[0]->type.rank() == 4 &&
+         !(n.outputs.size() > 1 && n.outputs[1]);
 }
 
 // An elementwise node on 4-D activations: every input is the output's shape, or a constant
@@ -85,14 +87,16 @@ bool convertible_elementwise(const Node& n) {
   return activation;
 }
 
-bool convertible(const Node& n) { return convertible_conv(n) || convertible_elementwise(n); }
+bool convertible(const Graph& g, const Node& n) {
+  return convertible_conv(g, n) || convertible_pool(n) || convertible_elementwise(n);
+}
 
 // A constant operand of an elementwise node, as its NHWC counterpart reads it.
 Value* nhwc_constant(Graph& g, Value* c, const std::string& base) {
   if (c->type.numel() == 1) return c;  // a scalar broadcasts the same in either layout
   Shape s = c->type.shape;
   while (s.size() < 4) s.insert(s.begin(), 1);
-  return g.add_constant(base + ".nhwc", permute(c->constant->reshaped(s), kToNhwc));
+  return g.add_constant(base + ".nhwc", permute(c->constant->reshaped(s), kNchwToNhwc));
 }
 
 class Converter {
@@ -105,7 +109,7 @@ class Converter {
     std::map<const Node*, int> index;
     std::vector<Node*> nodes;
     for (const auto& n : g_.nodes())
-      if (convertible(*n)) {
+      if (convertible(g_, *n)) {
         index[n.get()] = static_cast<int>(nodes.size());
         nodes.push_back(n.get());
       }
@@ -145,10 +149,12 @@ class Converter {
   // Rewrites a region's nodes (in graph order) on NHWC values.
   void convert(const std::vector<Node*>& region) {
     for (Node* n : region) {
-      Value* y_nhwc = n->op == OpKind::kConv ? convert_conv(n) : convert_elementwise(n);
+      Value* y_nhwc = n->op == OpKind::kConv      ? convert_conv(n)
+                      : n->op == OpKind::kMaxPool ? convert_pool(n)
+                                                  : convert_elementwise(n);
       Node* back = g_.insert_node_before(n, OpKind::kTranspose, n->name + ".nchw", {y_nhwc},
                                          {n->outputs[0]->name + ".nchw"}, n->opset);
-      back->attrs["perm"] = kToNchw;
+      back->attrs["perm"] = kNhwcToNchw;
       back->outputs[0]->type = n->outputs[0]->type;
       g_.replace_all_uses(n->outputs[0], back->outputs[0]);
       nhwc_[back->outputs[0]] = y_nhwc;  // the region's readers take the NHWC value directly
@@ -160,8 +166,8 @@ class Converter {
   Value* nhwc(Value* v, const Node* at) {
     if (auto it = nhwc_.find(v); it != nhwc_.end()) return it->second;
     Node* t = g_.insert_node_before(at, OpKind::kTranspose, v->name + ".nhwc_t", {v}, {v->name + ".nhwc"}, at->opset);
-    t->attrs["perm"] = kToNhwc;
-    t->outputs[0]->type = TensorType{v->type.dtype, permuted(v->type.shape, kToNhwc)};
+    t->attrs["perm"] = kNchwToNhwc;
+    t->outputs[0]->type = TensorType{v->type.dtype, permute_shape(v->type.shape, kNchwToNhwc)};
     return nhwc_[v] = t->outputs[0];
   }
 
@@ -172,16 +178,24 @@ class Converter {
   }
 
   Value* convert_conv(Node* conv) {
-    Value* x = nhwc(conv->inputs[0], conv);
+    const std::string base = conv->name + ".nhwc";
+    Value* in = conv->inputs[0];
+    const Shape& is = in->type.shape;  // [N][C][H][W]
+    const int64_t c = is[1], c8 = (c + 7) / 8 * 8;
+    if (c8 != c) {  // zero channels up to a whole vector, padded before the transpose (which then fuses into the Pad's store)
+      in = add(conv, OpKind::kPad, base + ".pad", {in, g_.add_constant(base + ".pads", Tensor::from_ints({8}, {0, 0, 0, 0, 0, c8 - c, 0, 0}))},
+               TensorType{in->type.dtype, {is[0], c8, is[2], is[3]}})
+               ->outputs[0];
+    }
+    Value* x = nhwc(in, conv);
     const Shape& xs = x->type.shape;  // [N][H][W][C]
     const Shape& ws = conv->inputs[1]->type.shape;
-    const Shape ys = permuted(conv->outputs[0]->type.shape, kToNhwc);
+    const Shape ys = permute_shape(conv->outputs[0]->type.shape, kNchwToNhwc);
     const DType dt = x->type.dtype;
     const WindowGeometry geo = conv_geometry(*conv);
-    bool pointwise = ws[2] == 1 && ws[3] == 1 && ys[1] == xs[1] && ys[2] == xs[2];
+    bool pointwise = c8 == c && ws[2] == 1 && ws[3] == 1 && ys[1] == xs[1] && ys[2] == xs[2];
     for (size_t i = 0; i < 2; ++i)
       pointwise = pointwise && geo.strides[i] == 1 && geo.pad_begin[i] == 0 && geo.pad_end[i] == 0;
-    const std::string base = conv->name + ".nhwc";
     if (pointwise) {  // a plain GEMM over the pixels
       const int64_t P = xs[0] * xs[1] * xs[2], C = xs[3], F = ws[0];
       Value* rows = insert_reshape(g_, conv, base + ".rows", x, {P, C}, base + ".rows", base + ".rows.y");
@@ -191,13 +205,29 @@ class Converter {
       gemm->attrs["transB"] = int64_t{1};
       return insert_reshape(g_, conv, base + ".image", gemm->outputs[0], ys, base + ".image", base + ".image.y");
     }
-    std::vector<Value*> ins = {x, g_.add_constant(base + ".weight", permute(*conv->inputs[1]->constant, kToNhwc))};
+    Tensor w = permute(*conv->inputs[1]->constant, kNchwToNhwc);
+    if (c8 != c) {  // the padded channels' weights are zeros
+      Tensor wp(w.dtype(), {ws[0], ws[2], ws[3], c8});  // zero-filled
+      const size_t es = dtype_size(w.dtype());
+      for (int64_t r = 0; r < ws[0] * ws[2] * ws[3]; ++r)
+        std::memcpy(static_cast<char*>(wp.mutable_raw()) + r * c8 * es, static_cast<const char*>(w.raw()) + r * c * es, c * es);
+      w = std::move(wp);
+    }
+    std::vector<Value*> ins = {x, g_.add_constant(base + ".weight", std::move(w))};
     if (conv->input(2)) ins.push_back(conv->inputs[2]);
-    Node* c = add(conv, OpKind::kConv, base, ins, TensorType{dt, ys});
-    c->attrs = conv->attrs;
-    c->attrs.erase("kernel_shape");  // W's shape says it (in the channels-last layout)
-    c->attrs[kChannelsLastAttr] = int64_t{1};
-    return c->outputs[0];
+    Node* last = add(conv, OpKind::kConv, base, ins, TensorType{dt, ys});
+    last->attrs = conv->attrs;
+    last->attrs.erase("kernel_shape");  // W's shape says it (in the channels-last layout)
+    last->attrs[kChannelsLastAttr] = int64_t{1};
+    return last->outputs[0];
+  }
+
+  Value* convert_pool(Node* n) {
+    Node* p = add(n, OpKind::kMaxPool, n->name + ".nhwc", {nhwc(n->inputs[0], n)},
+                  TensorType{n->outputs[0]->type.dtype, permute_shape(n->outputs[0]->type.shape, kNchwToNhwc)});
+    p->attrs = n->attrs;
+    p->attrs[kChannelsLastAttr] = int64_t{1};
+    return p->outputs[0];
   }
 
   Value* convert_elementwise(Node* n) {
@@ -208,7 +238,7 @@ class Converter {
       else ins.push_back(nhwc(in, n));
     }
     Node* e = add(n, n->op, n->name + ".nhwc", ins,
-                  TensorType{n->outputs[0]->type.dtype, permuted(n->outputs[0]->type.shape, kToNhwc)});
+                  TensorType{n->outputs[0]->type.dtype, permute_shape(n->outputs[0]->type.shape, kNchwToNhwc)});
     e->attrs = n->attrs;
     return e->outputs[0];
   }

@@ -20,7 +20,7 @@ bool fold_batch_norm(Graph& g) {
   for (const auto& bn : g.nodes()) {
     if (bn->op != OpKind::kBatchNormalization || bn->outputs.size() != 1 || !bn->outputs[0]) continue;
     Node* conv = produced_by(bn->inputs[0], OpKind::kConv);
-    if (!conv || conv_channels_last(*conv) || !all_constant(*bn, 1) || use_count(g, bn->inputs[0]) != 1) continue;
+    if (!conv || channels_last_layout(*conv) || !all_constant(*bn, 1) || use_count(g, bn->inputs[0]) != 1) continue;
     Value* w = conv->input(1);
     Value* b = conv->input(2);
     if (!w->is_constant() || (b && !b->is_constant())) continue;

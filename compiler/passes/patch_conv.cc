@@ -27,7 +27,7 @@ bool rewrite_one(Graph& g, Node* conv) {
   Value* w = conv->input(1);
   Value* b = conv->input(2);
   if (!w || !w->is_constant() || (b && !b->is_constant()) || x->type.rank() != 4 || w->type.rank() != 4) return false;
-  if (conv_channels_last(*conv)) return false;
+  if (channels_last_layout(*conv)) return false;
   if (const AttrValue* a = conv->attr("group"); a && std::get<int64_t>(*a) != 1) return false;
   if (const AttrValue* a = conv->attr("auto_pad")) {
     const std::string& p = std::get<std::string>(*a);

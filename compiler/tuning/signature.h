@@ -55,7 +55,8 @@ namespace mono::tuning {
 //     softmax no longer wait for V's copy.
 //  14 (2026-11-26): regions of convolutions run channels-last (passes/channels_last.cc): 1x1
 //     convolutions as Gemms, the others through Im2colK (16-byte gathers of NHWC activations,
-//     loaders.cuh) with their weights packed as B (issue 20).
+//     loaders.cuh) with their weights packed as B, MaxPool in NHWC, an image's channels padded
+//     to 8 (issue 20).
 constexpr int kSignatureVersion = 14;
 
 struct GroupSignature {

@@ -361,6 +361,18 @@ TEST(MaxPool, AgainstNaiveReference) {
   for (const PoolCase& c : pool_cases()) check_pool(OpKind::kMaxPool, c);
 }
 
+// mono.channels_last: X and Y [N][H][W][C], the standard maxima; no Indices output.
+TEST(MaxPool, ChannelsLast) {
+  const std::vector<int64_t> to_last = {0, 2, 3, 1};
+  Tensor x = rand_tensor({2, 5, 9, 8}, 130);
+  const Attrs attrs = {{"kernel_shape", Is({3, 2})}, {"strides", Is({2, 1})}, {"pads", Is({1, 0, 1, 1})}};
+  Attrs last = attrs;
+  last["mono.channels_last"] = I(1);
+  auto y = run_op(OpKind::kMaxPool, {permute(x, to_last)}, last);
+  EXPECT_TRUE(tensors_near(y[0], permute(naive_pool(x, {{3, 2}, {2, 1}, {}, {1, 0, 1, 1}, {5, 8}}, false), to_last), 1e-6));
+  EXPECT_USER_ERROR(run_op(OpKind::kMaxPool, {permute(x, to_last)}, last, 2), "without Indices");
+}
+
 TEST(MaxPool, ColumnMajorIndices) {
   // ONNX's test_maxpool_with_argmax_2d_precomputed_strides semantics: storage_order 1.
   std::vector<float> xv(25);

@@ -98,7 +98,7 @@ Operands channels_last_conv_operands(Module& m, Expressions& ex, const Group& g)
 Operands conv_operands(Module& m, Expressions& ex, const Group& g) {
   const KernelPlan& plan = m.plan;
   const Node& n = *g.anchor;
-  if (conv_channels_last(n)) return channels_last_conv_operands(m, ex, g);
+  if (channels_last_layout(n)) return channels_last_conv_operands(m, ex, g);
   const bool f16 = g.f16;
   const std::string T = f16 ? "half_t" : "float";
   const Shape& xs = n.inputs[0]->type.shape;

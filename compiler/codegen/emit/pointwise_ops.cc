@@ -120,8 +120,24 @@ std::string gather_elements_code(Expressions& ex, const Node& n, const std::stri
   return s;
 }
 
+// A channels-last MaxPool (N H W C, the channels_last pass's): output (o0, o1, o2, o3) reads
+// x[o0][x0][x1][o3] over its window; consecutive threads take consecutive channels.
+std::string channels_last_pool_code(Expressions& ex, const Node& n) {
+  const Shape& xs = n.inputs[0]->type.shape;
+  const WindowGeometry geo = pool_geometry(n);
+  std::string s = "    float v = -__int_as_float(0x7f800000);\n";
+  for (int d = 0; d < 2; ++d)
+    s += str_cat("    for (int k", d, " = 0; k", d, " < ", geo.kernel[d], "; ++k", d, ") {\n    const long long x", d, " = o",
+                 d + 1, " * ", geo.strides[d], "LL - ", geo.pad_begin[d], "LL + k", d, " * ", geo.dilations[d], "LL;\n");
+  const std::string off = str_cat("((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + o3");
+  s += str_cat("    if (x0 >= 0 && x0 < ", xs[1], "LL && x1 >= 0 && x1 < ", xs[2], "LL) v = fmax_nan(v, ",
+               ex.load(n.inputs[0], off, "x"), ");\n    }\n    }\n");
+  return s;
+}
+
 // Max/average pooling over the spatial axes of N C D1..Dk, with pads and dilations.
 std::string pool_code(Expressions& ex, const Node& n) {
+  if (channels_last_layout(n)) return channels_last_pool_code(ex, n);
   const Shape& xs = n.inputs[0]->type.shape;
   const int64_t k = static_cast<int64_t>(xs.size()) - 2;
   const WindowGeometry geo = pool_geometry(n);

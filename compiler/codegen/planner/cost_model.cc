@@ -69,7 +69,7 @@ constexpr double kConvSplitSlotUs = 0.0907;     // per extra split and 4096 accu
 GemmProblem gemm_problem(const Group& grp) {
   const Node& n = *grp.anchor;
   GemmProblem s;
-  if (conv_channels_last(n)) {  // a dense GEMM over all images' pixels, A gathered 16 bytes at a time
+  if (channels_last_layout(n)) {  // a dense GEMM over all images' pixels, A gathered 16 bytes at a time
     const Shape& w = n.inputs[1]->type.shape;
     const Shape& y = n.outputs[0]->type.shape;
     s.m = y[0] * y[1] * y[2];

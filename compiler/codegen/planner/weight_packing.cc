@@ -39,7 +39,7 @@ void tile_weights(KernelPlan* plan) {
   for (const Group& grp : plan->groups) {
     if (!grp.f16 || grp.in_attention()) continue;
     const Node& n = *grp.anchor;
-    if (grp.kind != GroupKind::kGemm && !(grp.kind == GroupKind::kConvGemm && conv_channels_last(n))) continue;
+    if (grp.kind != GroupKind::kGemm && !(grp.kind == GroupKind::kConvGemm && channels_last_layout(n))) continue;
     const Value* w = n.input(1) ? plan->root(n.inputs[1]) : nullptr;
     if (!w || !w->is_constant()) continue;
     if (n.op == OpKind::kMatMul && n.inputs[1]->type.rank() != 2) continue;

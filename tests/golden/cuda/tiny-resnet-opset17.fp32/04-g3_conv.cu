@@ -1,35 +1,12 @@
 
-struct G3Epilogue {
-  const float* a;
-  const float* b;
-  const float* bias;
-  float* out;
-  const float* add1_in1;
-  long long base;
-  struct In { float x[2]; };
-  template <bool L, bool S = true>
-  __device__ __forceinline__ float run(int m, int n, float v, In& in) const {
-    const long long i = base + (long long)m * 16LL + n;
-    v += (L ? (in.x[0] = to_float(bias[n])) : in.x[0]);  // bias
-    int e0__rest = (int)(i);
-    const int e0_3 = e0__rest % 16; e0__rest /= 16;
-    const int e0_2 = e0__rest % 8; e0__rest /= 8;
-    const int e0_1 = e0__rest % 8; e0__rest /= 8;
-    const int e0_0 = e0__rest % 1; e0__rest /= 1;
-    (void)e0__rest;
-    v = (v + (L ? (in.x[1] = to_float(add1_in1[e0_1 * 128LL + e0_2 * 16LL + e0_3])) : in.x[1]));  // /Add.nhwc
-    v = fmaxf(v, 0.0f);  // /Relu.nhwc
-    if (!L && S) out[i] = from_float<float>(v);
-    return v;
-  }
-  __device__ __forceinline__ void load(int m, int n, In& in) const { run<true>(m, n, 0.0f, in); }
-  __device__ __forceinline__ void operator()(int m, int n, float v, const In& in) const {
-    run<false>(m, n, v, const_cast<In&>(in));
-  }
+struct ConvNhwc_1x8x8x16_k3x3_s1x1_p1x1_d1x1 {  // Im2colK's geometry
+  static constexpr int H = 8, W = 8, C = 16, KW = 3;
+  static constexpr int SH = 1, SW = 1, PH = 1, PW = 1, DH = 1, DW = 1;
+  static constexpr int OH = 8, OW = 8, P = 64, K = 144;
 };
 
 // group 3
-__device__ __forceinline__ void g3_conv(int item, const float* __restrict__ A, const float* __restrict__ B, G3Epilogue epi, float* ws, unsigned int* cnt) {
+__device__ __forceinline__ void g3_conv(int item, const float* __restrict__ A, const float* __restrict__ B, G1Epilogue epi, float* ws, unsigned int* cnt) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = item / 2;

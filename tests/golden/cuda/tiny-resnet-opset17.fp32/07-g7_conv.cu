@@ -5,7 +5,7 @@ struct ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1 {  // Im2colK's geometry
   static constexpr int OH = 4, OW = 4, P = 16, K = 16;
 };
 
-struct G6Epilogue {
+struct G7Epilogue {
   const float* a;
   const float* b;
   const float* bias;
@@ -25,8 +25,8 @@ struct G6Epilogue {
   }
 };
 
-// group 6
-__device__ __forceinline__ void g6_conv(int item, const float* __restrict__ A, const float* __restrict__ B, G6Epilogue epi, float* ws, unsigned int* cnt) {
+// group 7
+__device__ __forceinline__ void g7_conv(int item, const float* __restrict__ A, const float* __restrict__ B, G7Epilogue epi, float* ws, unsigned int* cnt) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;

@@ -1,6 +1,6 @@
 
-// group 7
-__device__ __forceinline__ void g7_global_average_pool(int item, const float* __restrict__ x, float* __restrict__ out) {
+// group 8
+__device__ __forceinline__ void g8_global_average_pool(int item, const float* __restrict__ x, float* __restrict__ out) {
   for (int e = 0; e < 1; ++e) {
     const long long i = ((long long)item * 1 + e) * MONO_THREADS + threadIdx.x;
     if (i >= 32LL) return;

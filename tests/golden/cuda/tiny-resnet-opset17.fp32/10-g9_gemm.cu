@@ -1,5 +1,5 @@
 
-struct G8Epilogue {
+struct G9Epilogue {
   const float* a;
   const float* b;
   const float* gemm_c;
@@ -19,8 +19,8 @@ struct G8Epilogue {
   }
 };
 
-// group 8
-__device__ __forceinline__ void g8_gemm(int item, const float* __restrict__ A, const float* __restrict__ B, G8Epilogue epi, float* ws, unsigned int* cnt) {
+// group 9
+__device__ __forceinline__ void g9_gemm(int item, const float* __restrict__ A, const float* __restrict__ B, G9Epilogue epi, float* ws, unsigned int* cnt) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;

@@ -1,0 +1,23 @@
+
+// group 2
+__device__ __forceinline__ void g2_max_pool(int item, const float* __restrict__ x, float* __restrict__ out) {
+  for (int e = 0; e < 1; ++e) {
+    const long long i = ((long long)item * 1 + e) * MONO_THREADS + threadIdx.x;
+    if (i >= 1024LL) return;
+    int o_rest = (int)(i);
+    const int o3 = o_rest % 16; o_rest /= 16;
+    const int o2 = o_rest % 8; o_rest /= 8;
+    const int o1 = o_rest % 8; o_rest /= 8;
+    const int o0 = o_rest % 1; o_rest /= 1;
+    (void)o_rest;
+    float v = -__int_as_float(0x7f800000);
+    for (int k0 = 0; k0 < 3; ++k0) {
+    const long long x0 = o1 * 2LL - 1LL + k0 * 1LL;
+    for (int k1 = 0; k1 < 3; ++k1) {
+    const long long x1 = o2 * 2LL - 1LL + k1 * 1LL;
+    if (x0 >= 0 && x0 < 16LL && x1 >= 0 && x1 < 16LL) v = fmax_nan(v, to_float(x[((o0 * 16LL + x0) * 16LL + x1) * 16LL + o3]));
+    }
+    }
+    out[i] = from_float<float>(v);
+  }
+}
