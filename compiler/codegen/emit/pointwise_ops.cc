@@ -121,17 +121,21 @@ std::string gather_elements_code(Expressions& ex, const Node& n, const std::stri
 }
 
 // A channels-last MaxPool (N H W C, the channels_last pass's): output (o0, o1, o2, o3) reads
-// x[o0][x0][x1][o3] over its window; consecutive threads take consecutive channels.
+// x[o0][x0][x1][o3] over its window; consecutive threads take consecutive channels. The window
+// is unrolled and every load issued unconditionally (a position in the padding reads element 0
+// and is not used), so a thread's loads are in flight together: with the loads behind the
+// bounds test they went one at a time, and resnet50's pool took 14.6 us (H100, run110).
 std::string channels_last_pool_code(Expressions& ex, const Node& n) {
   const Shape& xs = n.inputs[0]->type.shape;
   const WindowGeometry geo = pool_geometry(n);
   std::string s = "    float v = -__int_as_float(0x7f800000);\n";
   for (int d = 0; d < 2; ++d)
-    s += str_cat("    for (int k", d, " = 0; k", d, " < ", geo.kernel[d], "; ++k", d, ") {\n    const long long x", d, " = o",
-                 d + 1, " * ", geo.strides[d], "LL - ", geo.pad_begin[d], "LL + k", d, " * ", geo.dilations[d], "LL;\n");
+    s += str_cat("#pragma unroll\n    for (int k", d, " = 0; k", d, " < ", geo.kernel[d], "; ++k", d, ") {\n    const int x", d,
+                 " = o", d + 1, " * ", geo.strides[d], " - ", geo.pad_begin[d], " + k", d, " * ", geo.dilations[d], ";\n");
   const std::string off = str_cat("((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + o3");
-  s += str_cat("    if (x0 >= 0 && x0 < ", xs[1], "LL && x1 >= 0 && x1 < ", xs[2], "LL) v = fmax_nan(v, ",
-               ex.load(n.inputs[0], off, "x"), ");\n    }\n    }\n");
+  s += str_cat("    const bool in = x0 >= 0 && x0 < ", xs[1], " && x1 >= 0 && x1 < ", xs[2], ";\n",
+               "    const float t = ", ex.load(n.inputs[0], str_cat("in ? ", off, " : 0LL"), "x"), ";\n",
+               "    if (in) v = fmax_nan(v, t);\n    }\n    }\n");
   return s;
 }
 

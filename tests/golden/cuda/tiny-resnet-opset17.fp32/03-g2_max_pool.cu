@@ -11,11 +11,15 @@ __device__ __forceinline__ void g2_max_pool(int item, const float* __restrict__ 
     const int o0 = o_rest % 1; o_rest /= 1;
     (void)o_rest;
     float v = -__int_as_float(0x7f800000);
+#pragma unroll
     for (int k0 = 0; k0 < 3; ++k0) {
-    const long long x0 = o1 * 2LL - 1LL + k0 * 1LL;
+    const int x0 = o1 * 2 - 1 + k0 * 1;
+#pragma unroll
     for (int k1 = 0; k1 < 3; ++k1) {
-    const long long x1 = o2 * 2LL - 1LL + k1 * 1LL;
-    if (x0 >= 0 && x0 < 16LL && x1 >= 0 && x1 < 16LL) v = fmax_nan(v, to_float(x[((o0 * 16LL + x0) * 16LL + x1) * 16LL + o3]));
+    const int x1 = o2 * 2 - 1 + k1 * 1;
+    const bool in = x0 >= 0 && x0 < 16 && x1 >= 0 && x1 < 16;
+    const float t = to_float(x[in ? ((o0 * 16LL + x0) * 16LL + x1) * 16LL + o3 : 0LL]);
+    if (in) v = fmax_nan(v, t);
     }
     }
     out[i] = from_float<float>(v);
