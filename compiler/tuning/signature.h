@@ -56,7 +56,8 @@ namespace mono::tuning {
 //  14 (2026-11-26): regions of convolutions run channels-last (passes/channels_last.cc): 1x1
 //     convolutions as Gemms, the others through Im2colK (16-byte gathers of NHWC activations,
 //     loaders.cuh) with their weights packed as B, MaxPool in NHWC, an image's channels padded
-//     to 8 (issue 20).
+//     to 8 (issue 20). Grouped and depthwise convolutions (direct_conv_code) issue their window's
+//     loads unconditionally, unrolled.
 constexpr int kSignatureVersion = 14;
 
 struct GroupSignature {

@@ -232,7 +232,7 @@ TEST_F(CoordinatorTest, ASubmissionWakesTheCoordinatorAtOnce) {
 }
 
 // mono-submit --budget N: the submission's jobs carry N candidates in all (tiny-resnet fp16:
-// 18 tasks, 142 candidates) and the budget is stored with it (a restarted server plans from the
+// 20 tasks) and the budget is stored with it (a restarted server plans from the
 // record); a budget below the task count is refused with one line naming it, and nothing recorded.
 TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   CoordinatorOptions o;
@@ -242,12 +242,12 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   ASSERT_FALSE(gpu.empty());
   v1::SubmitHeader h;
   h.set_model_name("small");
-  h.set_max_measurements(17);
+  h.set_max_measurements(19);
   auto refused = c.submit(h, upload("small"), "small-sha");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.status().message(),
-            "--budget 17 is below this model's 18 tuning tasks: each task measures at least its default schedule");
+            "--budget 19 is below this model's 20 tuning tasks: each task measures at least its default schedule");
   auto recorded = store_->list_submissions();
   ASSERT_TRUE(recorded.ok()) << recorded.status();
   EXPECT_TRUE(recorded->empty()) << "a refused submission leaves no record";
@@ -290,7 +290,7 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
   ASSERT_FALSE(gpu.empty());
   v1::SubmitHeader h;
   h.set_model_name("measured");
-  h.set_max_measurements(18);  // the default schedule of each task: few jobs
+  h.set_max_measurements(20);  // the default schedule of each task: few jobs
   auto r = c.submit(h, upload("measured"), "measured-sha");
   ASSERT_TRUE(r.ok()) << r.status();
   const std::string id = r->submission_id();

@@ -200,7 +200,11 @@ std::string global_pool_code(Expressions& ex, const Node& n) {
                  "    v *= ", literal(1.0 / static_cast<double>(spatial)), ";\n");
 }
 
-// Grouped or depthwise convolution, one output element per thread.
+// Grouped or depthwise convolution, one output element per thread. The kernel window is
+// unrolled and its loads issued unconditionally (a position in the padding reads element 0 and
+// adds nothing), so that a thread's loads of one input channel are in flight together: with
+// each load behind its bounds test they went one at a time (the channels-last MaxPool measured
+// that, bench/RESULTS.md session 9).
 std::string direct_conv_code(Expressions& ex, const Node& n) {
   const Shape& xs = n.inputs[0]->type.shape;
   const Shape& ws = n.inputs[1]->type.shape;
@@ -214,13 +218,16 @@ std::string direct_conv_code(Expressions& ex, const Node& n) {
   // One loop per spatial axis d: input position i_d = o_{d+2} * stride - pad + k_d * dilation.
   std::string xoff = str_cat("o0 * ", xs[1], "LL + g * ", cin_g, "LL + c"), woff = str_cat("o1 * ", cin_g, "LL + c");
   for (size_t d = 0; d < spatial; ++d) {
-    s += str_cat("    for (int k", d, " = 0; k", d, " < ", ws[d + 2], "; ++k", d, ") {\n",
+    s += str_cat("#pragma unroll\n    for (int k", d, " = 0; k", d, " < ", ws[d + 2], "; ++k", d, ") {\n",
                  "      const long long i", d, " = o", d + 2, " * ", geo.strides[d], "LL - ", geo.pad_begin[d], "LL + k", d,
-                 " * ", geo.dilations[d], "LL;\n", "      if (i", d, " < 0 || i", d, " >= ", xs[d + 2], "LL) continue;\n");
+                 " * ", geo.dilations[d], "LL;\n", "      const bool in", d, " = ", d ? str_cat("in", d - 1, " && ") : "",
+                 "i", d, " >= 0 && i", d, " < ", xs[d + 2], "LL;\n");
     xoff = str_cat("(", xoff, ") * ", xs[d + 2], "LL + i", d);
     woff = str_cat("(", woff, ") * ", ws[d + 2], "LL + k", d);
   }
-  s += str_cat("        v += ", ex.load(n.inputs[0], xoff, "x"), " * ", ex.load(n.inputs[1], woff, "w"), ";\n");
+  const std::string in = str_cat("in", spatial - 1);
+  s += str_cat("        const float xv = ", ex.load(n.inputs[0], str_cat(in, " ? ", xoff, " : 0LL"), "x"), ";\n",
+               "        const float wv = ", ex.load(n.inputs[1], woff, "w"), ";\n", "        v += ", in, " ? xv * wv : 0.0f;\n");
   for (size_t d = 0; d <= spatial; ++d) s += "    }\n";
   if (n.input(2)) s += str_cat("    v += ", ex.load(n.inputs[2], "o1", "bias"), ";\n");
   return s;
