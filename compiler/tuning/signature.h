@@ -57,7 +57,7 @@ namespace mono::tuning {
 //     convolutions as Gemms, the others through Im2colK (16-byte gathers of NHWC activations,
 //     loaders.cuh) with their weights packed as B, MaxPool in NHWC, an image's channels padded
 //     to 8 (issue 20). Grouped and depthwise convolutions (direct_conv_code) issue their window's
-//     loads unconditionally, unrolled.
+//     loads unconditionally, unrolled. GlobalAveragePool takes a warp per output.
 constexpr int kSignatureVersion = 14;
 
 struct GroupSignature {

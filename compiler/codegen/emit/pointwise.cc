@@ -47,7 +47,6 @@ std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) 
     case OpKind::kGatherElements: return gather_elements_code(ex, n, ct);
     case OpKind::kMaxPool:
     case OpKind::kAveragePool: return pool_code(ex, n);
-    case OpKind::kGlobalAveragePool: return global_pool_code(ex, n);
     case OpKind::kConv: return direct_conv_code(ex, n);
     case OpKind::kSoftmax: return softmax_axis_code(ex, n);
     case OpKind::kBatchNormalization: return batch_norm_code(ex, n);
@@ -102,11 +101,54 @@ GroupWork emit_split(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// GlobalAveragePool: a warp per output (the planner counts 32 elements per output,
+// cost_model.cc pointwise_problem). Its lanes stride through the plane, 16 bytes a load where
+// the input is fp16 in Mono's own buffers and the plane a whole number of 8-element chunks, and
+// warp_sum combines them. With a thread per output, efficientnet-b0's first squeeze (32 planes
+// of 112 x 112) took 335 us (H100, bench/RESULTS.md session 9).
+GroupWork emit_global_pool(Module& m, const Group& g) {
+  const Node& n = *g.anchor;
+  const KernelPlan& plan = m.plan;
+  ParamList params(m);
+  Expressions ex(plan, params);
+  const Value* x = n.inputs[0];
+  const Shape& xs = x->type.shape;
+  int64_t plane = 1;
+  for (size_t d = 2; d < xs.size(); ++d) plane *= xs[d];
+  const Value* out = g.output;
+  const int ilp = g.pointwise.ilp;
+  std::string body = str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
+                             "    const long long i = (((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x) >> 5;  // a warp per output\n",
+                             "    const int lane = threadIdx.x & 31;\n",
+                             "    if (i >= ", n.outputs[0]->type.numel(), "LL) return;\n");
+  body += decompose("i", n.outputs[0]->type.shape, "o");
+  body += str_cat("    const long long base = i * ", plane, "LL;  // the plane of output i\n    float v = 0.0f;\n");
+  const Placement::Space space = plan.placement.at(plan.root(x)).space;
+  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && (space == Placement::kArena || space == Placement::kWeights)) {
+    body += str_cat("    const half_t* xp = ", params.ref(x, {}, "x"), " + base;\n",
+                    "#pragma unroll 4\n    for (long long k = lane * 8; k < ", plane, "LL; k += 256) {\n",
+                    "      const u32x4 q = *reinterpret_cast<const u32x4*>(xp + k);\n",
+                    "      const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
+                    "#pragma unroll\n      for (int j = 0; j < 8; ++j) v += to_float(h[j]);\n    }\n");
+  } else {
+    body += str_cat("#pragma unroll 4\n    for (long long k = lane; k < ", plane, "LL; k += 32) v += ", ex.load(x, "base + k", "x"),
+                    ";\n");
+  }
+  body += str_cat("    v = warp_sum(v) * ", literal(1.0 / static_cast<double>(plane)), ";\n");
+  std::set<const Value*> written = {plan.root(out)};
+  const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
+  body += steps.code;
+  body += str_cat("    if (lane == 0) ", params.ref(out, {}, "out"), "[", steps.store_index, "] = ", ex.store(plan.dtype_of(out), "v"),
+                  ";\n  }\n");
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
 }  // namespace
 
 GroupWork emit_pointwise(Module& m, const Group& g) {
   const Node& n = *g.anchor;
   if (n.op == OpKind::kSplit) return emit_split(m, g);
+  if (n.op == OpKind::kGlobalAveragePool) return emit_global_pool(m, g);
   ParamList params(m);
   Expressions ex(m.plan, params);
   const Value* out = g.output;

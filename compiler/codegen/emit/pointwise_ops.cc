@@ -191,15 +191,6 @@ std::string pool_code(Expressions& ex, const Node& n) {
   return s;
 }
 
-std::string global_pool_code(Expressions& ex, const Node& n) {
-  const Shape& xs = n.inputs[0]->type.shape;
-  int64_t spatial = 1;
-  for (size_t d = 2; d < xs.size(); ++d) spatial *= xs[d];
-  return str_cat("    float v = 0.0f;\n    const long long base = (o0 * ", xs[1], "LL + o1) * ", spatial, "LL;\n",
-                 "    for (long long k = 0; k < ", spatial, "LL; ++k) v += ", ex.load(n.inputs[0], "base + k", "x"), ";\n",
-                 "    v *= ", literal(1.0 / static_cast<double>(spatial)), ";\n");
-}
-
 // Grouped or depthwise convolution, one output element per thread. The kernel window is
 // unrolled and its loads issued unconditionally (a position in the padding reads element 0 and
 // adds nothing), so that a thread's loads of one input channel are in flight together: with

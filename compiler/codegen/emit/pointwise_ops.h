@@ -18,7 +18,6 @@ std::string gather_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string gather_elements_code(Expressions& ex, const Node& n, const std::string& ct);
 // Windows: MaxPool / AveragePool, GlobalAveragePool, grouped or depthwise Conv.
 std::string pool_code(Expressions& ex, const Node& n);
-std::string global_pool_code(Expressions& ex, const Node& n);
 std::string direct_conv_code(Expressions& ex, const Node& n);
 // Reductions along axes: ReduceSum / Mean / Max, Softmax along a non-last axis.
 std::string reduce_code(Expressions& ex, const Node& n, const std::string& ct);

@@ -233,6 +233,7 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
   const Value* out = grp.output;
   PointwiseProblem p;
   p.elements = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
+  if (grp.anchor->op == OpKind::kGlobalAveragePool) p.elements *= 32;  // a warp per output (emit/pointwise.cc)
   p.bytes = static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
   return p;
 }

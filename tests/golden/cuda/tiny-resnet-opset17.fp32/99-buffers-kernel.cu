@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 7 ----
   // group 8: /GlobalAveragePool (GlobalAveragePool)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g8_global_average_pool(item, t_Relu_1_output_0_nchw, t_GlobalAveragePool_output_0);
     __syncthreads();
   }
