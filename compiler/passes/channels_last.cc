@@ -183,9 +183,11 @@ class Converter {
     const Shape& is = in->type.shape;  // [N][C][H][W]
     const int64_t c = is[1], c8 = (c + 7) / 8 * 8;
     if (c8 != c) {  // zero channels up to a whole vector, padded before the transpose (which then fuses into the Pad's store)
-      in = add(conv, OpKind::kPad, base + ".pad", {in, g_.add_constant(base + ".pads", Tensor::from_ints({8}, {0, 0, 0, 0, 0, c8 - c, 0, 0}))},
-               TensorType{in->type.dtype, {is[0], c8, is[2], is[3]}})
-               ->outputs[0];
+      Node* pad = add(conv, OpKind::kPad, base + ".pad",
+                      {in, g_.add_constant(base + ".pads", Tensor::from_ints({8}, {0, 0, 0, 0, 0, c8 - c, 0, 0}))},
+                      TensorType{in->type.dtype, {is[0], c8, is[2], is[3]}});
+      pad->opset = std::max(pad->opset, 11);  // pads as an input (before opset 11 they were an attribute)
+      in = pad->outputs[0];
     }
     Value* x = nhwc(in, conv);
     const Shape& xs = x->type.shape;  // [N][H][W][C]
