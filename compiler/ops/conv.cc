@@ -241,15 +241,7 @@ void compute_conv(ComputeContext& ctx) {
     compute_conv_nchw(ctx);
     return;
   }
-  const Tensor x = permute(ctx.input(0), kNhwcToNchw);
-  const Tensor w = permute(ctx.input(1), kNhwcToNchw);
-  Tensor& y = ctx.output(0);
-  Tensor y_nchw(y.dtype(), permute_shape(y.shape(), kNhwcToNchw));
-  ComputeContext nchw(ctx.node(), op_def(OpKind::kConv), {&x, &w, ctx.has_input(2) ? &ctx.input(2) : nullptr},
-                      {&y_nchw});
-  compute_conv_nchw(nchw);
-  const Tensor back = permute(y_nchw, kNchwToNhwc);
-  if (back.nbytes() > 0) std::memcpy(y.mutable_raw(), back.raw(), back.nbytes());
+  compute_channels_last(ctx, compute_conv_nchw);
 }
 
 }  // namespace

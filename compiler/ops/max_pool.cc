@@ -41,13 +41,7 @@ void compute_max_pool(ComputeContext& ctx) {
     compute_max_pool_nchw(ctx);
     return;
   }
-  const Tensor x = permute(ctx.input(0), kNhwcToNchw);
-  Tensor& y = ctx.output(0);
-  Tensor y_nchw(y.dtype(), permute_shape(y.shape(), kNhwcToNchw));
-  ComputeContext nchw(ctx.node(), op_def(OpKind::kMaxPool), {&x}, {&y_nchw});
-  compute_max_pool_nchw(nchw);
-  const Tensor back = permute(y_nchw, kNchwToNhwc);
-  if (back.nbytes() > 0) std::memcpy(y.mutable_raw(), back.raw(), back.nbytes());
+  compute_channels_last(ctx, compute_max_pool_nchw);
 }
 
 void compute_max_pool_nchw(ComputeContext& ctx) {

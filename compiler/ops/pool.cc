@@ -2,6 +2,7 @@
 #include "compiler/ops/transpose.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mono {
 
@@ -100,6 +101,26 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape) {
     ctx.fail(str_cat("input must be N x C x spatial..., got ", shape_str(x_shape)));
   std::vector<int64_t> in(x_shape.begin() + 2, x_shape.end());
   return window_geometry(ctx, in, ctx.attr_ints("kernel_shape"), ctx.attr_int("ceil_mode") != 0);
+}
+
+void compute_channels_last(ComputeContext& ctx, void (*standard)(ComputeContext&)) {
+  std::vector<Tensor> standard_inputs(ctx.num_inputs());
+  std::vector<const Tensor*> inputs(ctx.num_inputs(), nullptr);
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (ctx.input(i).rank() == 4) {
+      standard_inputs[i] = permute(ctx.input(i), kNhwcToNchw);
+      inputs[i] = &standard_inputs[i];
+    } else {
+      inputs[i] = &ctx.input(i);
+    }
+  }
+  Tensor& y = ctx.output(0);
+  Tensor y_standard(y.dtype(), permute_shape(y.shape(), kNhwcToNchw));
+  ComputeContext standard_ctx(ctx.node(), op_def(ctx.node().op), inputs, {&y_standard});
+  standard(standard_ctx);
+  const Tensor back = permute(y_standard, kNchwToNhwc);
+  if (back.nbytes() > 0) std::memcpy(y.mutable_raw(), back.raw(), back.nbytes());
 }
 
 WindowGeometry pool_geometry(const Node& node) {

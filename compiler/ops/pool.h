@@ -48,6 +48,9 @@ inline const std::vector<int64_t> kNchwToNhwc = {0, 2, 3, 1};
 inline const std::vector<int64_t> kNhwcToNchw = {0, 3, 1, 2};
 // True for a Conv or MaxPool node in the channels-last layout.
 bool channels_last_layout(const Node& node);
+// The CPU reference of a channels-last node: `standard` (the op's NCHW computation) run on its
+// 4-D inputs permuted to NCHW (other inputs, a bias, as they are), the output permuted back.
+void compute_channels_last(ComputeContext& ctx, void (*standard)(ComputeContext&));
 
 // For the window of each output position (row-major over the output), the valid input
 // positions (row-major flat spatial offsets into one input plane), in CSR form:

@@ -42,8 +42,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
   const Shape& in = x.shape();
   const int64_t rank = x.rank();
   MONO_CHECK(static_cast<int64_t>(perm.size()) == rank, "permute: ", perm.size(), " axes for rank ", rank);
-  Shape out_shape(rank);
-  for (int64_t i = 0; i < rank; ++i) out_shape[i] = in[perm[i]];
+  const Shape out_shape = permute_shape(in, perm);
   Tensor y(x.dtype(), out_shape);
   // Stride in the input of each output axis.
   std::vector<int64_t> in_stride(rank, 1), stride(rank);

@@ -19,10 +19,10 @@
 // transposes: each transpose costs a pass over its tensor, and a region of one or two
 // convolutions between depthwise ones (MobileNet's) would gain less than that.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <set>
-#include <cstring>
 
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
@@ -146,9 +146,9 @@ class Converter {
     return static_cast<int>(entering.size() + leaving.size());
   }
 
-  // Rewrites a region's nodes (in graph order) on NHWC values.
-  void convert(const std::vector<Node*>& region) {
-    for (Node* n : region) {
+  // Rewrites the nodes (in graph order) on NHWC values.
+  void convert(const std::vector<Node*>& nodes) {
+    for (Node* n : nodes) {
       Value* y_nhwc = n->op == OpKind::kConv      ? convert_conv(n)
                       : n->op == OpKind::kMaxPool ? convert_pool(n)
                                                   : convert_elementwise(n);
@@ -258,7 +258,14 @@ bool channels_last(Graph& g) {
     const auto convs = std::count_if(region.begin(), region.end(), [](const Node* n) { return n->op == OpKind::kConv; });
     if (convs > 0 && convs >= 2 * conv.boundaries(region)) chosen.push_back(std::move(region));
   }
-  for (const std::vector<Node*>& region : chosen) conv.convert(region);
+  // All chosen regions' nodes at once, in graph order: an activation read by two regions gets
+  // its entering transpose before the first of its readers in the graph, whichever region that is.
+  std::map<const Node*, size_t> order;
+  for (const auto& n : g.nodes()) order.emplace(n.get(), order.size());
+  std::vector<Node*> nodes;
+  for (const std::vector<Node*>& region : chosen) nodes.insert(nodes.end(), region.begin(), region.end());
+  std::sort(nodes.begin(), nodes.end(), [&](const Node* a, const Node* b) { return order.at(a) < order.at(b); });
+  conv.convert(nodes);
   if (!chosen.empty()) g.remove_dead_code();
   return !chosen.empty();
 }

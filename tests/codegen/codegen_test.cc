@@ -200,8 +200,11 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
     // Channels-last convolutions read their weights as B, [F][KH*KW*C], packed as a Gemm's
     // (every convolution of tiny-resnet is channels-last, its stem's 3 channels padded to 8);
     // standard ones read them row by row as A.
-    for (const auto& [node, suffix] : p.weight_tiles)
-      if (node->op == OpKind::kConv) EXPECT_TRUE(channels_last_layout(*node)) << node->name;
+    for (const auto& [node, suffix] : p.weight_tiles) {
+      if (node->op == OpKind::kConv) {
+        EXPECT_TRUE(channels_last_layout(*node)) << node->name;
+      }
+    }
     int convs = 0, last = 0;
     for (const Group& g : p.groups) {
       convs += g.kind == GroupKind::kConvGemm;

@@ -349,6 +349,7 @@ struct Gather {
 template <class T, class G>
 struct Im2colK {
   static_assert((G::C * (int)sizeof(T)) % 16 == 0, "Im2colK: channels must fill whole 16-byte chunks");
+  static_assert((long long)G::H * G::W * G::C < (1LL << 31), "Im2colK: an image's elements must fit an int");
   const T* x;
 };
 

@@ -73,9 +73,11 @@ Operands channels_last_conv_operands(Module& m, Expressions& ex, const Group& g)
   o.M = ys[0] * ys[1] * ys[2];
   o.N = ws[0];
   o.K = ws[1] * ws[2] * ws[3];
+  // Named after every constant it holds (OH and OW too: two convolutions that differ only in
+  // their end padding must not share one struct).
   const std::string geo_name = str_cat("ConvNhwc_", xs[0], "x", xs[1], "x", xs[2], "x", xs[3], "_k", ws[1], "x", ws[2], "_s",
                                        geo.strides[0], "x", geo.strides[1], "_p", geo.pad_begin[0], "x", geo.pad_begin[1], "_d",
-                                       geo.dilations[0], "x", geo.dilations[1]);
+                                       geo.dilations[0], "x", geo.dilations[1], "_o", ys[1], "x", ys[2]);
   m.type(geo_name, str_cat("struct ", geo_name, " {  // Im2colK's geometry\n",
                            "  static constexpr int H = ", xs[1], ", W = ", xs[2], ", C = ", xs[3], ", KW = ", ws[2], ";\n",
                            "  static constexpr int SH = ", geo.strides[0], ", SW = ", geo.strides[1], ", PH = ", geo.pad_begin[0],
@@ -122,7 +124,7 @@ Operands conv_operands(Module& m, Expressions& ex, const Group& g) {
   const bool pointwise = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && o.N == H * W;
   // im2col on the fly: B(n = output pixel, k = (ci, kh, kw)).
   const std::string fname = str_cat("Im2col_", H, "x", W, "_k", KH, "x", KW, "_s", SH, "x", SW, "_p", PH, "x", PW, "_d",
-                                    DH, "x", DW, "_c", xs[1], "_", f16 ? "h" : "f");
+                                    DH, "x", DW, "_c", xs[1], "_o", o.N / OW, "x", OW, "_", f16 ? "h" : "f");  // every constant it holds
   if (!pointwise)
     m.type(fname, str_cat("struct ", fname, " {\n  static constexpr bool rows_fastest = true;  // coalesced: neighbouring pixels\n  const ",
                           T, "* x;\n  __device__ ", T, " operator()(int r, int k) const {\n",

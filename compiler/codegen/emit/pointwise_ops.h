@@ -16,7 +16,8 @@ std::string slice_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string concat_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string gather_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string gather_elements_code(Expressions& ex, const Node& n, const std::string& ct);
-// Windows: MaxPool / AveragePool, GlobalAveragePool, grouped or depthwise Conv.
+// Windows: MaxPool / AveragePool (either layout), grouped or depthwise Conv. (GlobalAveragePool
+// has a function of its own, a warp per output: pointwise.cc.)
 std::string pool_code(Expressions& ex, const Node& n);
 std::string direct_conv_code(Expressions& ex, const Node& n);
 // Reductions along axes: ReduceSum / Mean / Max, Softmax along a non-last axis.

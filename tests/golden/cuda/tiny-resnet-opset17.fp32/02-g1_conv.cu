@@ -1,5 +1,5 @@
 
-struct ConvNhwc_1x32x32x8_k3x3_s2x2_p1x1_d1x1 {  // Im2colK's geometry
+struct ConvNhwc_1x32x32x8_k3x3_s2x2_p1x1_d1x1_o16x16 {  // Im2colK's geometry
   static constexpr int H = 32, W = 32, C = 8, KW = 3;
   static constexpr int SH = 2, SW = 2, PH = 1, PW = 1, DH = 1, DW = 1;
   static constexpr int OH = 16, OW = 16, P = 256, K = 72;
@@ -36,7 +36,7 @@ __device__ __forceinline__ void g1_conv(int item, const float* __restrict__ A, c
   const int tm = t % 8;
   const long long b = t / 8;
   const int k0 = split * 80, k1 = min(72, k0 + 80);
-  Im2colK<float, ConvNhwc_1x32x32x8_k3x3_s2x2_p1x1_d1x1> la{A};  // channels-last im2col
+  Im2colK<float, ConvNhwc_1x32x32x8_k3x3_s2x2_p1x1_d1x1_o16x16> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 16, 72, 72};
   epi.base = b * 4096LL;
   GemmF32<32, 64, 16, 2, 4>::tile(256, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);

@@ -1,5 +1,5 @@
 
-struct ConvNhwc_1x8x8x16_k3x3_s1x1_p1x1_d1x1 {  // Im2colK's geometry
+struct ConvNhwc_1x8x8x16_k3x3_s1x1_p1x1_d1x1_o8x8 {  // Im2colK's geometry
   static constexpr int H = 8, W = 8, C = 16, KW = 3;
   static constexpr int SH = 1, SW = 1, PH = 1, PW = 1, DH = 1, DW = 1;
   static constexpr int OH = 8, OW = 8, P = 64, K = 144;
@@ -15,7 +15,7 @@ __device__ __forceinline__ void g3_conv(int item, const float* __restrict__ A, c
   const int tm = t % 2;
   const long long b = t / 2;
   const int k0 = split * 48, k1 = min(144, k0 + 48);
-  Im2colK<float, ConvNhwc_1x8x8x16_k3x3_s1x1_p1x1_d1x1> la{A};  // channels-last im2col
+  Im2colK<float, ConvNhwc_1x8x8x16_k3x3_s1x1_p1x1_d1x1_o8x8> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 16, 144, 144};
   epi.base = b * 1024LL;
   const long long tile_id = (b * 2 + tm) * 1 + tn;

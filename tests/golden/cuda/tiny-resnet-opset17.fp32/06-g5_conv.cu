@@ -1,5 +1,5 @@
 
-struct ConvNhwc_1x8x8x16_k3x3_s2x2_p1x1_d1x1 {  // Im2colK's geometry
+struct ConvNhwc_1x8x8x16_k3x3_s2x2_p1x1_d1x1_o4x4 {  // Im2colK's geometry
   static constexpr int H = 8, W = 8, C = 16, KW = 3;
   static constexpr int SH = 2, SW = 2, PH = 1, PW = 1, DH = 1, DW = 1;
   static constexpr int OH = 4, OW = 4, P = 16, K = 144;
@@ -36,7 +36,7 @@ __device__ __forceinline__ void g5_conv(int item, const float* __restrict__ A, c
   const int tm = t % 1;
   const long long b = t / 1;
   const int k0 = split * 48, k1 = min(144, k0 + 48);
-  Im2colK<float, ConvNhwc_1x8x8x16_k3x3_s2x2_p1x1_d1x1> la{A};  // channels-last im2col
+  Im2colK<float, ConvNhwc_1x8x8x16_k3x3_s2x2_p1x1_d1x1_o4x4> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 32, 144, 144};
   epi.base = b * 512LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;

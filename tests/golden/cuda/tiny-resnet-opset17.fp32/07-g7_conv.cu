@@ -1,5 +1,5 @@
 
-struct ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1 {  // Im2colK's geometry
+struct ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1_o4x4 {  // Im2colK's geometry
   static constexpr int H = 8, W = 8, C = 16, KW = 1;
   static constexpr int SH = 2, SW = 2, PH = 0, PW = 0, DH = 1, DW = 1;
   static constexpr int OH = 4, OW = 4, P = 16, K = 16;
@@ -35,7 +35,7 @@ __device__ __forceinline__ void g7_conv(int item, const float* __restrict__ A, c
   const int tm = t % 1;
   const long long b = t / 1;
   const int k0 = split * 16, k1 = min(16, k0 + 16);
-  Im2colK<float, ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1> la{A};  // channels-last im2col
+  Im2colK<float, ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1_o4x4> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 32, 16, 16};
   epi.base = b * 512LL;
   GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);

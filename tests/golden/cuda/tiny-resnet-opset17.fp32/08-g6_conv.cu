@@ -1,5 +1,5 @@
 
-struct ConvNhwc_1x4x4x32_k3x3_s1x1_p1x1_d1x1 {  // Im2colK's geometry
+struct ConvNhwc_1x4x4x32_k3x3_s1x1_p1x1_d1x1_o4x4 {  // Im2colK's geometry
   static constexpr int H = 4, W = 4, C = 32, KW = 3;
   static constexpr int SH = 1, SW = 1, PH = 1, PW = 1, DH = 1, DW = 1;
   static constexpr int OH = 4, OW = 4, P = 16, K = 288;
@@ -45,7 +45,7 @@ __device__ __forceinline__ void g6_conv(int item, const float* __restrict__ A, c
   const int tm = t % 1;
   const long long b = t / 1;
   const int k0 = split * 48, k1 = min(288, k0 + 48);
-  Im2colK<float, ConvNhwc_1x4x4x32_k3x3_s1x1_p1x1_d1x1> la{A};  // channels-last im2col
+  Im2colK<float, ConvNhwc_1x4x4x32_k3x3_s1x1_p1x1_d1x1_o4x4> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 32, 288, 288};
   epi.base = b * 512LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;
