@@ -322,6 +322,31 @@ TEST(Codegen, FlashAttentionOnlyWhereVHasQsHeadSize) {
   }
 }
 
+// Two channels-last convolutions that differ only in their end padding (9x9 input, 3x3 stride 2:
+// pads 1,1,1,1 give 5x5, pads 1,1,0,0 give 4x4) get geometry structs of their own: the struct
+// was once named without its output extents, and the second convolution used the first's
+// (found in review). Each chain is a region of its own: four convolutions, two transposes.
+TEST(Codegen, ChannelsLastGeometryStructsAreNamedByEveryConstant) {
+  const std::string text =
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,16,9,9]\n"
+      "  const %w1: f32[16,16,3,3] = <2304 elements>\n"
+      "  const %w2: f32[16,16,3,3] = <2304 elements>\n"
+      "  const %p: f32[16,16,1,1] = <256 elements>\n"
+      "  %a = Conv(%x, %w1) {pads=[1, 1, 1, 1], strides=[2, 2]}\n"
+      "  %b = Conv(%x, %w2) {pads=[1, 1, 0, 0], strides=[2, 2]}\n"
+      "  %c = Conv(%a, %p)\n  %c2 = Conv(%c, %p)\n  %c3 = Conv(%c2, %p)\n"
+      "  %d = Conv(%b, %p)\n  %d2 = Conv(%d, %p)\n  %d3 = Conv(%d2, %p)\n"
+      "  output %c3\n  output %d3\n}\n";
+  auto g = ir_graph(text);
+  simplify(*g);
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const BuiltKernel k = build_kernel(*g, po, "m", NvrtcOptions{}, /*compile=*/false);
+  EXPECT_NE(k.source.find("struct ConvNhwc_1x9x9x16_k3x3_s2x2_p1x1_d1x1_o5x5 "), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("struct ConvNhwc_1x9x9x16_k3x3_s2x2_p1x1_d1x1_o4x4 "), std::string::npos);
+}
+
 // The fp16 convolution cost model (cost_model.cc kConv*, fitted to the tuner's measurements of
 // resnet50 on the H200, bench/runs/run58): the default of a 3x3 convolution is a 64-row tile
 // with split-K (measured best 64x64x32 split 2: 21.1 us against 27.5 for the old default
