@@ -260,6 +260,13 @@ WindowGeometry conv_geometry(const Node& node) {
   return window_geometry(attrs, in, conv_kernel(attrs, last ? permute_shape(w, kNhwcToNchw) : w), false);
 }
 
+bool pointwise_conv(const Node& node) {
+  const WindowGeometry g = conv_geometry(node);
+  for (size_t d = 0; d < g.rank(); ++d)
+    if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0) return false;
+  return true;
+}
+
 const OpDef& op_def_Conv() {
   static const OpDef def{
       "Conv",

@@ -2,7 +2,6 @@
 // The optional second output Indices holds each maximum's flat index into X, with the
 // spatial part row-major (storage_order 0) or column-major (storage_order 1).
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "compiler/ops/linalg.h"

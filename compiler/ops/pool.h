@@ -39,6 +39,9 @@ WindowGeometry pool_geometry(const AttrReader& ctx, const Shape& x_shape);
 // A MaxPool / AveragePool node's geometry, and a Conv node's (kernel from W, conv.cc).
 WindowGeometry pool_geometry(const Node& node);
 WindowGeometry conv_geometry(const Node& node);
+// A Conv whose kernel is 1 along every spatial axis, with unit strides and no padding: each
+// output pixel reads its own input pixel (a matrix product over the channels).
+bool pointwise_conv(const Node& node);
 
 // An attribute of Mono's own on Conv and MaxPool (the channels_last pass sets it; a model that
 // sets it is refused at loading): 1 = X and Y are [N][H][W][C] (and a Conv's W [M][KH][KW][C]),

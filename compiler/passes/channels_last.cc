@@ -123,6 +123,10 @@ class Converter {
       for (const Value* in : n->inputs)
         if (in && !in->is_constant() && in->producer && index.count(in->producer))
           parent[find(index[n])] = find(index[in->producer]);
+    users_.clear();  // one pass over the graph for boundaries(), not one per value
+    for (const auto& n : g_.nodes())
+      for (const Value* in : n->inputs)
+        if (in) users_[in].push_back(n.get());
     std::map<int, std::vector<Node*>> by_root;
     for (size_t i = 0; i < nodes.size(); ++i) by_root[find(static_cast<int>(i))].push_back(nodes[i]);
     std::vector<std::vector<Node*>> out;
@@ -130,8 +134,8 @@ class Converter {
     return out;
   }
 
-  // The transposes a region would need: one per activation entering it from outside, one per
-  // value it produces that something outside reads (or the graph returns).
+  // The transposes a region of the last regions() would need: one per activation entering it
+  // from outside, one per value it produces that something outside reads (or the graph returns).
   int boundaries(const std::vector<Node*>& region) const {
     const std::set<const Node*> in_region(region.begin(), region.end());
     std::set<const Value*> entering, leaving;
@@ -140,8 +144,9 @@ class Converter {
         if (in && !in->is_constant() && !(in->producer && in_region.count(in->producer))) entering.insert(in);
       const Value* y = n->outputs[0];
       if (g_.is_graph_output(y)) leaving.insert(y);
-      for (const Node* user : g_.users(y))
-        if (!in_region.count(user)) leaving.insert(y);
+      if (auto it = users_.find(y); it != users_.end())
+        for (const Node* user : it->second)
+          if (!in_region.count(user)) leaving.insert(y);
     }
     return static_cast<int>(entering.size() + leaving.size());
   }
@@ -194,11 +199,7 @@ class Converter {
     const Shape& ws = conv->inputs[1]->type.shape;
     const Shape ys = permute_shape(conv->outputs[0]->type.shape, kNchwToNhwc);
     const DType dt = x->type.dtype;
-    const WindowGeometry geo = conv_geometry(*conv);
-    bool pointwise = c8 == c && ws[2] == 1 && ws[3] == 1 && ys[1] == xs[1] && ys[2] == xs[2];
-    for (size_t i = 0; i < 2; ++i)
-      pointwise = pointwise && geo.strides[i] == 1 && geo.pad_begin[i] == 0 && geo.pad_end[i] == 0;
-    if (pointwise) {  // a plain GEMM over the pixels
+    if (c8 == c && pointwise_conv(*conv)) {  // a plain GEMM over the pixels
       const int64_t P = xs[0] * xs[1] * xs[2], C = xs[3], F = ws[0];
       Value* rows = insert_reshape(g_, conv, base + ".rows", x, {P, C}, base + ".rows", base + ".rows.y");
       std::vector<Value*> ins = {rows, g_.add_constant(base + ".weight", conv->inputs[1]->constant->reshaped({F, C}))};
@@ -247,6 +248,7 @@ class Converter {
 
   Graph& g_;
   std::map<const Value*, Value*> nhwc_;  // an NCHW activation -> the same values in NHWC
+  std::map<const Value*, std::vector<const Node*>> users_;  // as regions() found the graph
 };
 
 }  // namespace

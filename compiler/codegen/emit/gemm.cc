@@ -121,7 +121,7 @@ Operands conv_operands(Module& m, Expressions& ex, const Group& g) {
   const int64_t PH = k == 2 ? geo.pad_begin[0] : 0, PW = geo.pad_begin[k - 1];
   // A pointwise (1x1, stride 1, no padding) convolution's B is the input itself, [Cin][H*W]
   // per image: a dense [K][N] operand (16-byte loads where aligned) instead of im2col.
-  const bool pointwise = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 && o.N == H * W;
+  const bool pointwise = pointwise_conv(n);
   // im2col on the fly: B(n = output pixel, k = (ci, kh, kw)).
   const std::string fname = str_cat("Im2col_", H, "x", W, "_k", KH, "x", KW, "_s", SH, "x", SW, "_p", PH, "x", PW, "_d",
                                     DH, "x", DW, "_c", xs[1], "_o", o.N / OW, "x", OW, "_", f16 ? "h" : "f");  // every constant it holds
