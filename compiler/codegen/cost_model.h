@@ -57,8 +57,8 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
 
 // Pointwise: elements computed and output bytes of a group.
 struct PointwiseProblem {
-  int64_t elements = 0;
-  double bytes = 0;
+  int64_t elements = 0;  // threads' worth of work (one per output; lanes per output for GEMVs, GlobalAveragePool)
+  double bytes = 0;      // bytes read and written
 };
 PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& g);
 int default_ilp(const PointwiseProblem& p, const KernelContext& ctx);

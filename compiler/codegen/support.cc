@@ -1,7 +1,10 @@
 #include "compiler/codegen/support.h"
 
+#include <cstdlib>
+
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/pool.h"
 #include "compiler/ops/softmax.h"
 
 namespace mono {
@@ -56,6 +59,55 @@ Packing constant_packing(const Node& n, int i) {
   if (n.op == OpKind::kMatMul) p.transposed = n.inputs[1]->type.rank() == 2;
   if (n.op == OpKind::kGemm) p.transposed = node_attrs(n).attr_int("transB") == 0;
   return p;
+}
+
+bool gemv_form(const Node& n, GemvForm* out) {
+  if (std::getenv("MONO_AB_NO_GEMV")) return false;  // TEMPORARY A/B switch (session 10), removed after the measurement
+  GemvForm f;
+  if (n.num_inputs() < 2 || !n.inputs[0] || !n.inputs[1] || n.outputs.size() != 1 || !n.outputs[0]) return false;
+  const Value* y = n.outputs[0];
+  const Shape& ws = n.inputs[1]->type.shape;
+  if (!n.inputs[1]->is_constant()) return false;
+  f.x = n.inputs[0];
+  f.w = n.inputs[1];
+  f.bias = n.input(2) ? n.inputs[2] : nullptr;
+  switch (n.op) {
+    case OpKind::kGemm: {  // A [1,K] (or [K,1] with transA: the same K values in order)
+      const AttrReader a = node_attrs(n);
+      const bool trans_b = a.attr_int("transB") != 0;
+      f.k = trans_b ? ws[1] : ws[0];
+      f.n = trans_b ? ws[0] : ws[1];
+      f.alpha = a.attr_float("alpha");
+      f.beta = a.attr_float("beta");
+      if (f.bias && f.beta == 0.0f) f.bias = nullptr;
+      break;
+    }
+    case OpKind::kMatMul:  // A [.., 1, K] with one row in all, B [K, N]
+      if (ws.size() != 2) return false;
+      f.k = ws[0];
+      f.n = ws[1];
+      break;
+    case OpKind::kConv: {
+      if (channels_last_layout(n) || node_attrs(n).attr_int("group") != 1 || !pointwise_conv(n)) return false;
+      const Shape& xs = n.inputs[0]->type.shape;
+      if (xs.size() < 3 || xs[0] != 1 || shape_numel(xs) != xs[1]) return false;  // one image of one pixel
+      f.k = ws[1];
+      f.n = ws[0];
+      break;
+    }
+    default:
+      return false;
+  }
+  if (f.x->type.numel() != f.k || y->type.numel() != f.n || f.k <= 0 || f.n <= 0) return false;
+  if (!is_float(f.x->type.dtype) || !is_float(y->type.dtype)) return false;
+  if (out) *out = f;
+  return true;
+}
+
+int gemv_lanes(int64_t k) {
+  int lanes = 1;
+  while (lanes < 32 && lanes * int64_t{8} < k) lanes *= 2;
+  return lanes;
 }
 
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {

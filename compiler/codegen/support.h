@@ -35,6 +35,23 @@ const Value* running_value(const Group& g, const Node* e);
 // How constant input `i` of `n` is packed into the weights before any schedule is known: a
 // GEMM's 2-D B operand transposed to [N][K], anything else as is.
 Packing constant_packing(const Node& n, int i);
+// A product of one row with a constant weight matrix, y[n] = alpha * sum_k x[k] * W[n][k]
+// (+ beta * C, or + B[n]): a Gemm or MatMul whose A holds one row, or a one-group Conv with a
+// 1x1 kernel and no padding on a one-pixel image (a classifier head, a squeeze-and-excitation
+// layer). The planner gives it a pointwise group and the emitter a warp (or part of one) per
+// output; as a tiled GEMM it ran one row of a 64-row tile. `w` is stored [N][K] as its packing
+// (`constant_packing`) leaves it.
+struct GemvForm {
+  const Value* x = nullptr;     // K values
+  const Value* w = nullptr;     // [N][K] after packing
+  const Value* bias = nullptr;  // Gemm's C (broadcast to [1, N]) or Conv's B[N]; may be null
+  int64_t k = 0, n = 0;
+  float alpha = 1.0f, beta = 1.0f;
+};
+bool gemv_form(const Node& n, GemvForm* out = nullptr);
+// Lanes per output of a GEMV: the fewest (a power of two, at most a warp) that cover K in
+// 8-element chunks.
+int gemv_lanes(int64_t k);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);

@@ -58,7 +58,10 @@ namespace mono::tuning {
 //     loaders.cuh) with their weights packed as B, MaxPool in NHWC, an image's channels padded
 //     to 8 (issue 20). Grouped and depthwise convolutions (direct_conv_code) issue their window's
 //     loads unconditionally, unrolled. GlobalAveragePool takes a warp per output.
-constexpr int kSignatureVersion = 14;
+//  15 (2026-11-26): a product of one row with constant weights (a classifier head, a squeeze-
+//     and-excitation Conv: codegen/support.h gemv_form) is a pointwise group, lanes of a warp per
+//     output (emit/pointwise.cc emit_gemv), no longer a 64-row GEMM tile (issue 20).
+constexpr int kSignatureVersion = 15;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -347,6 +347,47 @@ TEST(Codegen, ChannelsLastGeometryStructsAreNamedByEveryConstant) {
   EXPECT_NE(k.source.find("struct ConvNhwc_1x9x9x16_k3x3_s2x2_p1x1_d1x1_o4x4 "), std::string::npos);
 }
 
+// A product of one row with constant weights is a GEMV (support.h gemv_form): a pointwise group
+// with lanes of a warp per output. Gemm (either transB, transA with a [K,1] A), MatMul and a
+// 1x1 Conv on one pixel qualify; more rows, padding, a second image or a non-constant B do not.
+TEST(Codegen, OneRowProductsWithConstantWeightsAreGemvs) {
+  struct Case { const char* body; bool gemv; };
+  const Case cases[] = {
+      {"  input %x: f32[1,64]\n  const %w: f32[10,64] = <640 elements>\n  const %c: f32[10] = <10 elements>\n"
+       "  %y = Gemm(%x, %w, %c) {transB=1}\n  output %y\n", true},
+      {"  input %x: f32[1,64]\n  const %w: f32[64,10] = <640 elements>\n"
+       "  %y = Gemm(%x, %w) {alpha=0.5}\n  output %y\n", true},
+      {"  input %x: f32[64,1]\n  const %w: f32[64,10] = <640 elements>\n"
+       "  %y = Gemm(%x, %w) {transA=1}\n  output %y\n", true},
+      {"  input %x: f32[1,1,64]\n  const %w: f32[64,10] = <640 elements>\n  %y = MatMul(%x, %w)\n  output %y\n", true},
+      {"  input %x: f32[1,64,1,1]\n  const %w: f32[10,64,1,1] = <640 elements>\n  const %b: f32[10] = <10 elements>\n"
+       "  %y = Conv(%x, %w, %b)\n  output %y\n", true},
+      {"  input %x: f32[2,64]\n  const %w: f32[10,64] = <640 elements>\n  %y = Gemm(%x, %w) {transB=1}\n  output %y\n", false},
+      {"  input %x: f32[1,64]\n  input %w: f32[64,10]\n  %y = MatMul(%x, %w)\n  output %y\n", false},
+      {"  input %x: f32[2,64,1,1]\n  const %w: f32[10,64,1,1] = <640 elements>\n  %y = Conv(%x, %w)\n  output %y\n", false},
+      {"  input %x: f32[1,64,2,2]\n  const %w: f32[10,64,1,1] = <640 elements>\n  %y = Conv(%x, %w)\n  output %y\n", false},
+      {"  input %x: f32[1,64,1,1]\n  const %w: f32[10,64,1,1] = <640 elements>\n"
+       "  %y = Conv(%x, %w) {pads=[1, 1, 1, 1], strides=[3, 3]}\n  output %y\n", false},
+  };
+  for (const Case& c : cases) {
+    auto g = ir_graph(std::string("graph g (opset 20) {\n") + c.body + "}\n");
+    for (Precision precision : {Precision::kF32, Precision::kF16}) {
+      PlanOptions po;
+      po.settings.precision = precision;
+      const KernelPlan plan = plan_kernel(*g, po);
+      ASSERT_EQ(plan.groups.size(), 1u) << c.body;
+      EXPECT_EQ(plan.groups[0].kind == GroupKind::kPointwise, c.gemv) << c.body;
+      const std::string src = emit_cuda(*g, plan, "test");
+      EXPECT_EQ(src.find("lanes each") != std::string::npos, c.gemv) << src;
+      if (!c.gemv) continue;
+      NvrtcOptions nvrtc;  // each form compiles (scalar loads of a graph input, 16-byte ones of the arena)
+      nvrtc.sm_arch = 90;
+      const BuiltKernel b = build_kernel(*g, po, "gemv", nvrtc, /*compile=*/true);
+      EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+    }
+  }
+}
+
 // The fp16 convolution cost model (cost_model.cc kConv*, fitted to the tuner's measurements of
 // resnet50 on the H200, bench/runs/run58): the default of a 3x3 convolution is a 64-row tile
 // with split-K (measured best 64x64x32 split 2: 21.1 us against 27.5 for the old default

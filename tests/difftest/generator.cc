@@ -256,6 +256,7 @@ class Generator {
       case 11: {  // Conv, dense or depthwise, NCHW
         const Val* v = float_of_rank(4, 4);
         if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
+        if (chance(0.2)) return squeeze_excite(*v);
         const int64_t C = v->shape[1], k = chance(0.5) ? 3 : 1, s = chance(0.3) ? 2 : 1, p = k == 3 && chance(0.7) ? 1 : 0;
         const bool depthwise = chance(0.4);
         const int64_t Co = depthwise ? C * (1 + pick(2)) : 1 + pick(16);
@@ -435,6 +436,23 @@ class Generator {
     return true;
   }
 
+  // Squeeze-and-excitation (EfficientNet, MobileNetV3, RegNetY): the image's channel means
+  // through two 1x1 Convs on one pixel (the GEMV path), gating the image.
+  bool squeeze_excite(const Val v) {  // a copy: node() grows floats_
+    const int64_t N = v.shape[0], C = v.shape[1], R = 1 + pick(static_cast<int>(std::max<int64_t>(1, C / 2)));
+    if (N != 1) return false;  // a batch of images is a GEMM, not one row
+    const Dims one = {1, C, 1, 1}, squeezed = {1, R, 1, 1};
+    const std::string m = node("GlobalAveragePool", {v.name}, one).name;
+    const std::string s = node("Conv", {m, float_const({R, C, 1, 1}), float_const({R})}, squeezed).name;
+    const std::string a = node("Relu", {s}, squeezed).name;
+    std::vector<std::string> args = {a, float_const({C, R, 1, 1})};
+    if (chance(0.5)) args.push_back(float_const({C}));
+    const std::string e = node("Conv", args, one).name;
+    const std::string g = node("Sigmoid", {e}, one, "", true).name;
+    node("Mul", {v.name, g}, v.shape);
+    return true;
+  }
+
   // Conv1d (Whisper's front end, audio and text CNNs) on an [N, C, L] view of x: dense,
   // grouped or depthwise, with strides, padding and dilation.
   bool conv1d(const Val& x) {
@@ -533,10 +551,11 @@ class Generator {
   // [B,] M x K times a K x N weight, with the bias, activation and residual steps of a
   // transformer's or a ConvNet head's Linear layers.
   bool big_gemm() {
-    static const int64_t kM[] = {16, 64, 128, 197, 256}, kK[] = {64, 96, 128, 256, 512}, kN[] = {32, 64, 128, 192, 384};
-    const int64_t M = kM[pick(5)], K = kK[pick(5)], N = kN[pick(5)];
+    // M = 1: a classifier head (one row: the GEMV path).
+    static const int64_t kM[] = {1, 16, 64, 128, 197, 256}, kK[] = {64, 96, 128, 256, 512}, kN[] = {32, 64, 128, 192, 384};
+    const int64_t M = kM[pick(6)], K = kK[pick(5)], N = kN[pick(5)];
     Dims xs = {M, K};
-    if (chance(0.3)) xs.insert(xs.begin(), 2);
+    if (M > 1 && chance(0.3)) xs.insert(xs.begin(), 2);
     const Val x{str_name("x"), xs};
     inputs_.push_back(x);
     body_ << "  input %" << x.name << ": f32" << dims_text(xs) << "\n";

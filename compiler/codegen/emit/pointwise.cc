@@ -8,6 +8,7 @@
 #include "compiler/codegen/emit/module.h"
 #include "compiler/codegen/emit/names.h"
 #include "compiler/codegen/emit/pointwise_ops.h"
+#include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/reduce.h"
 #include "compiler/ops/transpose.h"
@@ -143,12 +144,80 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// One row times a constant weight matrix (`gemv_form`): `lanes` lanes of a warp per output (the
+// fewest powers of two that cover K in 16-byte chunks, at most 32; the planner counts that many
+// elements per output, cost_model.cc pointwise_problem). Each lane loads its chunks of the
+// output's weight row and of x, all of them before the first product where they fit in 16 loads;
+// a shuffle tree over the lanes sums them. As a tiled GEMM the row took one row of a 64-row tile:
+// resnet50's classifier 9 us, efficientnet-b0's squeeze-and-excitation layers ~5 us each (H100,
+// bench/RESULTS.md session 9).
+GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
+  const Node& n = *g.anchor;
+  const KernelPlan& plan = m.plan;
+  ParamList params(m);
+  Expressions ex(plan, params);
+  const Value* out = g.output;
+  const DType xd = plan.dtype_of(f.x), wd = plan.dtype_of(f.w);
+  const Placement::Space space = plan.placement.at(plan.root(f.x)).space;
+  const int per_chunk = 16 / static_cast<int>(dtype_size(xd));
+  const bool vector = xd == wd && (xd == DType::kF16 || xd == DType::kF32) && f.k % per_chunk == 0 &&
+                      (space == Placement::kArena || space == Placement::kWeights);
+  const int64_t chunks = vector ? f.k / per_chunk : f.k;  // what the lanes share out
+  const int lanes = gemv_lanes(f.k);
+  const int64_t steps = ceil_div(chunks, lanes);
+  const std::string xp = params.ref(f.x, {}, "x"), wp = params.ref(f.w, plan.packing(n, 1), "w");
+  std::string body = str_cat("  for (int e = 0; e < ", g.pointwise.ilp, "; ++e) {\n",
+                             "    const long long t = ((long long)item * ", g.pointwise.ilp, " + e) * MONO_THREADS + threadIdx.x;\n",
+                             "    const long long i = t / ", lanes, ";  // the output; ", lanes, " lanes each\n",
+                             "    const int lane = (int)(t % ", lanes, ");\n",
+                             "    const bool live = i < ", f.n, "LL;  // every lane reaches the shuffles\n");
+  std::string dot;  // the lane's partial sum, in `if (live)`
+  const std::string unroll = steps <= 16 ? "#pragma unroll\n" : "#pragma unroll 8\n";
+  if (vector) {
+    const std::string ct = ctype(xd);
+    dot += str_cat("      const ", ct, "* wr = ", wp, " + i * ", f.k, "LL;\n",
+                    unroll, "      for (int s = 0; s < ", steps, "; ++s) {\n",
+                    "        const long long c = (long long)s * ", lanes, " + lane;\n");
+    if (steps * lanes != chunks) dot += str_cat("        if (c >= ", chunks, "LL) break;\n");
+    dot += str_cat("        const u32x4 wq = *reinterpret_cast<const u32x4*>(wr + c * ", per_chunk, ");\n",
+                    "        const u32x4 xq = *reinterpret_cast<const u32x4*>(", xp, " + c * ", per_chunk, ");\n",
+                    "        const ", ct, "* wv = reinterpret_cast<const ", ct, "*>(&wq);\n",
+                    "        const ", ct, "* xv = reinterpret_cast<const ", ct, "*>(&xq);\n",
+                    "#pragma unroll\n        for (int j = 0; j < ", per_chunk, "; ++j) v += to_float(wv[j]) * to_float(xv[j]);\n      }\n");
+  } else {
+    dot += str_cat(unroll, "      for (int s = 0; s < ", steps, "; ++s) {\n",
+                    "        const long long c = (long long)s * ", lanes, " + lane;\n");
+    if (steps * lanes != chunks) dot += str_cat("        if (c >= ", chunks, "LL) break;\n");
+    dot += str_cat("        v += to_float(", wp, "[i * ", f.k, "LL + c]) * ", ex.load(f.x, "c", "x"), ";\n      }\n");
+  }
+  body += "    float v = 0.0f;\n    if (live) {\n" + dot + "    }\n";
+  for (int o = lanes / 2; o > 0; o /= 2) body += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
+  body += "    if (!live) return;\n";
+  body += decompose("i", out->type.shape, "o");
+  if (f.alpha != 1.0f) body += str_cat("    v *= ", literal(f.alpha), ";\n");
+  if (f.bias) {
+    std::string off = "i";  // Conv's B[N]; Gemm's C broadcast to [1, N]
+    const Shape& cs = f.bias->type.shape;
+    if (n.op == OpKind::kGemm && (cs.empty() || cs.back() == 1)) off = "0";
+    const std::string c = ex.load(f.bias, off, "bias");
+    body += f.beta == 1.0f ? str_cat("    v += ", c, ";\n") : str_cat("    v += ", literal(f.beta), " * ", c, ";\n");
+  }
+  std::set<const Value*> written = {plan.root(out)};
+  const EpilogueSteps steps_code = epilogue_steps(ex, plan, g, "i");
+  body += steps_code.code;
+  body += str_cat("    if (lane == 0) ", params.ref(out, {}, "out"), "[", steps_code.store_index, "] = ", ex.store(plan.dtype_of(out), "v"),
+                  ";\n  }\n");
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
 }  // namespace
 
 GroupWork emit_pointwise(Module& m, const Group& g) {
   const Node& n = *g.anchor;
   if (n.op == OpKind::kSplit) return emit_split(m, g);
   if (n.op == OpKind::kGlobalAveragePool) return emit_global_pool(m, g);
+  GemvForm gemv;
+  if (gemv_form(n, &gemv)) return emit_gemv(m, g, gemv);
   ParamList params(m);
   Expressions ex(m.plan, params);
   const Value* out = g.output;

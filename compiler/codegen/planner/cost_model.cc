@@ -234,7 +234,12 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
   PointwiseProblem p;
   p.elements = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
   if (grp.anchor->op == OpKind::kGlobalAveragePool) p.elements *= 32;  // a warp per output (emit/pointwise.cc)
-  p.bytes = static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
+  p.bytes = 2.0 * static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
+  GemvForm f;
+  if (gemv_form(*grp.anchor, &f)) {  // lanes per output; the weights are what moves
+    p.elements = f.n * gemv_lanes(f.k);
+    p.bytes += static_cast<double>(f.n) * f.k * dtype_size(plan.dtype_of(f.w));
+  }
   return p;
 }
 
@@ -251,10 +256,10 @@ double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelCon
   // large items) is slower at one SM's rate; plus a fixed cost and the item loop.
   const int64_t items = pointwise_items(p, ilp, ctx);
   const int64_t waves = ceil_div(items, ctx.grid());
-  const double per_element = p.elements > 0 ? 2 * p.bytes / static_cast<double>(p.elements) : 0;
+  const double per_element = p.elements > 0 ? p.bytes / static_cast<double>(p.elements) : 0;
   const double block_bytes = static_cast<double>(std::min<int64_t>(p.elements, waves * int64_t{ctx.threads} * ilp)) * per_element;
   const double sm_bandwidth = kBandwidth / ctx.sms * kSmBandwidthShare;
-  return std::max(2 * p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs;
+  return std::max(p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs;
 }
 
 std::string ilp_problem(int ilp) {

@@ -26,6 +26,7 @@ bool is_view(const Node& n) {
 }
 
 GroupKind anchor_kind(const Node& n) {
+  if (gemv_form(n)) return GroupKind::kPointwise;  // a warp per output (emit/pointwise.cc)
   switch (n.op) {
     case OpKind::kMatMul:
     case OpKind::kGemm:

@@ -101,7 +101,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 8 ----
   // group 9: /fc/Gemm (Gemm)
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
-    g9_gemm(item, t_GlobalAveragePool_output_0, w_fc_weight, G9Epilogue{t_GlobalAveragePool_output_0, w_fc_weight, w_fc_bias, out_output, 0}, (float*)nullptr, (unsigned int*)nullptr);
+    g9_gemm(item, t_GlobalAveragePool_output_0, w_fc_weight, w_fc_bias, out_output);
     __syncthreads();
   }
 }
