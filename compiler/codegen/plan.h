@@ -139,6 +139,11 @@ struct Group {
   // which the item applies by index instead (skipping the masked key tiles), or null.
   const Node* causal_mask = nullptr;
   bool in_attention() const { return !fused.empty() || fused_into >= 0; }
+  // A GEMV group's (support.h gemv_form) last epilogue step may be a gate: Mul(x, r) with r its
+  // running result [1, C, 1...] and x [1, C, spatial...], each channel's plane of x scaled by r
+  // (squeeze-and-excitation). The group then writes the gated x, its items covering the planes
+  // too (emit/pointwise.cc emit_gemv), and the gate's Mul has no stage of its own.
+  const Node* gate = nullptr;
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use

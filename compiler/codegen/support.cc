@@ -1,7 +1,5 @@
 #include "compiler/codegen/support.h"
 
-#include <cstdlib>
-
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
@@ -19,7 +17,7 @@ bool is_epilogue_op(OpKind op) {
     case OpKind::kSin: case OpKind::kCos: case OpKind::kTan: case OpKind::kAsin: case OpKind::kAcos:
     case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh: case OpKind::kAsinh: case OpKind::kAcosh:
     case OpKind::kAtanh: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kRound: case OpKind::kSoftplus:
-    case OpKind::kSoftsign: case OpKind::kMish: case OpKind::kHardSwish: case OpKind::kHardSigmoid:
+    case OpKind::kSoftsign: case OpKind::kMish: case OpKind::kHardSwish: case OpKind::kSwish: case OpKind::kHardSigmoid:
     case OpKind::kLeakyRelu: case OpKind::kElu: case OpKind::kSelu: case OpKind::kCelu:
     case OpKind::kThresholdedRelu: case OpKind::kShrink:
       return true;
@@ -62,7 +60,6 @@ Packing constant_packing(const Node& n, int i) {
 }
 
 bool gemv_form(const Node& n, GemvForm* out) {
-  if (std::getenv("MONO_AB_NO_GEMV")) return false;  // TEMPORARY A/B switch (session 10), removed after the measurement
   GemvForm f;
   if (n.num_inputs() < 2 || !n.inputs[0] || !n.inputs[1] || n.outputs.size() != 1 || !n.outputs[0]) return false;
   const Value* y = n.outputs[0];
@@ -109,6 +106,14 @@ int gemv_lanes(int64_t k) {
   while (lanes < 32 && lanes * int64_t{8} < k) lanes *= 2;
   return lanes;
 }
+
+int64_t gate_plane(const Group& g) {
+  if (!g.gate) return 0;
+  const Shape& ys = g.gate->outputs[0]->type.shape;
+  return shape_numel(ys) / ys[1];
+}
+
+int64_t gate_parts(int64_t plane, int lanes) { return plane > 0 ? ceil_div(plane, int64_t{32} * lanes) : 1; }
 
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {
   if (f16) return stages * (bm + bn) * (bk + 8) * 2 + 64;  // + the bulk loaders' mbarriers (gemm_f16.cuh)

@@ -52,6 +52,11 @@ bool gemv_form(const Node& n, GemvForm* out = nullptr);
 // Lanes per output of a GEMV: the fewest (a power of two, at most a warp) that cover K in
 // 8-element chunks.
 int gemv_lanes(int64_t k);
+// A gated GEMV (Group::gate): each channel's plane (`gate_plane` elements, 0 without a gate) is
+// cut into parts of 32 elements per lane; each part is a unit of work that computes its
+// channel's result again (the dot is short: a squeeze-and-excitation's squeezed width).
+int64_t gate_plane(const Group& g);
+int64_t gate_parts(int64_t plane, int lanes);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);

@@ -1,6 +1,6 @@
 // The one list of every op Mono knows. Each X(Name) has a file compiler/ops/<name>.cc that
 // defines `const OpDef& op_def_Name()`; every switch over OpKind is checked against this list.
-// Gelu and LayerNormalization are also produced by the pattern-recognition passes.
+// Gelu, LayerNormalization and Swish are also produced by the pattern-recognition passes.
 #pragma once
 
 #define MONO_OPS(X)                                                                 \
@@ -18,8 +18,8 @@
   X(ReduceProd) X(ReduceSum) X(ReduceSumSquare) X(Relu) X(Reshape) X(Resize)        \
   X(Round) X(ScatterND) X(Selu) X(Shape) X(Shrink) X(Sigmoid) X(Sign) X(Sin)        \
   X(Sinh) X(Size) X(Slice) X(Softmax) X(Softplus) X(Softsign) X(SpaceToDepth)       \
-  X(Split) X(Sqrt) X(Squeeze) X(Sub) X(Sum) X(Tan) X(Tanh) X(ThresholdedRelu)       \
-  X(Tile) X(Transpose) X(Trilu) X(Unsqueeze) X(Where) X(Xor)
+  X(Split) X(Sqrt) X(Squeeze) X(Sub) X(Sum) X(Swish) X(Tan) X(Tanh)                \
+  X(ThresholdedRelu) X(Tile) X(Transpose) X(Trilu) X(Unsqueeze) X(Where) X(Xor)
 
 namespace mono {
 

@@ -40,7 +40,7 @@ bool is_elementwise(OpKind op) {
   switch (op) {
     case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMax:
     case OpKind::kMin: case OpKind::kPow: case OpKind::kRelu: case OpKind::kClip: case OpKind::kLeakyRelu:
-    case OpKind::kSigmoid: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kTanh:
+    case OpKind::kSigmoid: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kSwish: case OpKind::kTanh:
     case OpKind::kElu: case OpKind::kSelu: case OpKind::kGelu: case OpKind::kErf: case OpKind::kExp:
     case OpKind::kNeg: case OpKind::kAbs: case OpKind::kSqrt: case OpKind::kMish: case OpKind::kSoftplus:
       return true;

@@ -40,6 +40,8 @@ bool patch_conv(Graph& g);
 // Regions of 2-D convolutions and the elementwise nodes between them -> NHWC activations:
 // 1x1 convolutions as Gemm, the others as Conv with mono.channels_last (channels_last.cc).
 bool channels_last(Graph& g);
+// Mul(x, Sigmoid(x)) (SiLU) and Mul(x, Sigmoid(c*x)) -> Swish (recognize_swish.cc).
+bool recognize_swish(Graph& g);
 // x*0.5*(1+erf(x/sqrt2)) and 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))) -> Gelu.
 bool recognize_gelu(Graph& g);
 // (x-mean)/sqrt(var+eps)*gamma+beta built from ReduceMean/Sub/Pow/Sqrt/Div -> LayerNormalization.

@@ -19,6 +19,7 @@ const std::vector<PipelinePass>& simplification_pipeline() {
       {"canonicalize", canonicalize},
       {"fold_reshape_transpose", fold_reshape_transpose},
       {"fold_batch_norm", fold_batch_norm},
+      {"recognize_swish", recognize_swish},
       {"patch_conv", patch_conv},
       {"channels_last", channels_last},
       {"split_gemm", split_gemm},

@@ -61,7 +61,10 @@ namespace mono::tuning {
 //  15 (2026-11-26): a product of one row with constant weights (a classifier head, a squeeze-
 //     and-excitation Conv: codegen/support.h gemv_form) is a pointwise group, lanes of a warp per
 //     output (emit/pointwise.cc emit_gemv), no longer a 64-row GEMM tile (issue 20).
-constexpr int kSignatureVersion = 15;
+//  16 (2026-11-26): Mul(x, Sigmoid(x)) is one Swish (passes/recognize_swish.cc), an epilogue
+//     step; a GEMV whose result gates an image (squeeze-and-excitation's Mul) writes the gated
+//     image itself (Group::gate), its items covering the planes (issue 20).
+constexpr int kSignatureVersion = 16;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

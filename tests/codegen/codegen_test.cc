@@ -378,13 +378,46 @@ TEST(Codegen, OneRowProductsWithConstantWeightsAreGemvs) {
       ASSERT_EQ(plan.groups.size(), 1u) << c.body;
       EXPECT_EQ(plan.groups[0].kind == GroupKind::kPointwise, c.gemv) << c.body;
       const std::string src = emit_cuda(*g, plan, "test");
-      EXPECT_EQ(src.find("lanes each") != std::string::npos, c.gemv) << src;
+      EXPECT_EQ(src.find("lane(s) each") != std::string::npos, c.gemv) << src;
       if (!c.gemv) continue;
       NvrtcOptions nvrtc;  // each form compiles (scalar loads of a graph input, 16-byte ones of the arena)
       nvrtc.sm_arch = 90;
       const BuiltKernel b = build_kernel(*g, po, "gemv", nvrtc, /*compile=*/true);
       EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
     }
+  }
+}
+
+// Squeeze-and-excitation: the excite GEMV takes the gate Mul as its last step (Group::gate) and
+// writes the gated image itself, so the block is GAP, squeeze, excite-and-gate: three stages.
+// Exporters' SiLU (Mul(x, Sigmoid(x))) is one Swish step of the squeeze.
+TEST(Codegen, SqueezeExcitationGatesInTheExciteGemv) {
+  const std::string text =
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,16,6,6]\n"
+      "  const %w1: f32[4,16,1,1] = <64 elements>\n  const %b1: f32[4] = <4 elements>\n"
+      "  const %w2: f32[16,4,1,1] = <64 elements>\n  const %b2: f32[16] = <16 elements>\n"
+      "  %m = GlobalAveragePool(%x)\n  %s = Conv(%m, %w1, %b1)\n"
+      "  %sg = Sigmoid(%s)\n  %a = Mul(%s, %sg)\n"
+      "  %e = Conv(%a, %w2, %b2)\n  %g = Sigmoid(%e)\n  %y = Mul(%x, %g)\n  output %y\n}\n";
+  auto g = ir_graph(text);
+  simplify(*g);
+  for (Precision precision : {Precision::kF32, Precision::kF16}) {
+    PlanOptions po;
+    po.settings.precision = precision;
+    const KernelPlan plan = plan_kernel(*g, po);
+    EXPECT_EQ(plan.stages.size(), 3u);
+    ASSERT_EQ(plan.groups.size(), 3u);
+    const Group& excite = plan.groups[2];
+    ASSERT_NE(excite.gate, nullptr);
+    EXPECT_EQ(excite.output->type.shape, (Shape{1, 16, 6, 6}));
+    EXPECT_EQ(plan.groups[1].epilogue.size(), 1u);  // the Swish
+    EXPECT_EQ(plan.groups[1].epilogue[0]->op, OpKind::kSwish);
+    NvrtcOptions nvrtc;
+    nvrtc.sm_arch = 90;
+    const BuiltKernel b = build_kernel(*g, po, "se", nvrtc, /*compile=*/true);
+    EXPECT_NE(b.source.find("times v"), std::string::npos);
+    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
   }
 }
 

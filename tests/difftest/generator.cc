@@ -418,7 +418,7 @@ class Generator {
         {"Softplus", "", false}, {"Mish", "", false}, {"HardSwish", "", false},
         {"HardSigmoid", "alpha=0.25, beta=0.4", true}, {"HardSigmoid", "", true},
         {"LeakyRelu", "alpha=0.1", false}, {"Elu", "alpha=0.7", false}, {"Selu", "", false},
-        {"Celu", "alpha=1.5", false}, {"Asinh", "", false}};
+        {"Celu", "alpha=1.5", false}, {"Asinh", "", false}, {"Swish", "", false}, {"Swish", "alpha=0.5", false}};
     const int k = pick(static_cast<int>(sizeof(kActs) / sizeof(kActs[0])) + 2);
     if (k < static_cast<int>(sizeof(kActs) / sizeof(kActs[0]))) {
       node(kActs[k].op, {x.name}, x.shape, kActs[k].attrs, kActs[k].bounded);
@@ -444,7 +444,13 @@ class Generator {
     const Dims one = {1, C, 1, 1}, squeezed = {1, R, 1, 1};
     const std::string m = node("GlobalAveragePool", {v.name}, one).name;
     const std::string s = node("Conv", {m, float_const({R, C, 1, 1}), float_const({R})}, squeezed).name;
-    const std::string a = node("Relu", {s}, squeezed).name;
+    std::string a;
+    if (chance(0.5)) {
+      a = node("Relu", {s}, squeezed).name;
+    } else {  // SiLU as exporters spell it (recognize_swish makes it one Swish)
+      const std::string gate = node("Sigmoid", {s}, squeezed, "", true).name;
+      a = node("Mul", {s, gate}, squeezed).name;
+    }
     std::vector<std::string> args = {a, float_const({C, R, 1, 1})};
     if (chance(0.5)) args.push_back(float_const({C}));
     const std::string e = node("Conv", args, one).name;

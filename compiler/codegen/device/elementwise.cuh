@@ -37,6 +37,7 @@ __device__ __forceinline__ float mish(float x) { return x * tanhf(softplus(x)); 
 __device__ __forceinline__ float hard_sigmoid(float x, float alpha, float beta) {
   return fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
 }
+__device__ __forceinline__ float swish(float x, float alpha) { return x * sigmoid(alpha * x); }
 __device__ __forceinline__ float hard_swish(float x) { return x * fmaxf(0.0f, fminf(1.0f, x * (1.0f / 6.0f) + 0.5f)); }
 __device__ __forceinline__ float leaky_relu(float x, float alpha) { return x < 0.0f ? alpha * x : x; }
 __device__ __forceinline__ float prelu(float x, float slope) { return x < 0.0f ? slope * x : x; }

@@ -53,6 +53,7 @@ EpilogueSteps epilogue_steps(Expressions& ex, const KernelPlan& plan, const Grou
     const Node* e = g.epilogue[step];
     if (e->op == OpKind::kIsNaN) continue;  // fused with the Where that follows
     if (e == g.causal_mask) continue;       // applied by index (FlashAttention's causal mode)
+    if (e == g.gate) continue;              // applied plane by plane (emit_gemv)
     // Parameters read by step j (1-based; the anchor is 0) are named after it: "add2_in1".
     const std::string role = str_cat(snake_case(op_name(e->op)), step + 1, "_");
     const Shape& in_shape = running_input_shape(plan, g, e);

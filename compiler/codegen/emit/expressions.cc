@@ -103,6 +103,7 @@ std::string Expressions::elementwise(const Node& n, const std::vector<std::strin
     case OpKind::kSoftsign: return call("softsign");
     case OpKind::kMish: return call("mish");
     case OpKind::kHardSwish: return call("hard_swish");
+    case OpKind::kSwish: return call("swish", {"alpha"});
     case OpKind::kHardSigmoid: return call("hard_sigmoid", {"alpha", "beta"});
     case OpKind::kLeakyRelu: return call("leaky_relu", {"alpha"});
     case OpKind::kElu: return call("elu", {"alpha"});

@@ -144,6 +144,40 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// A gated GEMV's store (Group::gate): the unit's part of channel i's plane of x times v, 32
+// elements a lane, 16 bytes at a time where x and the output are Mono's own buffers of one dtype.
+std::string gate_code(Module& m, const Group& g, ParamList& params, int64_t plane, int64_t parts, int lanes) {
+  const KernelPlan& plan = m.plan;
+  const Node& mul = *g.gate;
+  const Value* x = plan.root(mul.inputs[0]) == plan.root(running_value(g, &mul)) ? mul.inputs[1] : mul.inputs[0];
+  const Value* out = g.output;
+  MONO_CHECK(!plan.swapped_last2.count(plan.root(out)), "a gated GEMV's output stored swapped");
+  const DType xd = plan.dtype_of(x), od = plan.dtype_of(out);
+  const int per_chunk = 16 / static_cast<int>(dtype_size(xd));
+  auto own = [&](const Value* v) {
+    const Placement::Space s = plan.placement.at(plan.root(v)).space;
+    return s == Placement::kArena || s == Placement::kWeights;
+  };
+  const bool vector = xd == od && (xd == DType::kF16 || xd == DType::kF32) && plane % per_chunk == 0 && own(x) &&
+                      plan.placement.at(plan.root(out)).space == Placement::kArena;
+  const int64_t span = 32 * lanes;  // elements per part
+  const std::string xp = params.ref(x, {}, "gate_x"), op = params.ref(out, {}, "out"), ct = ctype(xd);
+  std::string s = str_cat("    // ", comment_text(mul.name), ": channel i's plane of ", comment_text(x->name), " times v\n",
+                          "    const long long base = i * ", plane, "LL", parts > 1 ? str_cat(" + part * ", span, "LL") : "", ";\n",
+                          "    const int len = ", parts > 1 ? str_cat("(int)min(", span, "LL, ", plane, "LL - part * ", span, "LL)") : str_cat(plane), ";\n");
+  if (vector) {
+    s += str_cat("    for (int q = lane * ", per_chunk, "; q < len; q += ", lanes * per_chunk, ") {\n",
+                 "      u32x4 c = *reinterpret_cast<const u32x4*>(", xp, " + base + q);\n",
+                 "      ", ct, "* h = reinterpret_cast<", ct, "*>(&c);\n",
+                 "#pragma unroll\n      for (int j = 0; j < ", per_chunk, "; ++j) h[j] = from_float<", ct, ">(to_float(h[j]) * v);\n",
+                 "      *reinterpret_cast<u32x4*>(", op, " + base + q) = c;\n    }\n");
+  } else {
+    s += str_cat("    for (int q = lane; q < len; q += ", lanes, ") ", op, "[base + q] = from_float<", ctype(od), ">(to_float(", xp,
+                 "[base + q]) * v);\n");
+  }
+  return s;
+}
+
 // One row times a constant weight matrix (`gemv_form`): `lanes` lanes of a warp per output (the
 // fewest powers of two that cover K in 16-byte chunks, at most 32; the planner counts that many
 // elements per output, cost_model.cc pointwise_problem). Each lane loads its chunks of the
@@ -166,11 +200,14 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   const int lanes = gemv_lanes(f.k);
   const int64_t steps = ceil_div(chunks, lanes);
   const std::string xp = params.ref(f.x, {}, "x"), wp = params.ref(f.w, plan.packing(n, 1), "w");
+  const int64_t plane = gate_plane(g), parts = gate_parts(plane, lanes);
   std::string body = str_cat("  for (int e = 0; e < ", g.pointwise.ilp, "; ++e) {\n",
                              "    const long long t = ((long long)item * ", g.pointwise.ilp, " + e) * MONO_THREADS + threadIdx.x;\n",
-                             "    const long long i = t / ", lanes, ";  // the output; ", lanes, " lanes each\n",
+                             "    const long long u = t / ", lanes, ";  // the unit; ", lanes, " lane(s) each\n",
                              "    const int lane = (int)(t % ", lanes, ");\n",
-                             "    const bool live = i < ", f.n, "LL;  // every lane reaches the shuffles\n");
+                             "    const bool live = u < ", f.n * parts, "LL;  // every lane reaches the shuffles\n");
+  body += parts > 1 ? str_cat("    const long long i = u / ", parts, ", part = u % ", parts, ";  // the output; its part of the plane\n")
+                    : "    const long long i = u;  // the output\n";
   std::string dot;  // the lane's partial sum, in `if (live)`
   const std::string unroll = steps <= 16 ? "#pragma unroll\n" : "#pragma unroll 8\n";
   if (vector) {
@@ -193,7 +230,7 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   body += "    float v = 0.0f;\n    if (live) {\n" + dot + "    }\n";
   for (int o = lanes / 2; o > 0; o /= 2) body += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
   body += "    if (!live) return;\n";
-  body += decompose("i", out->type.shape, "o");
+  body += decompose("i", n.outputs[0]->type.shape, "o");
   if (f.alpha != 1.0f) body += str_cat("    v *= ", literal(f.alpha), ";\n");
   if (f.bias) {
     std::string off = "i";  // Conv's B[N]; Gemm's C broadcast to [1, N]
@@ -205,8 +242,9 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   std::set<const Value*> written = {plan.root(out)};
   const EpilogueSteps steps_code = epilogue_steps(ex, plan, g, "i");
   body += steps_code.code;
-  body += str_cat("    if (lane == 0) ", params.ref(out, {}, "out"), "[", steps_code.store_index, "] = ", ex.store(plan.dtype_of(out), "v"),
-                  ";\n  }\n");
+  if (g.gate) body += gate_code(m, g, params, plane, parts, lanes);
+  else body += str_cat("    if (lane == 0) ", params.ref(out, {}, "out"), "[", steps_code.store_index, "] = ", ex.store(plan.dtype_of(out), "v"), ";\n");
+  body += "  }\n";
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 

@@ -1,6 +1,8 @@
 // Groups: every node that is not a view becomes the anchor of a group, or extends the group
 // that produced its data input as an epilogue step (elementwise ops, Transposes, the NaN guard
 // after Softmax), so that the step's result never goes through memory.
+#include <cstdlib>
+
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -56,7 +58,7 @@ void check_supported(const Node& n) {
 int epilogue_input(const Node& n, const Group& grp, const KernelPlan& plan, const Uses& uses) {
   const bool transpose = n.op == OpKind::kTranspose;
   if ((!is_epilogue_op(n.op) && !transpose) || n.outputs.size() != 1 || !n.outputs[0]) return -1;
-  if (grp.anchor->outputs.size() != 1) return -1;
+  if (grp.anchor->outputs.size() != 1 || grp.gate) return -1;  // nothing after a gate
   const Value* running = plan.root(grp.output);
   if (!uses.is_private(running)) return -1;
   if (!is_float(n.outputs[0]->type.dtype) || !is_float(running->type.dtype)) return -1;
@@ -73,6 +75,27 @@ int epilogue_input(const Node& n, const Group& grp, const KernelPlan& plan, cons
   // The data input must be read at the output's own index: same numel, no broadcasting.
   if (n.inputs[found]->type.numel() != n.outputs[0]->type.numel()) return -1;
   return found;
+}
+
+// A gate (Group::gate) for a GEMV group's running result r: Mul(x, r) or Mul(r, x), r [1, C, 1...]
+// read by nothing else, x [1, C, spatial...] a float tensor of the output's shape. Returns r's
+// input number, or -1.
+int gate_input(const Node& n, const Group& grp, const KernelPlan& plan, const Uses& uses) {
+  if (std::getenv("MONO_AB_NO_GATE")) return -1;  // TEMPORARY A/B switch (session 10), removed after the measurement
+  if (n.op != OpKind::kMul || grp.gate || !gemv_form(*grp.anchor) || n.outputs.size() != 1 || !n.outputs[0]) return -1;
+  const Value* running = plan.root(grp.output);
+  if (!uses.is_private(running) || !is_float(running->type.dtype)) return -1;
+  for (int i = 0; i < 2; ++i) {
+    const Value* r = n.inputs[i];
+    const Value* x = n.inputs[1 - i];
+    if (!r || !x || plan.root(r) != running || plan.root(x) == running) continue;
+    const Shape& rs = r->type.shape;
+    const Shape& xs = x->type.shape;
+    if (xs.size() < 3 || rs.size() != xs.size() || xs[0] != 1 || rs[0] != 1 || rs[1] != xs[1]) continue;
+    if (shape_numel(rs) != rs[1] || n.outputs[0]->type.shape != xs || !is_float(x->type.dtype)) continue;
+    return i;
+  }
+  return -1;
 }
 
 // `Where(IsNaN(r), c, r)` (or with the branches swapped) on the running value r, with c a
@@ -122,6 +145,7 @@ Uses count_uses(const Graph& graph, const KernelPlan& plan) {
 void form_groups(const Graph& graph, KernelPlan* plan, Uses* uses) {
   std::map<const Value*, int> group_of_root;  // root value -> group writing it
   std::set<const Node*> consumed;              // Where nodes already fused with their IsNaN
+  std::vector<int> depth;                      // per group: the longest chain of groups before it
   for (const auto& up : graph.nodes()) {
     const Node& n = *up;
     if (is_view(n) || consumed.count(&n)) continue;
@@ -141,19 +165,39 @@ void form_groups(const Graph& graph, KernelPlan* plan, Uses* uses) {
         }
       }
     }
-    bool fused = false;
-    for (int i = 0; i < n.num_inputs() && !fused; ++i) {
+    // The longest chain of groups up to what `n` reads (skipping input `skip`).
+    auto reads_depth = [&](int skip) {
+      int d = 0;
+      for (int i = 0; i < n.num_inputs(); ++i) {
+        if (i == skip || !n.inputs[i]) continue;
+        auto it = group_of_root.find(plan->root(n.inputs[i]));
+        if (it != group_of_root.end()) d = std::max(d, depth[it->second] + 1);
+      }
+      return d;
+    };
+    // Of the groups `n` could extend, the deepest: the others (a residual's shortcut
+    // convolution) then run in an earlier stage instead of waiting for it.
+    int best = -1, best_input = -1;
+    bool best_gate = false;
+    for (int i = 0; i < n.num_inputs(); ++i) {
       if (!n.inputs[i]) continue;
       auto it = group_of_root.find(plan->root(n.inputs[i]));
       if (it == group_of_root.end()) continue;
-      Group& grp = plan->groups[it->second];
-      if (epilogue_input(n, grp, *plan, *uses) != i) continue;
+      const Group& grp = plan->groups[it->second];
+      const bool gate = gate_input(n, grp, *plan, *uses) == i;
+      if (!gate && epilogue_input(n, grp, *plan, *uses) != i) continue;
+      if (best >= 0 && std::getenv("MONO_AB_FIRST_INPUT")) break;  // TEMPORARY A/B switch (session 10)
+      if (best < 0 || depth[grp.id] > depth[best]) best = grp.id, best_input = i, best_gate = gate;
+    }
+    if (best >= 0) {
+      Group& grp = plan->groups[best];
+      if (best_gate) grp.gate = &n;
       grp.epilogue.push_back(&n);
       grp.output = n.outputs[0];
       group_of_root[plan->root(n.outputs[0])] = grp.id;
-      fused = true;
+      depth[grp.id] = std::max(depth[grp.id], reads_depth(best_input));
+      continue;
     }
-    if (fused) continue;
     Group grp;
     grp.id = static_cast<int>(plan->groups.size());
     grp.kind = anchor_kind(n);
@@ -161,6 +205,7 @@ void form_groups(const Graph& graph, KernelPlan* plan, Uses* uses) {
     grp.output = n.outputs[0];
     for (const Value* out : n.outputs)
       if (out) group_of_root[plan->root(out)] = grp.id;
+    depth.push_back(reads_depth(-1));
     plan->groups.push_back(grp);
     // Multi-output ops (Split): every output is written by this group.
     for (size_t k = 1; k < n.outputs.size(); ++k)

@@ -3,9 +3,10 @@
 __device__ __forceinline__ void g9_gemm(int item, const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ out) {
   for (int e = 0; e < 1; ++e) {
     const long long t = ((long long)item * 1 + e) * MONO_THREADS + threadIdx.x;
-    const long long i = t / 4;  // the output; 4 lanes each
+    const long long u = t / 4;  // the unit; 4 lane(s) each
     const int lane = (int)(t % 4);
-    const bool live = i < 10LL;  // every lane reaches the shuffles
+    const bool live = u < 10LL;  // every lane reaches the shuffles
+    const long long i = u;  // the output
     float v = 0.0f;
     if (live) {
       const float* wr = w + i * 32LL;
