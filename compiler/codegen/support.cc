@@ -113,7 +113,7 @@ int64_t gate_plane(const Group& g) {
   return shape_numel(ys) / ys[1];
 }
 
-int64_t gate_parts(int64_t plane, int lanes) { return plane > 0 ? ceil_div(plane, int64_t{32} * lanes) : 1; }
+int64_t gate_parts(int64_t plane, int lanes) { return plane > 0 ? ceil_div(plane, int64_t{kGateLaneElements} * lanes) : 1; }
 
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages) {
   if (f16) return stages * (bm + bn) * (bk + 8) * 2 + 64;  // + the bulk loaders' mbarriers (gemm_f16.cuh)

@@ -53,8 +53,12 @@ bool gemv_form(const Node& n, GemvForm* out = nullptr);
 // 8-element chunks.
 int gemv_lanes(int64_t k);
 // A gated GEMV (Group::gate): each channel's plane (`gate_plane` elements, 0 without a gate) is
-// cut into parts of 32 elements per lane; each part is a unit of work that computes its
-// channel's result again (the dot is short: a squeeze-and-excitation's squeezed width).
+// cut into parts of kGateLaneElements per lane (one 16-byte vector of fp16); each part is a unit
+// of work that computes its channel's result again (the dot is short: a squeeze-and-excitation's
+// squeezed width). With 32 elements a lane, four vectors one after another, the gated stages of
+// efficientnet-b0 and regnet-y-400mf ran on 21 to 50 blocks and were slower than the GEMV and a
+// Mul stage (H100, bench/RESULTS.md session 10).
+constexpr int kGateLaneElements = 8;
 int64_t gate_plane(const Group& g);
 int64_t gate_parts(int64_t plane, int lanes);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,

@@ -144,8 +144,9 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
-// A gated GEMV's store (Group::gate): the unit's part of channel i's plane of x times v, 32
-// elements a lane, 16 bytes at a time where x and the output are Mono's own buffers of one dtype.
+// A gated GEMV's store (Group::gate): the unit's part of channel i's plane of x times v,
+// kGateLaneElements a lane: one 16-byte vector (fp16) where x and the output are Mono's own
+// buffers of one dtype, else element by element.
 std::string gate_code(Module& m, const Group& g, ParamList& params, int64_t plane, int64_t parts, int lanes) {
   const KernelPlan& plan = m.plan;
   const Node& mul = *g.gate;
@@ -160,20 +161,22 @@ std::string gate_code(Module& m, const Group& g, ParamList& params, int64_t plan
   };
   const bool vector = xd == od && (xd == DType::kF16 || xd == DType::kF32) && plane % per_chunk == 0 && own(x) &&
                       plan.placement.at(plan.root(out)).space == Placement::kArena;
-  const int64_t span = 32 * lanes;  // elements per part
+  const int64_t span = int64_t{kGateLaneElements} * lanes;  // elements per part
   const std::string xp = params.ref(x, {}, "gate_x"), op = params.ref(out, {}, "out"), ct = ctype(xd);
   std::string s = str_cat("    // ", comment_text(mul.name), ": channel i's plane of ", comment_text(x->name), " times v\n",
                           "    const long long base = i * ", plane, "LL", parts > 1 ? str_cat(" + part * ", span, "LL") : "", ";\n",
                           "    const int len = ", parts > 1 ? str_cat("(int)min(", span, "LL, ", plane, "LL - part * ", span, "LL)") : str_cat(plane), ";\n");
-  if (vector) {
-    s += str_cat("    for (int q = lane * ", per_chunk, "; q < len; q += ", lanes * per_chunk, ") {\n",
+  if (vector) {  // kGateLaneElements / per_chunk vectors a lane (one in fp16, two in fp32)
+    s += str_cat("#pragma unroll\n    for (int q = lane * ", per_chunk, "; q < ", span, "; q += ", lanes * per_chunk, ") {\n",
+                 "      if (q >= len) break;\n",
                  "      u32x4 c = *reinterpret_cast<const u32x4*>(", xp, " + base + q);\n",
                  "      ", ct, "* h = reinterpret_cast<", ct, "*>(&c);\n",
                  "#pragma unroll\n      for (int j = 0; j < ", per_chunk, "; ++j) h[j] = from_float<", ct, ">(to_float(h[j]) * v);\n",
                  "      *reinterpret_cast<u32x4*>(", op, " + base + q) = c;\n    }\n");
   } else {
-    s += str_cat("    for (int q = lane; q < len; q += ", lanes, ") ", op, "[base + q] = from_float<", ctype(od), ">(to_float(", xp,
-                 "[base + q]) * v);\n");
+    s += str_cat("#pragma unroll\n    for (int q = lane; q < ", span, "; q += ", lanes, ") {\n",
+                 "      if (q >= len) break;\n",
+                 "      ", op, "[base + q] = from_float<", ctype(od), ">(to_float(", xp, "[base + q]) * v);\n    }\n");
   }
   return s;
 }

@@ -3,10 +3,12 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
+#include "compiler/ops/pool.h"
 #include "compiler/support/error.h"
 
 namespace mono::planner {
@@ -61,9 +63,11 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
 void choose_shared_stage_gemms(KernelPlan* plan) {
   for (const Stage& st : plan->stages) {
     std::vector<int> gemms;
-    for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us)
+    for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us): channels-last convolutions are
       const Group& g = plan->groups[gid];
-      if (g.kind == GroupKind::kGemm && !g.in_attention()) gemms.push_back(gid);
+      const bool dense = g.kind == GroupKind::kGemm ||
+                         (g.kind == GroupKind::kConvGemm && channels_last_layout(*g.anchor) && !std::getenv("MONO_AB_ALONE"));  // TEMPORARY A/B switch
+      if (dense && !g.in_attention()) gemms.push_back(gid);
     }
     if (gemms.size() < 2) continue;
     // GEMMs of one problem (BERT's Q, K, V) start from the best common schedule. Chosen
