@@ -7,7 +7,6 @@
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
-#include "compiler/ops/pool.h"
 #include "compiler/support/error.h"
 
 namespace mono::planner {
@@ -59,18 +58,16 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
 
 // Re-chooses the default schedules of GEMM groups that share a stage with other GEMM groups,
 // each against the others' current choice (two rounds settle the BERT-style Q/K/V stages).
-// Channels-last convolutions (a dense GEMM to the cost model) take part: a shortcut convolution
-// beside a block's first one. Measured neutral against each chosen alone (H100, run122, same
-// call: resnet18 154.8 against 158.3 us, resnet50 350.3 against 347.5, the other CNNs within
-// 0.5 %); kept as the model that counts the shared grid.
+// Channels-last convolutions do not take part: with them (a shortcut convolution beside a
+// block's first one) it measured neutral (H100, run122, same call: resnet18 154.8 against 158.3
+// us alone, resnet50 350.3 against 347.5), and a convolution's default would then differ from
+// its tuning fragment's, where it is alone.
 void choose_shared_stage_gemms(KernelPlan* plan) {
   for (const Stage& st : plan->stages) {
     std::vector<int> gemms;
-    for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us): channels-last convolutions are
+    for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us)
       const Group& g = plan->groups[gid];
-      const bool dense = g.kind == GroupKind::kGemm ||
-                         (g.kind == GroupKind::kConvGemm && channels_last_layout(*g.anchor));
-      if (dense && !g.in_attention()) gemms.push_back(gid);
+      if (g.kind == GroupKind::kGemm && !g.in_attention()) gemms.push_back(gid);
     }
     if (gemms.size() < 2) continue;
     // GEMMs of one problem (BERT's Q, K, V) start from the best common schedule. Chosen

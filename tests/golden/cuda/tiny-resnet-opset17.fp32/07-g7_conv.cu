@@ -28,7 +28,7 @@ struct G7Epilogue {
 // group 7
 __device__ __forceinline__ void g7_conv(int item, const float* __restrict__ A, const float* __restrict__ B, G7Epilogue epi, float* ws, unsigned int* cnt) {
   extern __shared__ __align__(1024) unsigned char smem[];
-  static_assert(GemmF32<64, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;
   const int tn = t % 1; t /= 1;
@@ -38,5 +38,5 @@ __device__ __forceinline__ void g7_conv(int item, const float* __restrict__ A, c
   Im2colK<float, ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1_o4x4> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 32, 16, 16};
   epi.base = b * 512LL;
-  GemmF32<64, 64, 16, 2, 4>::tile(16, 32, tm * 64, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
 }
