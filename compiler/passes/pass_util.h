@@ -47,4 +47,22 @@ inline Value* insert_reshape(Graph& g, Node* at, const std::string& name, Value*
 // Replaces every use of node `n`'s output `i` with `v`; the node is left dead.
 inline void forward_output(Graph& g, Node* n, int i, Value* v) { g.replace_all_uses(n->outputs[i], v); }
 
+// The nodes of op `op`, in graph order (a copy: passes insert nodes while they walk it).
+inline std::vector<Node*> nodes_of(const Graph& g, OpKind op) {
+  std::vector<Node*> out;
+  for (const auto& n : g.nodes())
+    if (n->op == op) out.push_back(n.get());
+  return out;
+}
+
+// A recognised pattern ending at `at` (one output y) becomes op(x), inserted before it, named
+// after y, of y's type; y's readers read it instead. Returns the new node (for its attributes).
+inline Node* replace_with_unary(Graph& g, Node* at, OpKind op, const std::string& suffix, Value* x) {
+  Value* y = at->outputs[0];
+  Node* n = g.insert_node_before(at, op, y->name + suffix, {x}, {y->name + suffix}, at->opset);
+  n->outputs[0]->type = y->type;
+  g.replace_all_uses(y, n->outputs[0]);
+  return n;
+}
+
 }  // namespace mono

@@ -112,18 +112,12 @@ Value* match_gelu(Value* y, std::string* approximate) {
 
 bool recognize_gelu(Graph& g) {
   bool changed = false;
-  std::vector<Node*> muls;
-  for (const auto& n : g.nodes())
-    if (n->op == OpKind::kMul) muls.push_back(n.get());
-  for (Node* m : muls) {
+  for (Node* m : nodes_of(g, OpKind::kMul)) {
     Value* y = m->outputs[0];
     std::string approximate;
     Value* x = match_gelu(y, &approximate);
     if (!x || x->type != y->type || !is_float(x->type.dtype)) continue;
-    Node* gelu = g.insert_node_before(m, OpKind::kGelu, y->name + ".gelu", {x}, {y->name + ".gelu"}, m->opset);
-    gelu->attrs["approximate"] = approximate;
-    gelu->outputs[0]->type = y->type;
-    g.replace_all_uses(y, gelu->outputs[0]);
+    replace_with_unary(g, m, OpKind::kGelu, ".gelu", x)->attrs["approximate"] = approximate;
     changed = true;
   }
   if (changed) g.remove_dead_code();

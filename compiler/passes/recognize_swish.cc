@@ -34,19 +34,13 @@ bool sigmoid_of(Value* s, Value* x, float* alpha) {
 
 bool recognize_swish(Graph& g) {
   bool changed = false;
-  std::vector<Node*> muls;
-  for (const auto& n : g.nodes())
-    if (n->op == OpKind::kMul) muls.push_back(n.get());
-  for (Node* m : muls) {
-    Value* y = m->outputs[0];
+  for (Node* m : nodes_of(g, OpKind::kMul)) {
+    const Value* y = m->outputs[0];
     for (int i = 0; i < 2; ++i) {
       Value* x = m->inputs[i];
       float alpha = 1.0f;
       if (!sigmoid_of(m->inputs[1 - i], x, &alpha) || x->type != y->type || !is_float(x->type.dtype)) continue;
-      Node* swish = g.insert_node_before(m, OpKind::kSwish, y->name + ".swish", {x}, {y->name + ".swish"}, m->opset);
-      swish->attrs["alpha"] = alpha;
-      swish->outputs[0]->type = y->type;
-      g.replace_all_uses(y, swish->outputs[0]);
+      replace_with_unary(g, m, OpKind::kSwish, ".swish", x)->attrs["alpha"] = alpha;
       changed = true;
       break;
     }
