@@ -58,7 +58,7 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
 // Pointwise: elements computed and output bytes of a group.
 struct PointwiseProblem {
   int64_t elements = 0;  // threads' worth of work (one per output; lanes per output for GEMVs, GlobalAveragePool)
-  double bytes = 0;      // bytes read and written
+  double bytes = 0;      // bytes moved: twice the output's (read and write), plus a GEMV's weights
 };
 PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& g);
 int default_ilp(const PointwiseProblem& p, const KernelContext& ctx);

@@ -232,7 +232,9 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   }
   body += "    float v = 0.0f;\n    if (live) {\n" + dot + "    }\n";
   for (int o = lanes / 2; o > 0; o /= 2) body += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
-  body += "    if (!live) return;\n";
+  // `continue`, not `return`: a warp can hold live and dead units, and its dead lanes must
+  // still reach the next element's shuffles.
+  body += "    if (!live) continue;\n";
   body += decompose("i", n.outputs[0]->type.shape, "o");
   if (f.alpha != 1.0f) body += str_cat("    v *= ", literal(f.alpha), ";\n");
   if (f.bias) {

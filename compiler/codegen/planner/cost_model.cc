@@ -237,11 +237,9 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
   p.bytes = 2.0 * static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
   GemvForm f;
   if (gemv_form(*grp.anchor, &f)) {  // lanes per output; the weights are what moves
-    const int lanes = gemv_lanes(f.k);
-    const int64_t plane = gate_plane(grp);
-    p.elements = f.n * gate_parts(plane, lanes) * lanes;
+    const int lanes = gemv_lanes(f.k);  // a gated image's read and write are the 2 x output above
+    p.elements = f.n * gate_parts(gate_plane(grp), lanes) * lanes;
     p.bytes += static_cast<double>(f.n) * f.k * dtype_size(plan.dtype_of(f.w));
-    if (plane > 0) p.bytes += static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));  // the gated x read
   }
   return p;
 }

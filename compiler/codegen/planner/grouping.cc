@@ -82,6 +82,9 @@ int gate_input(const Node& n, const Group& grp, const KernelPlan& plan, const Us
   if (n.op != OpKind::kMul || grp.gate || !gemv_form(*grp.anchor) || n.outputs.size() != 1 || !n.outputs[0]) return -1;
   const Value* running = plan.root(grp.output);
   if (!uses.is_private(running) || !is_float(running->type.dtype)) return -1;
+  // The gate scales the plane of the anchor's output index: no step may have moved it.
+  for (const Node* e : grp.epilogue)
+    if (e->op == OpKind::kTranspose) return -1;
   for (int i = 0; i < 2; ++i) {
     const Value* r = n.inputs[i];
     const Value* x = n.inputs[1 - i];
@@ -99,7 +102,7 @@ int gate_input(const Node& n, const Group& grp, const KernelPlan& plan, const Us
 // scalar constant: what exporters put after Softmax. Returns the Where node, fused with the
 // IsNaN as one epilogue step.
 const Node* nan_guard(const Graph& graph, const Node& isnan, const Group& grp, const KernelPlan& plan, const Uses& uses) {
-  if (isnan.op != OpKind::kIsNaN || grp.anchor->outputs.size() != 1) return nullptr;
+  if (isnan.op != OpKind::kIsNaN || grp.anchor->outputs.size() != 1 || grp.gate) return nullptr;  // nothing after a gate
   const Value* running = plan.root(grp.output);
   if (plan.root(isnan.inputs[0]) != running || uses.of(running) != 2 || uses.graph_outputs.count(running)) return nullptr;
   if (!is_float(running->type.dtype)) return nullptr;

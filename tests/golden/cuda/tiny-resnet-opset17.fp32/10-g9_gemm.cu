@@ -23,7 +23,7 @@ __device__ __forceinline__ void g9_gemm(int item, const float* __restrict__ x, c
     }
     v += __shfl_xor_sync(0xffffffffu, v, 2);
     v += __shfl_xor_sync(0xffffffffu, v, 1);
-    if (!live) return;
+    if (!live) continue;
     int o_rest = (int)(i);
     const int o1 = o_rest % 10; o_rest /= 10;
     const int o0 = o_rest % 1; o_rest /= 1;
