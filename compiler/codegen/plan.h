@@ -199,6 +199,9 @@ struct KernelPlan {
   // The packing of constant input i of node n (constant_packing(), or its weight_tiles entry).
   Packing packing(const Node& n, int i) const;
   DType dtype_of(const Value* v) const;
+  // Whether `v` lives in Mono's own buffers (the arena or the weights), which start 256-byte
+  // aligned; model inputs and outputs are the caller's pointers and are not assumed to be.
+  bool own_buffer(const Value* v) const;
   size_t constant_offset(const Value* v, const Packing& packing) const;
 };
 

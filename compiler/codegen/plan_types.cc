@@ -80,6 +80,11 @@ DType KernelPlan::dtype_of(const Value* v) const {
   return it != device_dtype.end() ? it->second : v->type.dtype;
 }
 
+bool KernelPlan::own_buffer(const Value* v) const {
+  const Placement::Space s = placement.at(root(v)).space;
+  return s == Placement::kArena || s == Placement::kWeights;
+}
+
 Packing KernelPlan::packing(const Node& n, int i) const {
   if (i == 1) {
     auto t = weight_tiles.find(&n);

@@ -29,12 +29,9 @@ struct Operands {
 };
 
 // ", true" when a Dense operand over `v` with row stride `stride` (elements; batch offsets are
-// multiples of it) always takes the 16-byte path: arena and weights buffers start 256-byte
-// aligned; model inputs and outputs are the caller's pointers and are not assumed to be.
+// multiples of it) always takes the 16-byte path (KernelPlan::own_buffer: aligned).
 std::string dense_aligned(const KernelPlan& plan, const Value* v, int64_t stride, bool f16) {
-  const Placement& pl = plan.placement.at(plan.root(v));
-  const bool ours = pl.space == Placement::kArena || pl.space == Placement::kWeights;
-  return ours && stride % (f16 ? 8 : 4) == 0 ? ", true" : "";
+  return plan.own_buffer(v) && stride % (f16 ? 8 : 4) == 0 ? ", true" : "";
 }
 
 // The loader of a GEMM operand stored densely: [rows][K] (K contiguous) or, `transposed`,
@@ -312,7 +309,7 @@ Call gemm_call(Module& m, const Group& g) {
   // whole chunks of 8 and whose store runs along n.
   const bool vec8 = f16 && e.vec8 && o.N % 8 == 0 &&
                     (out_dtype == DType::kF16 || out_dtype == DType::kF32) &&
-                    plan.placement.at(plan.root(out)).space == Placement::kArena;
+                    plan.own_buffer(out);
   const std::string vec8_store = str_cat("    const long long i = base + (long long)m * ", o.N, "LL + n0;\n", e.index_code,
                                          "    store8(", out_ptr, " + (", e.store_index, "), r);\n  }\n");
   const std::string epi_name =

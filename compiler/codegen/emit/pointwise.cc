@@ -124,8 +124,7 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
                              "    if (i >= ", n.outputs[0]->type.numel(), "LL) return;\n");
   body += decompose("i", n.outputs[0]->type.shape, "o");
   body += str_cat("    const long long base = i * ", plane, "LL;  // the plane of output i\n    float v = 0.0f;\n");
-  const Placement::Space space = plan.placement.at(plan.root(x)).space;
-  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && (space == Placement::kArena || space == Placement::kWeights)) {
+  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && plan.own_buffer(x)) {
     body += str_cat("    const half_t* xp = ", params.ref(x, {}, "x"), " + base;\n",
                     "#pragma unroll 4\n    for (long long k = lane * 8; k < ", plane, "LL; k += 256) {\n",
                     "      const u32x4 q = *reinterpret_cast<const u32x4*>(xp + k);\n",
@@ -155,12 +154,8 @@ std::string gate_code(Module& m, const Group& g, ParamList& params, int64_t plan
   MONO_CHECK(!plan.swapped_last2.count(plan.root(out)), "a gated GEMV's output stored swapped");
   const DType xd = plan.dtype_of(x), od = plan.dtype_of(out);
   const int per_chunk = 16 / static_cast<int>(dtype_size(xd));
-  auto own = [&](const Value* v) {
-    const Placement::Space s = plan.placement.at(plan.root(v)).space;
-    return s == Placement::kArena || s == Placement::kWeights;
-  };
-  const bool vector = xd == od && (xd == DType::kF16 || xd == DType::kF32) && plane % per_chunk == 0 && own(x) &&
-                      plan.placement.at(plan.root(out)).space == Placement::kArena;
+  const bool vector = xd == od && (xd == DType::kF16 || xd == DType::kF32) && plane % per_chunk == 0 && plan.own_buffer(x) &&
+                      plan.own_buffer(out);
   const int64_t span = int64_t{kGateLaneElements} * lanes;  // elements per part
   const std::string xp = params.ref(x, {}, "gate_x"), op = params.ref(out, {}, "out"), ct = ctype(xd);
   std::string s = str_cat("    // ", comment_text(mul.name), ": channel i's plane of ", comment_text(x->name), " times v\n",
@@ -195,10 +190,8 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   Expressions ex(plan, params);
   const Value* out = g.output;
   const DType xd = plan.dtype_of(f.x), wd = plan.dtype_of(f.w);
-  const Placement::Space space = plan.placement.at(plan.root(f.x)).space;
   const int per_chunk = 16 / static_cast<int>(dtype_size(xd));
-  const bool vector = xd == wd && (xd == DType::kF16 || xd == DType::kF32) && f.k % per_chunk == 0 &&
-                      (space == Placement::kArena || space == Placement::kWeights);
+  const bool vector = xd == wd && (xd == DType::kF16 || xd == DType::kF32) && f.k % per_chunk == 0 && plan.own_buffer(f.x);
   const int64_t chunks = vector ? f.k / per_chunk : f.k;  // what the lanes share out
   const int lanes = gemv_lanes(f.k);
   const int64_t steps = ceil_div(chunks, lanes);
