@@ -145,6 +145,7 @@ MODELS = {
     "tiny-convnext": (lambda: TinyConvNeXt(), img(32), False),
     # torchvision
     "resnet18": (tv("resnet18"), img(224), True),
+    "mobilenet-v2": (tv("mobilenet_v2"), img(224), True),
     "mobilenet-v3-large": (tv("mobilenet_v3_large"), img(224), True),
     "tiny-mobilenet-v3": (tv("mobilenet_v3_large", width_mult=0.25, num_classes=10), img(64), False),
     "efficientnet-b0": (tv("efficientnet_b0"), img(224), True),

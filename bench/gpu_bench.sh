@@ -2,7 +2,7 @@
 # The whole GPU run in one command, on the GPU machine (see bench/README.md):
 #   bench/gpu_bench.sh [--tiny-only] [--no-baselines] [--only bert-base,...] [--skip-tiny]
 #                      [--skip-devlib] [--profile] [--zoo tiny|all|full] [--zoo-time] [--correctness N]
-#                      [--ab NAME "FLAGS"]...
+#                      [--ab NAME "FLAGS"]...    (--only none: the zoo alone)
 # 1. the device-library check, 2. every tiny model through the compiled kernel in fp32 and
 # fp16 against its test data, 3. the full models exported (torch.export) and run in fp16
 # against PyTorch's float32 outputs, with timings, 4. PyTorch eager / CUDA graph /
@@ -86,6 +86,7 @@ if [ $skip_devlib = 0 ]; then
 fi
 
 models=${only:-bert-base,gpt2,vit-base,resnet50}
+[ "$only" = none ] && models=""  # --only none: no full model (a zoo-only call)
 if [ $tiny_only = 0 ]; then
   missing=0
   for n in ${models//,/ }; do [ -f /tmp/models/$n-opset20/test_data_set_0/output_0.pb ] || missing=1; done
@@ -207,7 +208,7 @@ for n in ${models//,/ }; do
     grep -h "bench:" "$logs/${v%%|*}_$n.log"
   done
 done
-if [ $baselines = 1 ]; then
+if [ $baselines = 1 ] && [ -n "$models" ]; then
   stamp "PyTorch baselines"
   (cd .gpu/shared_bench && timeout 420 python3 baselines.py --only "$models" --json "$logs/baselines.json" > "$logs/baselines.txt" 2>&1)
   tail -6 "$logs/baselines.txt"

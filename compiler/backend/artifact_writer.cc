@@ -31,6 +31,7 @@ static json schedule_json(const Graph& g, const KernelPlan& plan) {
       j["gemm"] = {{"bm", grp.gemm.bm}, {"bn", grp.gemm.bn}, {"bk", grp.gemm.bk}, {"warps_m", grp.gemm.warps_m},
                    {"warps_n", grp.gemm.warps_n}, {"stages", grp.gemm.stages}, {"split_k", grp.gemm.splits}};
     if (grp.kind == GroupKind::kPointwise) j["ilp"] = grp.pointwise.ilp;
+    if (grp.pointwise.strip) j["strip"] = grp.pointwise.strip;
     j["schedule_source"] = grp.tuned ? "tuned" : "default (untuned)";
     if (!grp.signature.empty()) j["signature"] = grp.signature;
     if (!grp.override_rejected.empty()) j["tuned_schedule_rejected"] = grp.override_rejected;

@@ -57,7 +57,10 @@ struct GemmSchedule {
 
 struct PointwiseSchedule {
   int ilp = 4;  // elements per thread per work item (parallelism compensation)
-  bool operator==(const PointwiseSchedule& o) const { return ilp == o.ilp; }
+  // A strip convolution's outputs per thread down a column (support.h strip_conv), 1..8; 0 for
+  // every other pointwise group.
+  int strip = 0;
+  bool operator==(const PointwiseSchedule& o) const { return ilp == o.ilp && strip == o.strip; }
   bool operator!=(const PointwiseSchedule& o) const { return !(*this == o); }
 };
 

@@ -49,7 +49,8 @@ std::string Schedule::str() const {
   switch (kind) {
     case GroupKind::kGemm:
     case GroupKind::kConvGemm: return str_cat(group_kind_name(kind), " ", gemm.str());
-    case GroupKind::kPointwise: return str_cat("pointwise ilp ", pointwise.ilp);
+    case GroupKind::kPointwise:
+      return str_cat("pointwise ilp ", pointwise.ilp, pointwise.strip ? str_cat(", strip ", pointwise.strip) : "");
     case GroupKind::kRows: return "rows (no knobs)";
   }
   return "?";

@@ -101,6 +101,36 @@ bool gemv_form(const Node& n, GemvForm* out) {
   return true;
 }
 
+bool strip_conv(const Node& n) {
+  if (n.op != OpKind::kConv || channels_last_layout(n) || node_attrs(n).attr_int("group") == 1) return false;
+  return n.inputs[0]->type.rank() == 4 && n.outputs[0] && n.outputs[0]->type.numel() > 0;
+}
+
+int even_strip_height(int64_t rows, int most) { return static_cast<int>(ceil_div(rows, ceil_div(rows, most))); }
+
+int default_strip_height(const Node& n, const KernelContext& ctx) {
+  if (!strip_conv(n)) return 0;
+  const Shape& ys = n.outputs[0]->type.shape;
+  const bool depthwise = n.inputs[1]->type.shape[1] == 1;
+  const int64_t columns = ys[0] * ys[1] * ys[3], threads = int64_t{ctx.threads} * ctx.grid();
+  for (int most = 8; most > 1; --most) {
+    const int h = even_strip_height(ys[2], most);
+    if (depthwise || columns * ceil_div(ys[2], h) >= threads) return h;
+  }
+  return 1;
+}
+
+std::string strip_problem(const Node& n, int strip) {
+  if (!strip_conv(n)) return strip == 0 ? "" : str_cat("strip ", strip, " for a group that is not a strip convolution");
+  if (strip < 1 || strip > 8) return str_cat("strip height ", strip, " is not in 1..8");
+  return "";
+}
+
+int64_t conv_strips_per_plane(const Node& n, int height) {
+  const Shape& ys = n.outputs[0]->type.shape;
+  return ceil_div(ys[2], height) * ys[3];
+}
+
 int gemv_lanes(int64_t k) {
   int lanes = 1;
   while (lanes < 32 && lanes * int64_t{8} < k) lanes *= 2;

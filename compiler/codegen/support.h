@@ -61,6 +61,23 @@ int gemv_lanes(int64_t k);
 constexpr int kGateLaneElements = 8;
 int64_t gate_plane(const Group& g);
 int64_t gate_parts(int64_t plane, int lanes);
+// A grouped or depthwise 2-D Conv in NCHW (a pointwise group) computed a strip at a time:
+// each thread PointwiseSchedule::strip outputs of one column of one channel, the lanes of a warp
+// on consecutive columns (emit/pointwise.cc emit_conv_strips).
+bool strip_conv(const Node& n);
+// A strip height cut so that a column's strips are as even as possible: at most `most` (112 -> 8,
+// 28 -> 7, 14 -> 7 for 8).
+int even_strip_height(int64_t rows, int most);
+// The default: at most 8 for a depthwise Conv; for a grouped one, whose thread loops over its
+// group's input channels, the tallest whose strips still give every thread of the grid one.
+// Measured (H100, bench/RESULTS.md session 11): the tallest everywhere was 2 % faster on
+// mobilenet-v2 and 2 % slower on regnet-y-400mf (grouped, 8 channels a group) than this rule.
+int default_strip_height(const Node& n, const KernelContext& ctx);
+// Why a strip height is not valid for node n ("" when it is): 1..8 for a strip convolution,
+// 0 for anything else.
+std::string strip_problem(const Node& n, int strip);
+// A strip convolution's strips per output channel plane.
+int64_t conv_strips_per_plane(const Node& n, int height);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);

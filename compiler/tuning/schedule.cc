@@ -140,6 +140,7 @@ json schedule_to_json(const Schedule& s) {
       break;
     case GroupKind::kPointwise:
       j["ilp"] = s.pointwise.ilp;
+      if (s.pointwise.strip) j["strip"] = s.pointwise.strip;  // absent: not a strip convolution
       break;
     case GroupKind::kRows:
       break;
@@ -167,6 +168,7 @@ Schedule schedule_from_json(const json& j) {
       break;
     case GroupKind::kPointwise:
       s.pointwise.ilp = f.get("ilp");
+      s.pointwise.strip = f.get_or("strip", 0);
       break;
     case GroupKind::kRows:
       break;

@@ -64,7 +64,10 @@ namespace mono::tuning {
 //  16 (2026-11-26): Mul(x, Sigmoid(x)) is one Swish (passes/recognize_swish.cc), an epilogue
 //     step; a GEMV whose result gates an image (squeeze-and-excitation's Mul) writes the gated
 //     image itself (Group::gate), its items covering the planes (issue 20).
-constexpr int kSignatureVersion = 16;
+//  17 (2026-11-26): grouped and depthwise convolutions compute a strip of outputs down a column
+//     per thread (emit/pointwise.cc emit_conv_strips; PointwiseSchedule::strip, a new knob that a
+//     pointwise schedule's JSON carries as "strip") (issue 20).
+constexpr int kSignatureVersion = 17;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -95,14 +95,28 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
       }
     }
   } else if (g.kind == GroupKind::kPointwise) {
-    const PointwiseProblem p = pointwise_problem(plan, g);
-    for (int ilp : tuning_ilp_factors()) {
-      Candidate c;
-      c.schedule.kind = g.kind;
-      c.schedule.pointwise.ilp = ilp;
-      c.est_us = estimate_pointwise_us(p, ilp, ctx);
-      c.items = pointwise_items(p, ilp, ctx);
-      add(c);
+    // A strip convolution's heights: the even cuts of at most 1, 2, 4 and 8 rows.
+    std::vector<int> strips = {0};
+    if (g.pointwise.strip > 0) {
+      strips.clear();
+      for (int most : {1, 2, 4, 8}) {
+        const int h = even_strip_height(g.anchor->outputs[0]->type.shape[2], most);
+        if (std::find(strips.begin(), strips.end(), h) == strips.end()) strips.push_back(h);
+      }
+    }
+    for (int strip : strips) {
+      Group h = g;
+      h.pointwise.strip = strip;
+      const PointwiseProblem p = pointwise_problem(plan, h);
+      for (int ilp : tuning_ilp_factors()) {
+        Candidate c;
+        c.schedule.kind = g.kind;
+        c.schedule.pointwise.ilp = ilp;
+        c.schedule.pointwise.strip = strip;
+        c.est_us = estimate_pointwise_us(p, ilp, ctx);
+        c.items = pointwise_items(p, ilp, ctx);
+        add(c);
+      }
     }
   }
   // rows groups: no knobs, the default is the only candidate.

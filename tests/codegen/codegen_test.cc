@@ -18,6 +18,7 @@
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/emit/names.h"
+#include "compiler/codegen/support.h"
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
@@ -418,6 +419,34 @@ TEST(Codegen, SqueezeExcitationGatesInTheExciteGemv) {
     const BuiltKernel b = build_kernel(*g, po, "se", nvrtc, /*compile=*/true);
     EXPECT_NE(b.source.find("times v"), std::string::npos);
     EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+  }
+}
+
+// Grouped and depthwise convolutions run a strip of outputs down a column per thread
+// (PointwiseSchedule::strip): a depthwise one as tall as the rows allow (at most 8, cut evenly),
+// a grouped one no taller than leaves every thread of the grid a strip; the height is a knob the
+// tuner varies, checked when a tuned schedule brings one.
+TEST(Codegen, GroupedConvolutionsRunStripsDownAColumn) {
+  auto plan_of = [](const std::string& conv, const PlanOptions& po = PlanOptions{}) {
+    auto g = ir_graph("graph g (opset 20) {\n  input %x: f32[1,64,56,56]\n" + conv + "  output %y\n}\n");
+    simplify(*g);
+    return std::make_pair(std::move(g), plan_kernel(*g, po));
+  };
+  {  // depthwise, stride 2: 28 rows -> strips of 7
+    auto [g, plan] = plan_of("  const %w: f32[64,1,3,3] = <576 elements>\n"
+                             "  %y = Conv(%x, %w) {group = 64, pads = [1, 1, 1, 1], strides = [2, 2]}\n");
+    ASSERT_EQ(plan.groups.size(), 1u);
+    EXPECT_EQ(plan.groups[0].pointwise.strip, 7);
+    EXPECT_EQ(plan.groups[0].items, ceil_div(64 * 4 * 28, 256 * plan.groups[0].pointwise.ilp));
+  }
+  {  // 8 channels a group, 56 rows: 64 x 56 columns need 10 strips a column (6 rows) to fill 132 x 256 threads
+    auto [g, plan] = plan_of("  const %w: f32[64,8,3,3] = <4608 elements>\n"
+                             "  %y = Conv(%x, %w) {group = 8, pads = [1, 1, 1, 1]}\n");
+    EXPECT_EQ(plan.groups[0].pointwise.strip, 6);
+  }
+  {  // a dense convolution is a GEMM: no strip
+    auto [g, plan] = plan_of("  const %w: f32[16,64,1,1] = <1024 elements>\n  %y = Conv(%x, %w)\n");
+    EXPECT_EQ(plan.groups[0].pointwise.strip, 0);
   }
 }
 

@@ -253,21 +253,32 @@ class Generator {
         node("Gemm", args, {M, N}, attrs);
         return true;
       }
-      case 11: {  // Conv, dense or depthwise, NCHW
+      case 11: {  // Conv, dense, grouped or depthwise, NCHW: 1x1, 3x3 or 5x5, strides, dilation, uneven pads
         const Val* v = float_of_rank(4, 4);
         if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
         if (chance(0.2)) return squeeze_excite(*v);
-        const int64_t C = v->shape[1], k = chance(0.5) ? 3 : 1, s = chance(0.3) ? 2 : 1, p = k == 3 && chance(0.7) ? 1 : 0;
-        const bool depthwise = chance(0.4);
-        const int64_t Co = depthwise ? C * (1 + pick(2)) : 1 + pick(16);
-        const Dims w = {Co, depthwise ? 1 : C, k, k};
+        const int64_t C = v->shape[1], k = chance(0.5) ? 3 : chance(0.5) ? 1 : 5, s = chance(0.3) ? 2 : 1;
+        const int64_t d = k > 1 && chance(0.2) ? 2 : 1;
+        const int64_t p0 = k > 1 && chance(0.7) ? d * (k / 2) : 0, p1 = chance(0.2) ? p0 + 1 : p0;
+        const int64_t groups = chance(0.4) ? C : C % 2 == 0 && chance(0.2) ? 2 : 1;
+        const int64_t Co = groups > 1 ? groups * (1 + pick(2)) : 1 + pick(16);
+        const Dims w = {Co, C / groups, k, k};
         std::vector<std::string> args = {v->name, float_const(w)};
         if (chance(0.5)) args.push_back(float_const({Co}));
-        const int64_t H = (v->shape[2] + 2 * p - k) / s + 1, W = (v->shape[3] + 2 * p - k) / s + 1;
+        const int64_t span_h = v->shape[2] + p0 + p1 - d * (k - 1) - 1, span_w = v->shape[3] + p0 + p1 - d * (k - 1) - 1;
+        if (span_h < 0 || span_w < 0) return false;
+        const int64_t H = span_h / s + 1, W = span_w / s + 1;
         if (numel({v->shape[0], Co, H, W}) > kMaxElements) return false;
-        node("Conv", args, {v->shape[0], Co, H, W},
-             str_attrs({depthwise ? "group=" + std::to_string(C) : "", "pads=" + ints_text({p, p, p, p}),
-                        "strides=" + ints_text({s, s})}));
+        const Val conv = node("Conv", args, {v->shape[0], Co, H, W},
+                              str_attrs({groups > 1 ? "group=" + std::to_string(groups) : "",
+                                         "pads=" + ints_text({p0, p0, p1, p1}), "strides=" + ints_text({s, s}),
+                                         d > 1 ? "dilations=" + ints_text({d, d}) : ""}));
+        if (groups > 1 && chance(0.4)) {  // pooled by the convolution's group (Group::pool)
+          Val act = conv;
+          if (chance(0.5)) act = node("Relu", {conv.name}, conv.shape);
+          if (chance(0.5) && conv.shape[0] == 1) return squeeze_excite(act);
+          node("GlobalAveragePool", {act.name}, {conv.shape[0], Co, 1, 1});
+        }
         return true;
       }
       case 12: {  // pools

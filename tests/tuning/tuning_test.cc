@@ -382,6 +382,43 @@ TEST(TunedSchedules, PointwiseIlpAndContext) {
   KernelPlan bad = plan_kernel(*g, tuned_options(base, two, {{pw->signature, s}}));
   EXPECT_FALSE(bad.groups[pw->id].tuned);
   EXPECT_NE(bad.groups[pw->id].override_rejected.find("ILP factor 0"), std::string::npos);
+  s.pointwise.ilp = 4;  // a strip height for a group that is not a strip convolution
+  s.pointwise.strip = 4;
+  bad = plan_kernel(*g, tuned_options(base, two, {{pw->signature, s}}));
+  EXPECT_FALSE(bad.groups[pw->id].tuned);
+  EXPECT_NE(bad.groups[pw->id].override_rejected.find("not a strip convolution"), std::string::npos);
+}
+
+// A strip convolution's height is a knob: its candidates cover the even cuts of at most 1, 2, 4
+// and 8 rows, a tuned height is used, one out of range is refused, and the JSON carries it.
+TEST(TunedSchedules, StripHeights) {
+  auto g = load_model("tiny-efficientnet-opset20");
+  PlanOptions base = options(Precision::kF16);
+  enable_signatures(&base);
+  const KernelPlan def = plan_kernel(*g, base);
+  const Group* dw = nullptr;
+  for (const Group& grp : def.groups)
+    if (grp.pointwise.strip > 0) dw = &grp;
+  ASSERT_NE(dw, nullptr);
+  std::set<int> heights;
+  for (const Candidate& c : group_candidates(def, *dw, 0, nullptr)) heights.insert(c.schedule.pointwise.strip);
+  const int64_t rows = dw->anchor->outputs[0]->type.shape[2];
+  std::set<int> expected;
+  for (int most : {1, 2, 4, 8}) expected.insert(even_strip_height(rows, most));
+  EXPECT_EQ(heights, expected);
+  Schedule s = dw->schedule();
+  s.pointwise.strip = 1;
+  PlanOptions o = base;
+  o.schedules[dw->signature] = s;
+  KernelPlan p = plan_kernel(*g, o);
+  EXPECT_TRUE(p.groups[dw->id].tuned) << p.groups[dw->id].override_rejected;
+  EXPECT_EQ(p.groups[dw->id].pointwise.strip, 1);
+  EXPECT_EQ(schedule_from_string(schedule_to_string(s)), s);
+  EXPECT_NE(schedule_to_string(s).find("\"strip\":1"), std::string::npos);
+  o.schedules[dw->signature].pointwise.strip = 9;
+  p = plan_kernel(*g, o);
+  EXPECT_FALSE(p.groups[dw->id].tuned);
+  EXPECT_NE(p.groups[dw->id].override_rejected.find("not in 1..8"), std::string::npos);
 }
 
 // ---- the tuning space ----------------------------------------------------------------------

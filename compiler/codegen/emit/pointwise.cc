@@ -10,6 +10,7 @@
 #include "compiler/codegen/emit/pointwise_ops.h"
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
+#include "compiler/ops/pool.h"
 #include "compiler/ops/reduce.h"
 #include "compiler/ops/transpose.h"
 #include "compiler/support/error.h"
@@ -246,6 +247,73 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// A grouped or depthwise 2-D Conv a strip at a time (support.h strip_conv): each thread
+// computes PointwiseSchedule::strip outputs of one column of one output channel, the lanes of a
+// warp on consecutive columns, so that each load and store of a warp is one contiguous run. For each
+// input channel of its group the thread loads the kernel's columns of every input row its
+// outputs read, each row once for all of them, unconditionally (a position in the padding reads
+// element 0 and counts 0) and all before the first product. With one output a thread
+// (direct_conv_code) each output loaded its whole window and a thread's outputs ran one after
+// another; with strips along a row, a warp's loads were 4 to 8 rows apart (efficientnet-b0's
+// depthwise stages 2-10 us, about ten times their traffic at the bandwidth; H100,
+// bench/RESULTS.md session 11).
+GroupWork emit_conv_strips(Module& m, const Group& g) {
+  const Node& n = *g.anchor;
+  const KernelPlan& plan = m.plan;
+  ParamList params(m);
+  Expressions ex(plan, params);
+  const Shape& xs = n.inputs[0]->type.shape;
+  const Shape& ws = n.inputs[1]->type.shape;
+  const Shape& ys = n.outputs[0]->type.shape;
+  const WindowGeometry geo = conv_geometry(n);
+  const int height = g.pointwise.strip;
+  const int64_t cin_g = ws[1], cout_g = ws[0] / node_attrs(n).attr_int("group");
+  const int64_t per_col = ceil_div(ys[2], height), strips = ys[0] * ys[1] * conv_strips_per_plane(n, height);
+  const int64_t sh = geo.strides[0], sw = geo.strides[1], dh = geo.dilations[0], dw = geo.dilations[1];
+  const int64_t kh = ws[2], kw = ws[3];
+  const int64_t rows = (height - 1) * sh + (kh - 1) * dh + 1;  // input rows a strip reads
+  const int ilp = g.pointwise.ilp;
+  std::string body = str_cat(
+      "  for (int e = 0; e < ", ilp, "; ++e) {\n",
+      "    const long long t = ((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x;  // the strip\n",
+      "    if (t >= ", strips, "LL) return;\n",
+      "    const int ow = (int)(t % ", ys[3], "LL);\n",
+      "    long long r = t / ", ys[3], "LL;\n",
+      "    const int oh0 = (int)(r % ", per_col, "LL) * ", height, ";\n    r /= ", per_col, "LL;\n",
+      "    const int oc = (int)(r % ", ys[1], "LL);\n",
+      "    const long long b = r / ", ys[1], "LL;\n",
+      "    const long long xc = b * ", xs[1], "LL + (long long)(oc / ", cout_g, ") * ", cin_g, "LL;  // the group's first input channel\n",
+      "    const int iw0 = ow * ", sw, " - ", geo.pad_begin[1], ", ih0 = oh0 * ", sh, " - ", geo.pad_begin[0], ";\n",
+      "    float acc[", height, "];\n#pragma unroll\n    for (int q = 0; q < ", height, "; ++q) acc[q] = 0.0f;\n",
+      "    for (int c = 0; c < ", cin_g, "; ++c) {\n",
+      "      float xr[", rows, "][", kw, "];\n",
+      "#pragma unroll\n      for (int j = 0; j < ", rows, "; ++j) {\n",
+      "        const int ih = ih0 + j;\n",
+      "        const bool row_in = ih >= 0 && ih < ", xs[2], ";\n",
+      "        const long long row = ((xc + c) * ", xs[2], "LL + ih) * ", xs[3], "LL;\n",
+      "#pragma unroll\n        for (int u = 0; u < ", kw, "; ++u) {\n",
+      "          const int iw = iw0 + u * ", dw, ";\n",
+      "          const bool in = row_in && iw >= 0 && iw < ", xs[3], ";\n",
+      "          const float xv = ", ex.load(n.inputs[0], "in ? row + iw : 0LL", "x"), ";\n",
+      "          xr[j][u] = in ? xv : 0.0f;\n        }\n      }\n",
+      "#pragma unroll\n      for (int a = 0; a < ", kh, "; ++a)\n",
+      "#pragma unroll\n        for (int u = 0; u < ", kw, "; ++u) {\n",
+      "          const float wv = ", ex.load(n.inputs[1], str_cat("((oc * ", cin_g, "LL + c) * ", kh, "LL + a) * ", kw, "LL + u"), "w"), ";\n",
+      "#pragma unroll\n          for (int q = 0; q < ", height, "; ++q) acc[q] += xr[q * ", sh, " + a * ", dh, "][u] * wv;\n",
+      "        }\n    }\n",
+      "#pragma unroll\n    for (int q = 0; q < ", height, "; ++q) {\n");
+  if (per_col * height != ys[2]) body += str_cat("      if (oh0 + q >= ", ys[2], ") break;\n");
+  body += str_cat("      const long long i = ((b * ", ys[1], "LL + oc) * ", ys[2], "LL + oh0 + q) * ", ys[3], "LL + ow;\n",
+                  "      float v = acc[q];\n");
+  if (n.input(2)) body += str_cat("      v += ", ex.load(n.inputs[2], "oc", "bias"), ";\n");
+  std::set<const Value*> written = {plan.root(g.output)};
+  const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
+  body += steps.code;
+  body += str_cat("      ", params.ref(g.output, {}, "out"), "[", steps.store_index, "] = ", ex.store(plan.dtype_of(g.output), "v"),
+                  ";\n    }\n  }\n");
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
 }  // namespace
 
 GroupWork emit_pointwise(Module& m, const Group& g) {
@@ -254,6 +322,7 @@ GroupWork emit_pointwise(Module& m, const Group& g) {
   if (n.op == OpKind::kGlobalAveragePool) return emit_global_pool(m, g);
   GemvForm gemv;
   if (gemv_form(n, &gemv)) return emit_gemv(m, g, gemv);
+  if (g.pointwise.strip > 0) return emit_conv_strips(m, g);
   ParamList params(m);
   Expressions ex(m.plan, params);
   const Value* out = g.output;

@@ -67,6 +67,7 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
       if (auto t = plan.weight_tiles.find(g.anchor); t != plan.weight_tiles.end())
         os << ", weights packed in " << t->second.tile_rows << "x" << t->second.tile_k << " tiles";
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
+      if (g.pointwise.strip) os << ", strip " << g.pointwise.strip;
       os << ", est " << format_us(g.est_us) << ", " << (g.tuned ? "tuned" : "default (untuned)") << "\n";
       if (!g.override_rejected.empty()) os << "    tuned schedule rejected: " << g.override_rejected << "\n";
     }

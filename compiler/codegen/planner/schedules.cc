@@ -121,6 +121,7 @@ bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& g
     why = gemm_schedule_problem(grp.f16, o.gemm, plan.ctx, &p);
   } else if (grp.kind == GroupKind::kPointwise) {
     why = ilp_problem(o.pointwise.ilp);
+    if (why.empty()) why = strip_problem(*grp.anchor, o.pointwise.strip);
   }
   if (!why.empty()) {
     grp.override_rejected = why;
@@ -160,6 +161,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         break;
       }
       case GroupKind::kPointwise: {
+        if (!grp.tuned) grp.pointwise.strip = default_strip_height(*grp.anchor, ctx);
         const PointwiseProblem p = pointwise_problem(*plan, grp);
         if (!grp.tuned) grp.pointwise.ilp = default_ilp(p, ctx);
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
