@@ -1,5 +1,7 @@
 #include "compiler/codegen/support.h"
 
+#include <cmath>
+
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
@@ -103,7 +105,14 @@ bool gemv_form(const Node& n, GemvForm* out) {
 
 bool strip_conv(const Node& n) {
   if (n.op != OpKind::kConv || channels_last_layout(n) || node_attrs(n).attr_int("group") == 1) return false;
-  return n.inputs[0]->type.rank() == 4 && n.outputs[0] && n.outputs[0]->type.numel() > 0;
+  if (n.inputs[0]->type.rank() != 4 || !n.outputs[0] || n.outputs[0]->type.numel() == 0) return false;
+  // Constant, finite weights: a strip adds 0 x w for a padding position, which is NaN for an
+  // infinite or NaN w, where the reference skips the position (direct_conv_code does too).
+  const Value* w = n.inputs[1];
+  if (!w->is_constant()) return false;
+  for (int64_t i = 0; i < w->constant->numel(); ++i)
+    if (!std::isfinite(w->constant->as_double(i))) return false;
+  return true;
 }
 
 int even_strip_height(int64_t rows, int most) { return static_cast<int>(ceil_div(rows, ceil_div(rows, most))); }

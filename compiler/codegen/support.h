@@ -63,7 +63,8 @@ int64_t gate_plane(const Group& g);
 int64_t gate_parts(int64_t plane, int lanes);
 // A grouped or depthwise 2-D Conv in NCHW (a pointwise group) computed a strip at a time:
 // each thread PointwiseSchedule::strip outputs of one column of one channel, the lanes of a warp
-// on consecutive columns (emit/pointwise.cc emit_conv_strips).
+// on consecutive columns (emit/pointwise.cc emit_conv_strips). The weights must be constant and
+// finite (a padding position adds 0 x w).
 bool strip_conv(const Node& n);
 // A strip height cut so that a column's strips are as even as possible: at most `most` (112 -> 8,
 // 28 -> 7, 14 -> 7 for 8).

@@ -444,6 +444,13 @@ TEST(Codegen, GroupedConvolutionsRunStripsDownAColumn) {
                              "  %y = Conv(%x, %w) {group = 8, pads = [1, 1, 1, 1]}\n");
     EXPECT_EQ(plan.groups[0].pointwise.strip, 6);
   }
+  for (const char* odd : {"0.25", "inf"}) {  // an infinite weight: 0 x inf at a padding position is NaN
+    std::string values = "0.5";
+    for (int i = 1; i < 128; ++i) values += i == 5 ? std::string(", ") + odd : std::string(", 0.5");
+    auto [g, plan] = plan_of("  const %w: f32[64,1,1,2] = [" + values + "]\n" +
+                             "  %y = Conv(%x, %w) {group = 64, pads = [0, 1, 0, 1]}\n");
+    EXPECT_EQ(plan.groups[0].pointwise.strip > 0, std::string(odd) != "inf") << odd;  // then one output a thread
+  }
   {  // a dense convolution is a GEMM: no strip
     auto [g, plan] = plan_of("  const %w: f32[16,64,1,1] = <1024 elements>\n  %y = Conv(%x, %w)\n");
     EXPECT_EQ(plan.groups[0].pointwise.strip, 0);

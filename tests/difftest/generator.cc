@@ -253,27 +253,32 @@ class Generator {
         node("Gemm", args, {M, N}, attrs);
         return true;
       }
-      case 11: {  // Conv, dense, grouped or depthwise, NCHW: 1x1, 3x3 or 5x5, strides, dilation, uneven pads
+      case 11: {  // Conv, dense, grouped or depthwise, NCHW: kernels up to 5, strides, dilation, uneven pads, H != W
         const Val* v = float_of_rank(4, 4);
         if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
         if (chance(0.2)) return squeeze_excite(*v);
-        const int64_t C = v->shape[1], k = chance(0.5) ? 3 : chance(0.5) ? 1 : 5, s = chance(0.3) ? 2 : 1;
-        const int64_t d = k > 1 && chance(0.2) ? 2 : 1;
-        const int64_t p0 = k > 1 && chance(0.7) ? d * (k / 2) : 0, p1 = chance(0.2) ? p0 + 1 : p0;
+        const int64_t C = v->shape[1];
+        auto kernel = [&] { return chance(0.5) ? 3 : chance(0.5) ? 1 : 5; };
+        const int64_t kh = kernel(), kw = chance(0.7) ? kh : kernel();  // each axis its own, sometimes
+        const int64_t sh = chance(0.3) ? 2 : 1, sw = chance(0.8) ? sh : 3 - sh;
+        const int64_t dh = kh > 1 && chance(0.2) ? 2 : 1, dw = kw > 1 && chance(0.8) ? dh : 1;
+        auto pad = [&](int64_t k, int64_t d) { return k > 1 && chance(0.7) ? d * (k / 2) : 0; };
+        const int64_t ph0 = pad(kh, dh), pw0 = pad(kw, dw);
+        const int64_t ph1 = chance(0.2) ? ph0 + 1 : ph0, pw1 = chance(0.2) ? pw0 + 1 : pw0;
         const int64_t groups = chance(0.4) ? C : C % 2 == 0 && chance(0.2) ? 2 : 1;
         const int64_t Co = groups > 1 ? groups * (1 + pick(2)) : 1 + pick(16);
-        const Dims w = {Co, C / groups, k, k};
+        const Dims w = {Co, C / groups, kh, kw};
         std::vector<std::string> args = {v->name, float_const(w)};
         if (chance(0.5)) args.push_back(float_const({Co}));
-        const int64_t span_h = v->shape[2] + p0 + p1 - d * (k - 1) - 1, span_w = v->shape[3] + p0 + p1 - d * (k - 1) - 1;
+        const int64_t span_h = v->shape[2] + ph0 + ph1 - dh * (kh - 1) - 1, span_w = v->shape[3] + pw0 + pw1 - dw * (kw - 1) - 1;
         if (span_h < 0 || span_w < 0) return false;
-        const int64_t H = span_h / s + 1, W = span_w / s + 1;
+        const int64_t H = span_h / sh + 1, W = span_w / sw + 1;
         if (numel({v->shape[0], Co, H, W}) > kMaxElements) return false;
         const Val conv = node("Conv", args, {v->shape[0], Co, H, W},
                               str_attrs({groups > 1 ? "group=" + std::to_string(groups) : "",
-                                         "pads=" + ints_text({p0, p0, p1, p1}), "strides=" + ints_text({s, s}),
-                                         d > 1 ? "dilations=" + ints_text({d, d}) : ""}));
-        if (groups > 1 && chance(0.4)) {  // pooled by the convolution's group (Group::pool)
+                                         "pads=" + ints_text({ph0, pw0, ph1, pw1}), "strides=" + ints_text({sh, sw}),
+                                         dh > 1 || dw > 1 ? "dilations=" + ints_text({dh, dw}) : ""}));
+        if (groups > 1 && chance(0.4)) {  // squeeze-and-excitation or a pool after it, as in MobileNets
           Val act = conv;
           if (chance(0.5)) act = node("Relu", {conv.name}, conv.shape);
           if (chance(0.5) && conv.shape[0] == 1) return squeeze_excite(act);
