@@ -1,0 +1,196 @@
+// The code generator on convolutional networks, without a GPU: channels-last geometry, one-row
+// products as GEMVs, squeeze-and-excitation gates, grouped and depthwise convolutions in strips,
+// the convolution cost model's defaults. (codegen_test.cc: every tiny model and the GEMM,
+// attention and epilogue paths.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "compiler/backend/build.h"
+#include "compiler/codegen/cost_model.h"
+#include "compiler/codegen/cuda_emitter.h"
+#include "compiler/codegen/support.h"
+#include "compiler/passes/passes.h"
+#include "compiler/runtime/nvrtc_compiler.h"
+#include "tests/codegen/tiny_model.h"
+
+namespace mono {
+namespace {
+
+// Two channels-last convolutions that differ only in their end padding (9x9 input, 3x3 stride 2:
+// pads 1,1,1,1 give 5x5, pads 1,1,0,0 give 4x4) get geometry structs of their own: the struct
+// was once named without its output extents, and the second convolution used the first's
+// (found in review). Each chain is a region of its own: four convolutions, two transposes.
+TEST(Codegen, ChannelsLastGeometryStructsAreNamedByEveryConstant) {
+  const std::string text =
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,16,9,9]\n"
+      "  const %w1: f32[16,16,3,3] = <2304 elements>\n"
+      "  const %w2: f32[16,16,3,3] = <2304 elements>\n"
+      "  const %p: f32[16,16,1,1] = <256 elements>\n"
+      "  %a = Conv(%x, %w1) {pads=[1, 1, 1, 1], strides=[2, 2]}\n"
+      "  %b = Conv(%x, %w2) {pads=[1, 1, 0, 0], strides=[2, 2]}\n"
+      "  %c = Conv(%a, %p)\n  %c2 = Conv(%c, %p)\n  %c3 = Conv(%c2, %p)\n"
+      "  %d = Conv(%b, %p)\n  %d2 = Conv(%d, %p)\n  %d3 = Conv(%d2, %p)\n"
+      "  output %c3\n  output %d3\n}\n";
+  auto g = ir_graph(text);
+  simplify(*g);
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const BuiltKernel k = build_kernel(*g, po, "m", NvrtcOptions{}, /*compile=*/false);
+  EXPECT_NE(k.source.find("struct ConvNhwc_1x9x9x16_k3x3_s2x2_p1x1_d1x1_o5x5 "), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("struct ConvNhwc_1x9x9x16_k3x3_s2x2_p1x1_d1x1_o4x4 "), std::string::npos);
+}
+
+// A product of one row with constant weights is a GEMV (support.h gemv_form): a pointwise group
+// with lanes of a warp per output. Gemm (either transB, transA with a [K,1] A), MatMul and a
+// 1x1 Conv on one pixel qualify; more rows, padding, a second image or a non-constant B do not.
+TEST(Codegen, OneRowProductsWithConstantWeightsAreGemvs) {
+  struct Case { const char* body; bool gemv; };
+  const Case cases[] = {
+      {"  input %x: f32[1,64]\n  const %w: f32[10,64] = <640 elements>\n  const %c: f32[10] = <10 elements>\n"
+       "  %y = Gemm(%x, %w, %c) {transB=1}\n  output %y\n", true},
+      {"  input %x: f32[1,64]\n  const %w: f32[64,10] = <640 elements>\n"
+       "  %y = Gemm(%x, %w) {alpha=0.5}\n  output %y\n", true},
+      {"  input %x: f32[64,1]\n  const %w: f32[64,10] = <640 elements>\n"
+       "  %y = Gemm(%x, %w) {transA=1}\n  output %y\n", true},
+      {"  input %x: f32[1,1,64]\n  const %w: f32[64,10] = <640 elements>\n  %y = MatMul(%x, %w)\n  output %y\n", true},
+      {"  input %x: f32[1,64,1,1]\n  const %w: f32[10,64,1,1] = <640 elements>\n  const %b: f32[10] = <10 elements>\n"
+       "  %y = Conv(%x, %w, %b)\n  output %y\n", true},
+      {"  input %x: f32[2,64]\n  const %w: f32[10,64] = <640 elements>\n  %y = Gemm(%x, %w) {transB=1}\n  output %y\n", false},
+      {"  input %x: f32[1,64]\n  input %w: f32[64,10]\n  %y = MatMul(%x, %w)\n  output %y\n", false},
+      {"  input %x: f32[2,64,1,1]\n  const %w: f32[10,64,1,1] = <640 elements>\n  %y = Conv(%x, %w)\n  output %y\n", false},
+      {"  input %x: f32[1,64,2,2]\n  const %w: f32[10,64,1,1] = <640 elements>\n  %y = Conv(%x, %w)\n  output %y\n", false},
+      {"  input %x: f32[1,64,1,1]\n  const %w: f32[10,64,1,1] = <640 elements>\n"
+       "  %y = Conv(%x, %w) {pads=[1, 1, 1, 1], strides=[3, 3]}\n  output %y\n", false},
+  };
+  for (const Case& c : cases) {
+    auto g = ir_graph(std::string("graph g (opset 20) {\n") + c.body + "}\n");
+    for (Precision precision : {Precision::kF32, Precision::kF16}) {
+      PlanOptions po;
+      po.settings.precision = precision;
+      const KernelPlan plan = plan_kernel(*g, po);
+      ASSERT_EQ(plan.groups.size(), 1u) << c.body;
+      EXPECT_EQ(plan.groups[0].kind == GroupKind::kPointwise, c.gemv) << c.body;
+      const std::string src = emit_cuda(*g, plan, "test");
+      EXPECT_EQ(src.find("lane(s) each") != std::string::npos, c.gemv) << src;
+      if (!c.gemv) continue;
+      NvrtcOptions nvrtc;  // each form compiles (scalar loads of a graph input, 16-byte ones of the arena)
+      nvrtc.sm_arch = 90;
+      const BuiltKernel b = build_kernel(*g, po, "gemv", nvrtc, /*compile=*/true);
+      EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+    }
+  }
+}
+
+// Squeeze-and-excitation: the excite GEMV takes the gate Mul as its last step (Group::gate) and
+// writes the gated image itself, so the block is GAP, squeeze, excite-and-gate: three stages.
+// Exporters' SiLU (Mul(x, Sigmoid(x))) is one Swish step of the squeeze.
+TEST(Codegen, SqueezeExcitationGatesInTheExciteGemv) {
+  const std::string text =
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,16,6,6]\n"
+      "  const %w1: f32[4,16,1,1] = <64 elements>\n  const %b1: f32[4] = <4 elements>\n"
+      "  const %w2: f32[16,4,1,1] = <64 elements>\n  const %b2: f32[16] = <16 elements>\n"
+      "  %m = GlobalAveragePool(%x)\n  %s = Conv(%m, %w1, %b1)\n"
+      "  %sg = Sigmoid(%s)\n  %a = Mul(%s, %sg)\n"
+      "  %e = Conv(%a, %w2, %b2)\n  %g = Sigmoid(%e)\n  %y = Mul(%x, %g)\n  output %y\n}\n";
+  auto g = ir_graph(text);
+  simplify(*g);
+  for (Precision precision : {Precision::kF32, Precision::kF16}) {
+    PlanOptions po;
+    po.settings.precision = precision;
+    const KernelPlan plan = plan_kernel(*g, po);
+    EXPECT_EQ(plan.stages.size(), 3u);
+    ASSERT_EQ(plan.groups.size(), 3u);
+    const Group& excite = plan.groups[2];
+    ASSERT_NE(excite.gate, nullptr);
+    EXPECT_EQ(excite.output->type.shape, (Shape{1, 16, 6, 6}));
+    EXPECT_EQ(plan.groups[1].epilogue.size(), 1u);  // the Swish
+    EXPECT_EQ(plan.groups[1].epilogue[0]->op, OpKind::kSwish);
+    NvrtcOptions nvrtc;
+    nvrtc.sm_arch = 90;
+    const BuiltKernel b = build_kernel(*g, po, "se", nvrtc, /*compile=*/true);
+    EXPECT_NE(b.source.find("times v"), std::string::npos);
+    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+  }
+}
+
+// Grouped and depthwise convolutions run a strip of outputs down a column per thread
+// (PointwiseSchedule::strip): a depthwise one as tall as the rows allow (at most 8, cut evenly),
+// a grouped one no taller than leaves every thread of the grid a strip; the height is a knob the
+// tuner varies, checked when a tuned schedule brings one.
+TEST(Codegen, GroupedConvolutionsRunStripsDownAColumn) {
+  auto plan_of = [](const std::string& conv, const PlanOptions& po = PlanOptions{}) {
+    auto g = ir_graph("graph g (opset 20) {\n  input %x: f32[1,64,56,56]\n" + conv + "  output %y\n}\n");
+    simplify(*g);
+    return std::make_pair(std::move(g), plan_kernel(*g, po));
+  };
+  {  // depthwise, stride 2: 28 rows -> strips of 7
+    auto [g, plan] = plan_of("  const %w: f32[64,1,3,3] = <576 elements>\n"
+                             "  %y = Conv(%x, %w) {group = 64, pads = [1, 1, 1, 1], strides = [2, 2]}\n");
+    ASSERT_EQ(plan.groups.size(), 1u);
+    EXPECT_EQ(plan.groups[0].pointwise.strip, 7);
+    EXPECT_EQ(plan.groups[0].items, ceil_div(64 * 4 * 28, 256 * plan.groups[0].pointwise.ilp));
+  }
+  {  // 8 channels a group, 56 rows: 64 x 56 columns need 10 strips a column (6 rows) to fill 132 x 256 threads
+    auto [g, plan] = plan_of("  const %w: f32[64,8,3,3] = <4608 elements>\n"
+                             "  %y = Conv(%x, %w) {group = 8, pads = [1, 1, 1, 1]}\n");
+    EXPECT_EQ(plan.groups[0].pointwise.strip, 6);
+  }
+  for (const char* odd : {"0.25", "inf"}) {  // an infinite weight: 0 x inf at a padding position is NaN
+    std::string values = "0.5";
+    for (int i = 1; i < 128; ++i) values += i == 5 ? std::string(", ") + odd : std::string(", 0.5");
+    auto [g, plan] = plan_of("  const %w: f32[64,1,1,2] = [" + values + "]\n" +
+                             "  %y = Conv(%x, %w) {group = 64, pads = [0, 1, 0, 1]}\n");
+    EXPECT_EQ(plan.groups[0].pointwise.strip > 0, std::string(odd) != "inf") << odd;  // then one output a thread
+  }
+  {  // a dense convolution is a GEMM: no strip
+    auto [g, plan] = plan_of("  const %w: f32[16,64,1,1] = <1024 elements>\n  %y = Conv(%x, %w)\n");
+    EXPECT_EQ(plan.groups[0].pointwise.strip, 0);
+  }
+}
+
+// The fp16 convolution cost model (cost_model.cc kConv*, fitted to the tuner's measurements of
+// resnet50 on the H200, bench/runs/run58): the default of a 3x3 convolution is a 64-row tile
+// with split-K (measured best 64x64x32 split 2: 21.1 us against 27.5 for the old default
+// 32x64x64 unsplit, which gathers the activations twice), while a 1x1 convolution with a short K
+// keeps the unsplit 32x64x64 the measurements found best (12.0 us).
+TEST(Codegen, ConvolutionDefaultsFollowTheMeasuredBest) {
+  struct Case { const char* text; int bm; bool split; };
+  const Case cases[] = {
+      {"graph g (opset 20) {\n"
+       "  input %x: f32[1,64,56,56]\n"
+       "  const %w: f32[64,64,3,3] = <36864 elements>\n"
+       "  %y: f32[1,64,56,56] = Conv(%x, %w) {kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]} @conv\n"
+       "  %r: f32[1,64,56,56] = Relu(%y) @relu\n"
+       "  output %r\n}\n",
+       64, true},
+      {"graph g (opset 20) {\n"
+       "  input %x: f32[1,256,14,14]\n"
+       "  const %w: f32[1024,256,1,1] = <262144 elements>\n"
+       "  %y: f32[1,1024,14,14] = Conv(%x, %w) {kernel_shape=[1, 1], pads=[0, 0, 0, 0], strides=[1, 1]} @conv\n"
+       "  output %y\n}\n",
+       32, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto g = ir_graph(c.text);
+    PlanOptions po;
+    po.settings.precision = Precision::kF16;
+    const KernelPlan p = plan_kernel(*g, po);
+    int convs = 0;
+    for (const Group& grp : p.groups) {
+      if (grp.kind != GroupKind::kConvGemm) continue;
+      ++convs;
+      EXPECT_EQ(grp.gemm.bm, c.bm) << grp.gemm.str();
+      EXPECT_EQ(grp.gemm.splits > 1, c.split) << grp.gemm.str();
+      EXPECT_EQ(gemm_schedule_problem(true, grp.gemm, p.ctx, nullptr), "");
+    }
+    EXPECT_EQ(convs, 1);
+  }
+}
+
+}  // namespace
+}  // namespace mono
