@@ -135,9 +135,9 @@ std::string strip_problem(const Node& n, int strip) {
   return "";
 }
 
-int64_t conv_strips_per_plane(const Node& n, int height) {
+int64_t conv_strips(const Node& n, int height) {
   const Shape& ys = n.outputs[0]->type.shape;
-  return ceil_div(ys[2], height) * ys[3];
+  return ys[0] * ys[1] * ceil_div(ys[2], height) * ys[3];
 }
 
 int gemv_lanes(int64_t k) {

@@ -77,8 +77,9 @@ int default_strip_height(const Node& n, const KernelContext& ctx);
 // Why a strip height is not valid for node n ("" when it is): 1..8 for a strip convolution,
 // 0 for anything else.
 std::string strip_problem(const Node& n, int strip);
-// A strip convolution's strips per output channel plane.
-int64_t conv_strips_per_plane(const Node& n, int height);
+// A strip convolution's strips at height `height`: a work unit of its group (the planner's
+// items and the emitter's loop bound).
+int64_t conv_strips(const Node& n, int height);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);

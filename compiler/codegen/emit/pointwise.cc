@@ -268,7 +268,7 @@ GroupWork emit_conv_strips(Module& m, const Group& g) {
   const WindowGeometry geo = conv_geometry(n);
   const int height = g.pointwise.strip;
   const int64_t cin_g = ws[1], cout_g = ws[0] / node_attrs(n).attr_int("group");
-  const int64_t per_col = ceil_div(ys[2], height), strips = ys[0] * ys[1] * conv_strips_per_plane(n, height);
+  const int64_t per_col = ceil_div(ys[2], height), strips = conv_strips(n, height);
   const int64_t sh = geo.strides[0], sw = geo.strides[1], dh = geo.dilations[0], dw = geo.dilations[1];
   const int64_t kh = ws[2], kw = ws[3];
   const int64_t rows = (height - 1) * sh + (kh - 1) * dh + 1;  // input rows a strip reads
