@@ -7,8 +7,8 @@
 //   where Conv' is a 1x1 stride-1 convolution:  Reshape(Gemm(Reshape(x', [N*H*W, C]), w as [F][C], b) {transB})
 //         otherwise:                              the Conv with mono.channels_last = 1 (ops/conv.cc)
 //
-// and rewrites the MaxPools and elementwise nodes between them (activations, residual Adds,
-// folded BatchNorm arithmetic) on the NHWC values, constants permuted to match, so that the
+// and rewrites the MaxPools, channel Concats (DenseNet's) and elementwise nodes between them
+// (activations, residual Adds, folded BatchNorm arithmetic) on the NHWC values, constants permuted to match, so that the
 // transposes are left only where a region meets a node that stays NCHW (a depthwise
 // convolution, a global pooling, the model's edges). A model input whose channels are not a
 // multiple of 8 (an image's 3) is padded with zero channels on entry, and its Conv's weights
@@ -19,6 +19,7 @@
 // transposes: each transpose costs a pass over its tensor, and a region of one or two
 // convolutions between depthwise ones (MobileNet's) would gain less than that.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -87,8 +88,19 @@ bool convertible_elementwise(const Node& n) {
   return activation;
 }
 
+// A Concat of 4-D activations along the channels (DenseNet's): along the last axis in NHWC.
+bool convertible_concat(const Node& n) {
+  if (std::getenv("MONO_AB_NO_DENSE")) return false;  // TEMPORARY A/B switch
+  if (n.op != OpKind::kConcat || n.outputs.size() != 1 || !n.outputs[0] || n.outputs[0]->type.rank() != 4) return false;
+  const int64_t axis = node_attrs(n).attr_int("axis");
+  if (axis != 1 && axis != -3) return false;
+  for (const Value* in : n.inputs)
+    if (!in || in->is_constant() || in->type.rank() != 4) return false;
+  return true;
+}
+
 bool convertible(const Graph& g, const Node& n) {
-  return convertible_conv(g, n) || convertible_pool(n) || convertible_elementwise(n);
+  return convertible_conv(g, n) || convertible_pool(n) || convertible_concat(n) || convertible_elementwise(n);
 }
 
 // A constant operand of an elementwise node, as its NHWC counterpart reads it.
@@ -156,6 +168,7 @@ class Converter {
     for (Node* n : nodes) {
       Value* y_nhwc = n->op == OpKind::kConv      ? convert_conv(n)
                       : n->op == OpKind::kMaxPool ? convert_pool(n)
+                      : n->op == OpKind::kConcat  ? convert_concat(n)
                                                   : convert_elementwise(n);
       Node* back = g_.insert_node_before(n, OpKind::kTranspose, n->name + ".nchw", {y_nhwc},
                                          {n->outputs[0]->name + ".nchw"}, n->opset);
@@ -231,6 +244,15 @@ class Converter {
     p->attrs = n->attrs;
     p->attrs[kChannelsLastAttr] = int64_t{1};
     return p->outputs[0];
+  }
+
+  Value* convert_concat(Node* n) {
+    std::vector<Value*> ins;
+    for (Value* in : n->inputs) ins.push_back(nhwc(in, n));
+    Node* c = add(n, OpKind::kConcat, n->name + ".nhwc", ins,
+                  TensorType{n->outputs[0]->type.dtype, permute_shape(n->outputs[0]->type.shape, kNchwToNhwc)});
+    c->attrs["axis"] = int64_t{3};
+    return c->outputs[0];
   }
 
   Value* convert_elementwise(Node* n) {

@@ -1,6 +1,12 @@
 // Conv followed by an inference BatchNormalization is one Conv with scaled weights:
 //   W'[o] = W[o] * s[o],  b'[o] = (b[o] - mean[o]) * s[o] + beta[o],  s = gamma / sqrt(var + eps)
+// Any other inference BatchNormalization with constant statistics (a pre-activation network's,
+// DenseNet's after each Concat) is the per-channel affine map it computes:
+//   y = x * s + t,  t = beta - mean * s   (a Mul and an Add with [C, 1, ...] constants)
+// which the elementwise machinery handles everywhere a BatchNormalization would need a case of
+// its own (the channels_last pass converts it with its neighbours; a group takes it as steps).
 #include <cmath>
+#include <cstdlib>
 
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
@@ -48,6 +54,40 @@ bool fold_batch_norm(Graph& g) {
     conv->inputs[1] = w2;
     conv->inputs[2] = b2;
     forward_output(g, bn.get(), 0, conv->outputs[0]);
+    changed = true;
+  }
+  for (Node* bn : nodes_of(g, OpKind::kBatchNormalization)) {
+    if (std::getenv("MONO_AB_NO_DENSE")) break;  // TEMPORARY A/B switch
+    if (bn->outputs.size() != 1 || !bn->outputs[0] || !all_constant(*bn, 1) || use_count(g, bn->outputs[0]) == 0) continue;
+    Value* x = bn->inputs[0];
+    const Shape& xs = x->type.shape;
+    if (xs.size() < 2 || !is_float(x->type.dtype)) continue;
+    const int64_t C = xs[1];
+    const Tensor& gamma = *bn->inputs[1]->constant;
+    const Tensor& beta = *bn->inputs[2]->constant;
+    const Tensor& mean = *bn->inputs[3]->constant;
+    const Tensor& var = *bn->inputs[4]->constant;
+    if (gamma.numel() != C || beta.numel() != C || mean.numel() != C || var.numel() != C) continue;
+    const double eps = node_attrs(*bn).attr_float("epsilon");
+    std::vector<float> scale(C), shift(C);
+    for (int64_t c = 0; c < C; ++c) {
+      const double sc = gamma.as_double(c) / std::sqrt(var.as_double(c) + eps);
+      scale[c] = static_cast<float>(sc);
+      shift[c] = static_cast<float>(beta.as_double(c) - mean.as_double(c) * sc);
+    }
+    Shape cs(xs.size() - 1, 1);  // [C, 1, ...]: broadcasts along axis 1 of x
+    cs[0] = C;
+    const DType dt = x->type.dtype;
+    const int opset = std::max(bn->opset, 7);  // Mul and Add broadcast from opset 7
+    Node* mul = g.insert_node_before(bn, OpKind::kMul, bn->name + ".scale",
+                                     {x, g.add_constant(bn->name + ".bn_scale", Tensor::from_floats(cs, scale, dt))},
+                                     {bn->outputs[0]->name + ".scaled"}, opset);
+    mul->outputs[0]->type = x->type;
+    Node* add = g.insert_node_before(bn, OpKind::kAdd, bn->name + ".shift",
+                                     {mul->outputs[0], g.add_constant(bn->name + ".bn_shift", Tensor::from_floats(cs, shift, dt))},
+                                     {bn->outputs[0]->name + ".affine"}, opset);
+    add->outputs[0]->type = bn->outputs[0]->type;
+    forward_output(g, bn, 0, add->outputs[0]);
     changed = true;
   }
   if (changed) g.remove_dead_code();

@@ -257,6 +257,7 @@ class Generator {
         const Val* v = float_of_rank(4, 4);
         if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
         if (chance(0.2)) return squeeze_excite(*v);
+        if (chance(0.25)) return dense_block(*v);
         const int64_t C = v->shape[1];
         auto kernel = [&] { return chance(0.5) ? 3 : chance(0.5) ? 1 : 5; };
         const int64_t kh = kernel(), kw = chance(0.7) ? kh : kernel();  // each axis its own, sometimes
@@ -449,6 +450,38 @@ class Generator {
     const auto [b, db] = other_operand(x);
     if (!broadcasts(da, db)) return false;
     node(chance(0.5) ? "Sum" : "Mean", {x.name, a, b}, broadcast(broadcast(x.shape, da), db));
+    return true;
+  }
+
+  // An inference BatchNormalization of v: scale, bias and mean random, variances 1 to 3.
+  Val batch_norm(const Val v) {  // a copy: node() grows floats_
+    const int64_t C = v.shape[1];
+    const std::string vn = str_name("c");
+    std::string vals = "[";
+    for (int64_t c = 0; c < C; ++c) vals += (c ? ", " : "") + std::to_string(1 + pick(3)) + ".0";
+    consts_ << "  const %" << vn << ": f32[" << C << "] = " << vals << "]\n";
+    return node("BatchNormalization", {v.name, float_const({C}), float_const({C}), float_const({C}), vn}, v.shape);
+  }
+
+  // A dense block (DenseNet): each layer reads the Concat of every earlier layer's output,
+  // normalizes it (a BatchNormalization no Conv absorbs) and ReLU, a 1x1 then a padded 3x3
+  // Conv. Channel counts are multiples of 8, so the block goes channels-last.
+  bool dense_block(const Val v) {  // a copy: node() grows floats_
+    const int64_t N = v.shape[0], H = v.shape[2], W = v.shape[3];
+    const int64_t grow = 8 * (1 + pick(2)), inner = 8 * (1 + pick(2)), layers = 2 + pick(2);
+    int64_t C = 8 * (1 + pick(2));
+    if (numel({N, C + layers * grow, H, W}) > kMaxElements) return false;
+    std::vector<std::string> features = {node("Conv", {v.name, float_const({C, v.shape[1], 1, 1})}, {N, C, H, W}).name};
+    for (int64_t l = 0; l < layers; ++l) {
+      std::string in = features[0];
+      if (features.size() > 1) in = node("Concat", features, {N, C, H, W}, "axis=1").name;
+      const Val r = node("Relu", {batch_norm(Val{in, {N, C, H, W}}).name}, {N, C, H, W});
+      const Val a = node("Conv", {r.name, float_const({inner, C, 1, 1}), float_const({inner})}, {N, inner, H, W});
+      const Val b = node("Relu", {a.name}, a.shape);
+      features.push_back(node("Conv", {b.name, float_const({grow, inner, 3, 3})}, {N, grow, H, W}, "pads=[1, 1, 1, 1]").name);
+      C += grow;
+    }
+    node("Concat", features, {N, C, H, W}, "axis=1");
     return true;
   }
 
@@ -680,14 +713,7 @@ class Generator {
       default: {
         const Val* v = float_of_rank(4, 4);
         if (!v) return reshape_to_4d(x);
-        const int64_t C = v->shape[1];
-        Dims var;
-        for (int64_t c = 0; c < C; ++c) var.push_back(1 + pick(3));
-        const std::string vn = str_name("c");
-        std::string vals = "[";
-        for (size_t i = 0; i < var.size(); ++i) vals += (i ? ", " : "") + std::to_string(var[i]) + ".0";
-        consts_ << "  const %" << vn << ": f32[" << C << "] = " << vals << "]\n";
-        node("BatchNormalization", {v->name, float_const({C}), float_const({C}), float_const({C}), vn}, v->shape);
+        batch_norm(*v);
         return true;
       }
     }
