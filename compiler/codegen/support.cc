@@ -1,6 +1,7 @@
 #include "compiler/codegen/support.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
@@ -113,6 +114,27 @@ bool strip_conv(const Node& n) {
   for (int64_t i = 0; i < w->constant->numel(); ++i)
     if (!std::isfinite(w->constant->as_double(i))) return false;
   return true;
+}
+
+bool channel_vectors(const KernelPlan& plan, const Group& g) {
+  const Node& n = *g.anchor;
+  if (std::getenv("MONO_AB_NO_VEC8")) return false;  // TEMPORARY A/B switch
+  if (g.kind != GroupKind::kPointwise || g.gate || n.outputs.size() != 1 || !n.outputs[0]) return false;
+  const Shape& ys = n.outputs[0]->type.shape;
+  const int64_t rank = static_cast<int64_t>(ys.size());
+  if (rank < 2 || ys.back() % 8 != 0 || shape_numel(ys) == 0) return false;
+  if (n.op == OpKind::kConcat) {
+    int64_t axis = node_attrs(n).attr_int("axis");
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1) return false;
+    for (const Value* in : n.inputs)
+      if (!in || in->type.shape.size() != ys.size() || in->type.shape.back() % 8 != 0) return false;
+  } else if (!(n.op == OpKind::kMaxPool && channels_last_layout(n))) {
+    return false;
+  }
+  for (const Node* e : g.epilogue)
+    if (e->op == OpKind::kTranspose) return false;
+  return !plan.swapped_last2.count(plan.root(g.output));
 }
 
 int even_strip_height(int64_t rows, int most) { return static_cast<int>(ceil_div(rows, ceil_div(rows, most))); }

@@ -80,6 +80,13 @@ std::string strip_problem(const Node& n, int strip);
 // A strip convolution's strips at height `height`: a work unit of its group (the planner's
 // items and the emitter's loop bound).
 int64_t conv_strips(const Node& n, int height);
+// A pointwise group computed eight channels a thread (emit/pointwise.cc emit_channel_vectors):
+// its anchor is a Concat along the last axis of inputs whose last axes are whole multiples of 8
+// (DenseNet's, channels-last), or a channels-last MaxPool of a multiple of 8 channels, and its
+// steps keep the anchor's layout (no Transpose, no swapped store). A thread's eight elements
+// are one 16-byte vector where a buffer is fp16 and Mono's own. The planner counts a unit of
+// work per eight elements.
+bool channel_vectors(const KernelPlan& plan, const Group& g);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);

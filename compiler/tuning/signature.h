@@ -67,7 +67,10 @@ namespace mono::tuning {
 //  17 (2026-11-26): grouped and depthwise convolutions compute a strip of outputs down a column
 //     per thread (emit/pointwise.cc emit_conv_strips; PointwiseSchedule::strip, a new knob that a
 //     pointwise schedule's JSON carries as "strip") (issue 20).
-constexpr int kSignatureVersion = 17;
+//  18 (2026-11-26): channel Concats and BatchNormalizations no Conv absorbs join channels-last
+//     regions (DenseNet); Concats along the last axis and channels-last MaxPools compute eight
+//     channels a thread (support.h channel_vectors) (issue 20).
+constexpr int kSignatureVersion = 18;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

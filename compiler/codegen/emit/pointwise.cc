@@ -314,6 +314,85 @@ GroupWork emit_conv_strips(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// A pointwise group eight channels a thread (support.h channel_vectors): the thread's eight
+// consecutive elements of the last axis are one 16-byte load per input (fp16 in Mono's own
+// buffers; elsewhere eight loads) and one 16-byte store, and the anchor's index arithmetic (a
+// Concat's choice of input, a pool's window) is done once for all eight. The steps run per
+// element at flat index i, as in every pointwise group.
+GroupWork emit_channel_vectors(Module& m, const Group& g) {
+  const Node& n = *g.anchor;
+  const KernelPlan& plan = m.plan;
+  ParamList params(m);
+  Expressions ex(plan, params);
+  const Shape& ys = n.outputs[0]->type.shape;
+  const int64_t rank = static_cast<int64_t>(ys.size());
+  const std::string last = str_cat("o", rank - 1);
+  const bool f16 = plan.dtype_of(n.outputs[0]) == DType::kF16;
+  auto vector = [&](const Value* v) { return f16 && plan.dtype_of(v) == DType::kF16 && plan.own_buffer(v); };
+  // Statements setting av[0..7] from x's eight elements at `off`.
+  auto load8 = [&](const Value* x, const std::string& off, const std::string& role, const std::string& ind) {
+    if (vector(x))
+      return str_cat(ind, "const u32x4 q = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, role), " + (", off, "));\n", ind,
+                     "const half_t* h = reinterpret_cast<const half_t*>(&q);\n", ind, "#pragma unroll\n", ind,
+                     "for (int j = 0; j < 8; ++j) av[j] = to_float(h[j]);\n");
+    return str_cat(ind, "#pragma unroll\n", ind, "for (int j = 0; j < 8; ++j) av[j] = ", ex.load(x, str_cat("(", off, ") + j"), role), ";\n");
+  };
+  const int ilp = g.pointwise.ilp;
+  std::string body = str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
+                             "    const long long t = ((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x;  // eight channels\n",
+                             "    if (t >= ", shape_numel(ys) / 8, "LL) return;\n", "    const long long i0 = t * 8;\n");
+  body += decompose("i0", ys, "o");
+  body += "    float av[8];\n";
+  if (n.op == OpKind::kConcat) {  // every input's last axis is whole vectors: the eight are in one input
+    int64_t base = 0;
+    bool first = true;
+    for (int k = 0; k < n.num_inputs(); ++k) {
+      const Shape& xs = n.inputs[k]->type.shape;
+      if (xs.back() == 0) continue;
+      std::vector<std::string> idx(rank);
+      for (int64_t d = 0; d < rank; ++d) idx[d] = d == rank - 1 ? str_cat("(", last, " - ", base, "LL)") : str_cat("o", d);
+      body += str_cat("    ", first ? "" : "else ", "if (", last, " < ", base + xs.back(), "LL) {\n",
+                      load8(n.inputs[k], linear(idx, xs), str_cat("in", k), "      "), "    }\n");
+      base += xs.back();
+      first = false;
+    }
+  } else {  // a channels-last MaxPool: every load of the window first, unconditionally (a padding position reads element 0)
+    const Value* x = n.inputs[0];
+    const Shape& xs = x->type.shape;  // [N][H][W][C]
+    const WindowGeometry geo = pool_geometry(n);
+    const int64_t window = geo.kernel[0] * geo.kernel[1];
+    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] = -__int_as_float(0x7f800000);\n");
+    body += str_cat("    bool in[", window, "];\n");
+    body += vector(x) ? str_cat("    u32x4 q[", window, "];\n") : "";
+    std::string loop = str_cat("#pragma unroll\n    for (int k0 = 0; k0 < ", geo.kernel[0], "; ++k0) {\n    const int x0 = o1 * ", geo.strides[0],
+                               " - ", geo.pad_begin[0], " + k0 * ", geo.dilations[0], ";\n",
+                               "#pragma unroll\n    for (int k1 = 0; k1 < ", geo.kernel[1], "; ++k1) {\n    const int x1 = o2 * ", geo.strides[1],
+                               " - ", geo.pad_begin[1], " + k1 * ", geo.dilations[1], ";\n",
+                               "    const int w = k0 * ", geo.kernel[1], " + k1;\n",
+                               "    in[w] = x0 >= 0 && x0 < ", xs[1], " && x1 >= 0 && x1 < ", xs[2], ";\n");
+    const std::string off = str_cat("in[w] ? ((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + ", last, " : 0LL");
+    if (vector(x)) {
+      body += loop + str_cat("    q[w] = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n    }\n    }\n");
+      body += str_cat("#pragma unroll\n    for (int w = 0; w < ", window, "; ++w) {\n      const half_t* h = reinterpret_cast<const half_t*>(&q[w]);\n",
+                      "#pragma unroll\n      for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], to_float(h[j]));\n    }\n");
+    } else {
+      body += loop + str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], ",
+                             ex.load(x, str_cat("(", off, ") + j"), "x"), ");\n    }\n    }\n");
+    }
+  }
+  const Value* out = g.output;
+  std::set<const Value*> written = {plan.root(out)};
+  const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
+  MONO_CHECK(steps.store_index == "i", n.describe(), ": a channel-vector group must store at its flat index");
+  const bool vector_out = vector(out);
+  const std::string out_ref = params.ref(out, {}, "out");
+  if (vector_out) body += "    u32x4 rq;\n    half_t* r = reinterpret_cast<half_t*>(&rq);\n";
+  body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const long long i = i0 + j;\n      float v = av[j];\n", steps.code);
+  body += vector_out ? str_cat("      r[j] = ", ex.store(DType::kF16, "v"), ";\n    }\n    *reinterpret_cast<u32x4*>(", out_ref, " + i0) = rq;\n  }\n")
+                     : str_cat("      ", out_ref, "[i] = ", ex.store(plan.dtype_of(out), "v"), ";\n    }\n  }\n");
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
 }  // namespace
 
 GroupWork emit_pointwise(Module& m, const Group& g) {
@@ -323,6 +402,7 @@ GroupWork emit_pointwise(Module& m, const Group& g) {
   GemvForm gemv;
   if (gemv_form(n, &gemv)) return emit_gemv(m, g, gemv);
   if (g.pointwise.strip > 0) return emit_conv_strips(m, g);
+  if (channel_vectors(m.plan, g)) return emit_channel_vectors(m, g);
   ParamList params(m);
   Expressions ex(m.plan, params);
   const Value* out = g.output;

@@ -235,6 +235,7 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
   p.elements = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
   if (grp.anchor->op == OpKind::kGlobalAveragePool) p.elements *= 32;  // a warp per output (emit/pointwise.cc)
   if (grp.pointwise.strip > 0) p.elements = conv_strips(*grp.anchor, grp.pointwise.strip);  // a strip a thread
+  if (channel_vectors(plan, grp)) p.elements /= 8;  // eight channels a thread
   p.bytes = 2.0 * static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));
   GemvForm f;
   if (gemv_form(*grp.anchor, &f)) {  // lanes per output; the weights are what moves

@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 2 ----
   // group 2: /stem/stem.3/MaxPool.nhwc (MaxPool)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
     g2_max_pool(item, t_stem_stem_2_Relu_nhwc_y, t_stem_stem_3_MaxPool_nhwc_y);
     __syncthreads();
   }
