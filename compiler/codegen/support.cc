@@ -7,6 +7,7 @@
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
 #include "compiler/ops/softmax.h"
+#include "compiler/ops/transpose.h"
 
 namespace mono {
 
@@ -116,10 +117,20 @@ bool strip_conv(const Node& n) {
   return true;
 }
 
+bool padded_to_channels_last(const Group& g) {
+  if (std::getenv("MONO_AB_NO_PADVEC")) return false;  // TEMPORARY A/B switch
+  const Node& n = *g.anchor;
+  if (n.op != OpKind::kPad || g.epilogue.size() != 1 || g.epilogue[0]->op != OpKind::kTranspose) return false;
+  const Value* y = g.epilogue[0]->outputs[0];
+  return n.outputs[0]->type.rank() == 4 && transpose_perm(*g.epilogue[0]) == kNchwToNhwc && y->type.shape.back() == 8 &&
+         y->type.numel() > 0;
+}
+
 bool channel_vectors(const KernelPlan& plan, const Group& g) {
   const Node& n = *g.anchor;
-  if (std::getenv("MONO_AB_NO_VEC8")) return false;  // TEMPORARY A/B switch
   if (g.kind != GroupKind::kPointwise || g.gate || n.outputs.size() != 1 || !n.outputs[0]) return false;
+  if (plan.swapped_last2.count(plan.root(g.output))) return false;
+  if (padded_to_channels_last(g)) return true;
   const Shape& ys = n.outputs[0]->type.shape;
   const int64_t rank = static_cast<int64_t>(ys.size());
   if (rank < 2 || ys.back() % 8 != 0 || shape_numel(ys) == 0) return false;
@@ -134,7 +145,7 @@ bool channel_vectors(const KernelPlan& plan, const Group& g) {
   }
   for (const Node* e : g.epilogue)
     if (e->op == OpKind::kTranspose) return false;
-  return !plan.swapped_last2.count(plan.root(g.output));
+  return true;
 }
 
 int even_strip_height(int64_t rows, int most) { return static_cast<int>(ceil_div(rows, ceil_div(rows, most))); }

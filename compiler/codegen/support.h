@@ -83,10 +83,15 @@ int64_t conv_strips(const Node& n, int height);
 // A pointwise group computed eight channels a thread (emit/pointwise.cc emit_channel_vectors):
 // its anchor is a Concat along the last axis of inputs whose last axes are whole multiples of 8
 // (DenseNet's, channels-last), or a channels-last MaxPool of a multiple of 8 channels, and its
-// steps keep the anchor's layout (no Transpose, no swapped store). A thread's eight elements
-// are one 16-byte vector where a buffer is fp16 and Mono's own. The planner counts a unit of
-// work per eight elements.
+// steps keep the anchor's layout (no Transpose, no swapped store); or it is an image padded to
+// 8 channels and stored channels-last (padded_to_channels_last). A thread's eight elements are
+// one 16-byte vector where a buffer is fp16 and Mono's own. The planner counts a unit of work
+// per eight elements.
 bool channel_vectors(const KernelPlan& plan, const Group& g);
+// A Pad of an NCHW image whose one step is its Transpose to NHWC, 8 channels (the channels_last
+// pass's entry for an image of 3): each thread stores one pixel's 8 channels, the lanes of a
+// warp on consecutive pixels, so that its reads of each channel plane stay contiguous.
+bool padded_to_channels_last(const Group& g);
 // Dynamic shared memory of a GEMM tile configuration (must match GemmF16 / GemmF32::kSmemBytes,
 // compiler/codegen/device/gemm_f16.cuh and gemm_f32.cuh).
 int gemm_smem_bytes(bool f16, int bm, int bn, int bk, int stages);

@@ -19,7 +19,6 @@
 // transposes: each transpose costs a pass over its tensor, and a region of one or two
 // convolutions between depthwise ones (MobileNet's) would gain less than that.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -90,7 +89,6 @@ bool convertible_elementwise(const Node& n) {
 
 // A Concat of 4-D activations along the channels (DenseNet's): along the last axis in NHWC.
 bool convertible_concat(const Node& n) {
-  if (std::getenv("MONO_AB_NO_DENSE")) return false;  // TEMPORARY A/B switch
   if (n.op != OpKind::kConcat || n.outputs.size() != 1 || !n.outputs[0] || n.outputs[0]->type.rank() != 4) return false;
   const int64_t axis = node_attrs(n).attr_int("axis");
   if (axis != 1 && axis != -3) return false;

@@ -6,7 +6,6 @@
 // which the elementwise machinery handles everywhere a BatchNormalization would need a case of
 // its own (the channels_last pass converts it with its neighbours; a group takes it as steps).
 #include <cmath>
-#include <cstdlib>
 
 #include "compiler/ops/op.h"
 #include "compiler/ops/pool.h"
@@ -57,7 +56,6 @@ bool fold_batch_norm(Graph& g) {
     changed = true;
   }
   for (Node* bn : nodes_of(g, OpKind::kBatchNormalization)) {
-    if (std::getenv("MONO_AB_NO_DENSE")) break;  // TEMPORARY A/B switch
     if (bn->outputs.size() != 1 || !bn->outputs[0] || !all_constant(*bn, 1) || use_count(g, bn->outputs[0]) == 0) continue;
     Value* x = bn->inputs[0];
     const Shape& xs = x->type.shape;

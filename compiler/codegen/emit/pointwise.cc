@@ -318,13 +318,18 @@ GroupWork emit_conv_strips(Module& m, const Group& g) {
 // consecutive elements of the last axis are one 16-byte load per input (fp16 in Mono's own
 // buffers; elsewhere eight loads) and one 16-byte store, and the anchor's index arithmetic (a
 // Concat's choice of input, a pool's window) is done once for all eight. The steps run per
-// element at flat index i, as in every pointwise group.
+// element at flat index i, as in every pointwise group. An image padded to 8 channels and
+// stored channels-last (padded_to_channels_last) runs in the stored order instead: a pixel a
+// thread, its eight channels read from eight planes (a stem's Pad stage took 4.86 us of
+// resnet50's 349 with each thread storing 2 bytes 16 bytes apart; H100, bench/runs/run133).
 GroupWork emit_channel_vectors(Module& m, const Group& g) {
   const Node& n = *g.anchor;
   const KernelPlan& plan = m.plan;
   ParamList params(m);
   Expressions ex(plan, params);
-  const Shape& ys = n.outputs[0]->type.shape;
+  const Value* out = g.output;
+  const bool padded = padded_to_channels_last(g);
+  const Shape& ys = padded ? out->type.shape : n.outputs[0]->type.shape;  // the order the threads take
   const int64_t rank = static_cast<int64_t>(ys.size());
   const std::string last = str_cat("o", rank - 1);
   const bool f16 = plan.dtype_of(n.outputs[0]) == DType::kF16;
@@ -340,10 +345,13 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
   const int ilp = g.pointwise.ilp;
   std::string body = str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
                              "    const long long t = ((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x;  // eight channels\n",
-                             "    if (t >= ", shape_numel(ys) / 8, "LL) return;\n", "    const long long i0 = t * 8;\n");
-  body += decompose("i0", ys, "o");
+                             "    if (t >= ", shape_numel(ys) / 8, "LL) return;\n", "    const long long i8 = t * 8;\n");
+  body += decompose("i8", ys, padded ? "s" : "o");
   body += "    float av[8];\n";
-  if (n.op == OpKind::kConcat) {  // every input's last axis is whole vectors: the eight are in one input
+  if (padded) {  // stored [N][H][W][8] = the Pad's [N][8][H][W]: anchor index (s0, j, s1, s2)
+    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const int o0 = s0, o1 = j, o2 = s1, o3 = s2;\n      (void)s3;\n",
+                    anchor_code(ex, plan, n), "      av[j] = v;\n    }\n");
+  } else if (n.op == OpKind::kConcat) {  // every input's last axis is whole vectors: the eight are in one input
     int64_t base = 0;
     bool first = true;
     for (int k = 0; k < n.num_inputs(); ++k) {
@@ -380,15 +388,18 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
                              ex.load(x, str_cat("(", off, ") + j"), "x"), ");\n    }\n    }\n");
     }
   }
-  const Value* out = g.output;
+  std::string steps_code;  // the padded image's one step is the layout its threads already take
+  if (!padded) {
+    const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
+    MONO_CHECK(steps.store_index == "i", n.describe(), ": a channel-vector group must store at its flat index");
+    steps_code = steps.code;
+  }
   std::set<const Value*> written = {plan.root(out)};
-  const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
-  MONO_CHECK(steps.store_index == "i", n.describe(), ": a channel-vector group must store at its flat index");
   const bool vector_out = vector(out);
   const std::string out_ref = params.ref(out, {}, "out");
   if (vector_out) body += "    u32x4 rq;\n    half_t* r = reinterpret_cast<half_t*>(&rq);\n";
-  body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const long long i = i0 + j;\n      float v = av[j];\n", steps.code);
-  body += vector_out ? str_cat("      r[j] = ", ex.store(DType::kF16, "v"), ";\n    }\n    *reinterpret_cast<u32x4*>(", out_ref, " + i0) = rq;\n  }\n")
+  body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const long long i = i8 + j;\n      float v = av[j];\n", steps_code);
+  body += vector_out ? str_cat("      r[j] = ", ex.store(DType::kF16, "v"), ";\n    }\n    *reinterpret_cast<u32x4*>(", out_ref, " + i8) = rq;\n  }\n")
                      : str_cat("      ", out_ref, "[i] = ", ex.store(plan.dtype_of(out), "v"), ";\n    }\n  }\n");
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }

@@ -4,8 +4,8 @@ __device__ __forceinline__ void g2_max_pool(int item, const float* __restrict__ 
   for (int e = 0; e < 1; ++e) {
     const long long t = ((long long)item * 1 + e) * MONO_THREADS + threadIdx.x;  // eight channels
     if (t >= 128LL) return;
-    const long long i0 = t * 8;
-    int o_rest = (int)(i0);
+    const long long i8 = t * 8;
+    int o_rest = (int)(i8);
     const int o3 = o_rest % 16; o_rest /= 16;
     const int o2 = o_rest % 8; o_rest /= 8;
     const int o1 = o_rest % 8; o_rest /= 8;
@@ -29,7 +29,7 @@ __device__ __forceinline__ void g2_max_pool(int item, const float* __restrict__ 
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-      const long long i = i0 + j;
+      const long long i = i8 + j;
       float v = av[j];
       out[i] = from_float<float>(v);
     }

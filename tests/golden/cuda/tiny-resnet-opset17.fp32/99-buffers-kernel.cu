@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 0 ----
   // group 0: /stem/stem.0/Conv.nhwc.pad (Pad) + /stem/stem.0/Conv.nhwc.pad.y.nhwc_t (Transpose)
-  for (int item = blockIdx.x; item < 32; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g0_pad(item, in_input, t_stem_stem_0_Conv_nhwc_pad_y_nhwc);
     __syncthreads();
   }
