@@ -130,6 +130,7 @@ bool channel_vectors(const KernelPlan& plan, const Group& g) {
   const Node& n = *g.anchor;
   if (g.kind != GroupKind::kPointwise || g.gate || n.outputs.size() != 1 || !n.outputs[0]) return false;
   if (plan.swapped_last2.count(plan.root(g.output))) return false;
+  if (!is_float(plan.dtype_of(n.outputs[0]))) return false;  // av[] and the steps run in float
   if (padded_to_channels_last(g)) return true;
   const Shape& ys = n.outputs[0]->type.shape;
   const int64_t rank = static_cast<int64_t>(ys.size());

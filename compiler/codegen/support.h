@@ -81,7 +81,7 @@ std::string strip_problem(const Node& n, int strip);
 // items and the emitter's loop bound).
 int64_t conv_strips(const Node& n, int height);
 // A pointwise group computed eight channels a thread (emit/pointwise.cc emit_channel_vectors):
-// its anchor is a Concat along the last axis of inputs whose last axes are whole multiples of 8
+// its values are floats (the eight are held as float), its anchor is a Concat along the last axis of inputs whose last axes are whole multiples of 8
 // (DenseNet's, channels-last), or a channels-last MaxPool of a multiple of 8 channels, and its
 // steps keep the anchor's layout (no Transpose, no swapped store); or it is an image padded to
 // 8 channels and stored channels-last (padded_to_channels_last). A thread's eight elements are

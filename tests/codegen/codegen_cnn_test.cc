@@ -1,6 +1,6 @@
 // The code generator on convolutional networks, without a GPU: channels-last geometry, one-row
 // products as GEMVs, squeeze-and-excitation gates, grouped and depthwise convolutions in strips,
-// the convolution cost model's defaults. (codegen_test.cc: every tiny model and the GEMM,
+// the convolution cost model's defaults, pointwise groups eight channels a thread. (codegen_test.cc: every tiny model and the GEMM,
 // attention and epilogue paths.)
 #include <gtest/gtest.h>
 
@@ -81,6 +81,47 @@ TEST(Codegen, OneRowProductsWithConstantWeightsAreGemvs) {
       const BuiltKernel b = build_kernel(*g, po, "gemv", nvrtc, /*compile=*/true);
       EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
     }
+  }
+}
+
+// A Concat along the last axis of whole 8-element vectors (DenseNet's, channels-last) runs
+// eight channels a thread (support.h channel_vectors): 16-byte loads of Mono's own fp16 buffers
+// and a 16-byte store, the steps per element, a unit of work per eight elements. Integers (held
+// as float they would round above 2^24), widths that are not whole vectors and other axes keep
+// one element a thread.
+TEST(Codegen, ConcatsOfWholeVectorsRunEightChannelsAThread) {
+  struct Case { const char* body; bool vectors; };
+  const Case cases[] = {
+      {"  input %x: f32[2,3,16]\n  input %y: f32[2,3,8]\n  const %k: f32[24] = <24 elements>\n"
+       "  %a = Relu(%x)\n  %b = Sigmoid(%y)\n  %c = Concat(%a, %b) {axis=2}\n  %d = Add(%c, %k)\n  %e = Relu(%d)\n"
+       "  %f = Sigmoid(%e)\n  %h = Tanh(%e)\n  output %f\n  output %h\n", true},
+      {"  input %x: i64[2,16]\n  input %y: i64[2,8]\n  %c = Concat(%x, %y) {axis=1}\n  %d = Mul(%c, %c)\n  output %d\n", false},
+      {"  input %x: f32[2,3,12]\n  input %y: f32[2,3,8]\n  %a = Relu(%x)\n  %b = Relu(%y)\n"
+       "  %c = Concat(%a, %b) {axis=2}\n  %e = Relu(%c)\n  output %e\n", false},
+      {"  input %x: f32[2,16,8]\n  input %y: f32[2,8,8]\n  %a = Relu(%x)\n  %b = Relu(%y)\n"
+       "  %c = Concat(%a, %b) {axis=1}\n  %e = Relu(%c)\n  output %e\n", false},
+  };
+  for (const Case& c : cases) {
+    auto g = ir_graph(std::string("graph g (opset 20) {\n") + c.body + "}\n");
+    PlanOptions po;
+    po.settings.precision = Precision::kF16;
+    const KernelPlan plan = plan_kernel(*g, po);
+    const Group* concat = nullptr;
+    for (const Group& grp : plan.groups)
+      if (grp.anchor->op == OpKind::kConcat) concat = &grp;
+    ASSERT_NE(concat, nullptr) << c.body;
+    EXPECT_EQ(channel_vectors(plan, *concat), c.vectors) << c.body;
+    const int64_t elements = concat->anchor->outputs[0]->type.numel() / (c.vectors ? 8 : 1);
+    EXPECT_EQ(concat->items, ceil_div(elements, int64_t{plan.ctx.threads} * concat->pointwise.ilp)) << c.body;
+    const std::string src = emit_cuda(*g, plan, "test");
+    EXPECT_EQ(src.find("// eight channels") != std::string::npos, c.vectors) << src;
+    if (!c.vectors) continue;
+    EXPECT_NE(src.find("const u32x4 q = *reinterpret_cast<const u32x4*>(in0 + "), std::string::npos) << src;
+    EXPECT_NE(src.find("*reinterpret_cast<u32x4*>(out + i8) = rq;"), std::string::npos) << src;
+    NvrtcOptions nvrtc;
+    nvrtc.sm_arch = 90;
+    const BuiltKernel b = build_kernel(*g, po, "concat", nvrtc, /*compile=*/true);
+    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
   }
 }
 

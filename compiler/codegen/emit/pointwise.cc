@@ -371,7 +371,10 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
     const int64_t window = geo.kernel[0] * geo.kernel[1];
     body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] = -__int_as_float(0x7f800000);\n");
     body += str_cat("    bool in[", window, "];\n");
-    body += vector(x) ? str_cat("    u32x4 q[", window, "];\n") : "";
+    // Up to 16 positions are all loaded before the first maximum; a larger window (its vectors
+    // would fill registers) takes the maximum of each vector as it arrives.
+    const bool prefetch = vector(x) && window <= 16;
+    body += prefetch ? str_cat("    u32x4 q[", window, "];\n") : "";
     std::string loop = str_cat("#pragma unroll\n    for (int k0 = 0; k0 < ", geo.kernel[0], "; ++k0) {\n    const int x0 = o1 * ", geo.strides[0],
                                " - ", geo.pad_begin[0], " + k0 * ", geo.dilations[0], ";\n",
                                "#pragma unroll\n    for (int k1 = 0; k1 < ", geo.kernel[1], "; ++k1) {\n    const int x1 = o2 * ", geo.strides[1],
@@ -379,10 +382,14 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
                                "    const int w = k0 * ", geo.kernel[1], " + k1;\n",
                                "    in[w] = x0 >= 0 && x0 < ", xs[1], " && x1 >= 0 && x1 < ", xs[2], ";\n");
     const std::string off = str_cat("in[w] ? ((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + ", last, " : 0LL");
-    if (vector(x)) {
+    if (prefetch) {
       body += loop + str_cat("    q[w] = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n    }\n    }\n");
       body += str_cat("#pragma unroll\n    for (int w = 0; w < ", window, "; ++w) {\n      const half_t* h = reinterpret_cast<const half_t*>(&q[w]);\n",
                       "#pragma unroll\n      for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], to_float(h[j]));\n    }\n");
+    } else if (vector(x)) {
+      body += loop + str_cat("    const u32x4 q = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n",
+                             "    const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
+                             "#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], to_float(h[j]));\n    }\n    }\n");
     } else {
       body += loop + str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], ",
                              ex.load(x, str_cat("(", off, ") + j"), "x"), ");\n    }\n    }\n");
