@@ -3,6 +3,7 @@
 #include "compiler/codegen/cost_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -218,6 +219,7 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
   std::vector<Tile> tiles = f16 ? std::vector<Tile>{{64, 128, 32, 3}, {64, 64, 64, 4}, {32, 64, 64, 4}}
                                 : std::vector<Tile>{{64, 64, 16, 2}, {32, 64, 16, 2}};
   if (f16 && conv) tiles.push_back({64, 64, 32, 3});
+  if (f16 && std::getenv("MONO_AB_BN32")) tiles.push_back({32, 32, 64, 4});  // TEMPORARY A/B switch
   int wm, wn;
   gemm_warps(ctx.threads, &wm, &wn);
   std::vector<GemmSchedule> out;
