@@ -1,7 +1,6 @@
 #include "compiler/codegen/support.h"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "compiler/ops/layer_normalization.h"
 #include "compiler/ops/op.h"
@@ -118,7 +117,6 @@ bool strip_conv(const Node& n) {
 }
 
 bool padded_to_channels_last(const Group& g) {
-  if (std::getenv("MONO_AB_NO_PADVEC")) return false;  // TEMPORARY A/B switch
   const Node& n = *g.anchor;
   if (n.op != OpKind::kPad || g.epilogue.size() != 1 || g.epilogue[0]->op != OpKind::kTranspose) return false;
   const Value* y = g.epilogue[0]->outputs[0];

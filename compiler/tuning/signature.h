@@ -69,7 +69,8 @@ namespace mono::tuning {
 //     pointwise schedule's JSON carries as "strip") (issue 20).
 //  18 (2026-11-26): channel Concats and BatchNormalizations no Conv absorbs join channels-last
 //     regions (DenseNet); Concats along the last axis and channels-last MaxPools compute eight
-//     channels a thread (support.h channel_vectors) (issue 20).
+//     channels a thread (support.h channel_vectors), as does an image padded to 8 channels
+//     stored channels-last; a 32x32x64 fp16 tile joins the GEMM menu (issue 20).
 constexpr int kSignatureVersion = 18;
 
 struct GroupSignature {

@@ -7,34 +7,34 @@
 #define t_layer_norm ((half_t*)(p.arena + 2048))  // f16[1,16,64]
 #define w_m_embeddings_LayerNorm_weight ((const half_t*)(p.weights + 132096))  // f16[64]
 #define w_m_embeddings_LayerNorm_bias ((const half_t*)(p.weights + 132352))  // f16[64]
-#define w_val_37_nk_tiles ((const half_t*)(p.weights + 132608))  // f16[64,64] packed nk@t64x64s
+#define w_val_37_nk_tiles ((const half_t*)(p.weights + 132608))  // f16[64,64] packed nk@t32x64s
 #define t_val_78 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
-#define w_val_45_nk_tiles ((const half_t*)(p.weights + 141056))  // f16[64,64] packed nk@t64x64s
+#define w_val_45_nk_tiles ((const half_t*)(p.weights + 141056))  // f16[64,64] packed nk@t32x64s
 #define t_val_80 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
-#define w_val_53_nk_tiles ((const half_t*)(p.weights + 149248))  // f16[64,64] packed nk@t64x64s
+#define w_val_53_nk_tiles ((const half_t*)(p.weights + 149248))  // f16[64,64] packed nk@t32x64s
 #define t_transpose_2 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
 #define t_transpose_3 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
-#define w_val_94_nk_tiles ((const half_t*)(p.weights + 157696))  // f16[64,64] packed nk@t64x64s
+#define w_val_94_nk_tiles ((const half_t*)(p.weights + 157696))  // f16[64,64] packed nk@t32x64s
 #define t_add_4 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define t_layer_norm_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
-#define w_val_98_nk_tiles ((const half_t*)(p.weights + 165888))  // f16[64,128] packed nk@t64x64s
+#define w_val_98_nk_tiles ((const half_t*)(p.weights + 165888))  // f16[64,128] packed nk@t32x64s
 #define t_gelu ((half_t*)(p.arena + 6144))  // f16[1,16,128]
-#define w_val_100_nk_tiles ((const half_t*)(p.weights + 182272))  // f16[128,64] packed nk@t64x128s
+#define w_val_100_nk_tiles ((const half_t*)(p.weights + 182272))  // f16[128,64] packed nk@t32x128s
 #define t_add_5 ((half_t*)(p.arena + 2048))  // f16[1,16,64]
 #define t_layer_norm_2 ((half_t*)(p.arena + 0))  // f16[1,16,64]
-#define w_val_104_nk_tiles ((const half_t*)(p.weights + 198656))  // f16[64,64] packed nk@t64x64s
+#define w_val_104_nk_tiles ((const half_t*)(p.weights + 198656))  // f16[64,64] packed nk@t32x64s
 #define t_val_142 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
-#define w_val_112_nk_tiles ((const half_t*)(p.weights + 206848))  // f16[64,64] packed nk@t64x64s
+#define w_val_112_nk_tiles ((const half_t*)(p.weights + 206848))  // f16[64,64] packed nk@t32x64s
 #define t_val_144 ((half_t*)(p.arena + 8192))  // f16[1,4,16,16]
-#define w_val_120_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t64x64s
+#define w_val_120_nk_tiles ((const half_t*)(p.weights + 215040))  // f16[64,64] packed nk@t32x64s
 #define t_transpose_6 ((half_t*)(p.arena + 12288))  // f16[1,4,16,16]
 #define t_transpose_7 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
-#define w_val_158_nk_tiles ((const half_t*)(p.weights + 223232))  // f16[64,64] packed nk@t64x64s
+#define w_val_158_nk_tiles ((const half_t*)(p.weights + 223232))  // f16[64,64] packed nk@t32x64s
 #define t_add_6 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define t_layer_norm_3 ((half_t*)(p.arena + 0))  // f16[1,16,64]
-#define w_val_162_nk_tiles ((const half_t*)(p.weights + 231424))  // f16[64,128] packed nk@t64x64s
+#define w_val_162_nk_tiles ((const half_t*)(p.weights + 231424))  // f16[64,128] packed nk@t32x64s
 #define t_gelu_1 ((half_t*)(p.arena + 6144))  // f16[1,16,128]
-#define w_val_164_nk_tiles ((const half_t*)(p.weights + 247808))  // f16[128,64] packed nk@t64x128s
+#define w_val_164_nk_tiles ((const half_t*)(p.weights + 247808))  // f16[128,64] packed nk@t32x128s
 #define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
 
@@ -61,10 +61,10 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 2: node_MatMul_36 (MatMul) + node_transpose (Transpose) + node_Mul_76 (Mul)
   // group 3: node_MatMul_44 (MatMul) + node_Reshape_74.transpose.transpose (Transpose) + node_Mul_78 (Mul)
   // group 4: node_MatMul_52 (MatMul) + node_transpose_2 (Transpose)
-  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    if (item < 1) g2_mat_mul(item, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    else if (item < 2) g3_mat_mul(item - 1, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    else g4_mat_mul(item - 2, t_layer_norm, w_val_53_nk_tiles, G4Epilogue{t_layer_norm, w_val_53_nk_tiles, t_transpose_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
+    if (item < 2) g2_mat_mul(item, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    else if (item < 4) g3_mat_mul(item - 2, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
+    else g4_mat_mul(item - 4, t_layer_norm, w_val_53_nk_tiles, G4Epilogue{t_layer_norm, w_val_53_nk_tiles, t_transpose_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 4 ----
   // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 6 ----
   // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g10_mat_mul(item, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
@@ -103,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 7 ----
   // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
   }
@@ -121,10 +121,10 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
   // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
   // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
-  for (int item = blockIdx.x; item < 3; item += gridDim.x) {
-    if (item < 1) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    else if (item < 2) g3_mat_mul(item - 1, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    else g4_mat_mul(item - 2, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
+    if (item < 2) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else if (item < 4) g3_mat_mul(item - 2, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else g4_mat_mul(item - 4, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
   grid_barrier(p.sync);
@@ -139,7 +139,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 11 ----
   // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
@@ -155,7 +155,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 13 ----
   // group 21: node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g10_mat_mul(item, t_layer_norm_3, w_val_162_nk_tiles, G10Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
@@ -163,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 14 ----
   // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
-  for (int item = blockIdx.x; item < 1; item += gridDim.x) {
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
   }
