@@ -125,6 +125,31 @@ TEST(Codegen, ConcatsOfWholeVectorsRunEightChannelsAThread) {
   }
 }
 
+// An image's 3 channels padded to 8 and transposed to NHWC on entry to a channels-last region
+// (tiny-resnet's stem) run a pixel a thread: its 8 channels one 16-byte store in fp16, a unit
+// of work per pixel.
+TEST(Codegen, APaddedImageIsStoredAPixelAThread) {
+  LoadResult loaded = load_tiny("tiny-resnet-opset20");
+  for (Precision precision : {Precision::kF32, Precision::kF16}) {
+    PlanOptions po;
+    po.settings.precision = precision;
+    const KernelPlan plan = plan_kernel(*loaded.graph, po);
+    const Group& pad = plan.groups[0];
+    ASSERT_EQ(pad.anchor->op, OpKind::kPad);
+    EXPECT_TRUE(padded_to_channels_last(pad));
+    EXPECT_TRUE(channel_vectors(plan, pad));
+    const Shape& stored = pad.output->type.shape;  // [1, 32, 32, 8]
+    ASSERT_EQ(stored.back(), 8);
+    EXPECT_EQ(pad.items, ceil_div(stored[0] * stored[1] * stored[2], int64_t{plan.ctx.threads} * pad.pointwise.ilp));
+    const std::string src = emit_cuda(*loaded.graph, plan, "test");
+    const size_t at = src.find("void g0_pad(");
+    ASSERT_NE(at, std::string::npos);
+    const std::string fn = src.substr(at, src.find("\n}\n", at) - at);
+    EXPECT_NE(fn.find("const int o0 = s0, o1 = j, o2 = s1, o3 = s2;"), std::string::npos) << fn;
+    EXPECT_EQ(fn.find("*reinterpret_cast<u32x4*>(out + i8) = rq;") != std::string::npos, precision == Precision::kF16) << fn;
+  }
+}
+
 // Squeeze-and-excitation: the excite GEMV takes the gate Mul as its last step (Group::gate) and
 // writes the gated image itself, so the block is GAP, squeeze, excite-and-gate: three stages.
 // Exporters' SiLU (Mul(x, Sigmoid(x))) is one Swish step of the squeeze.
