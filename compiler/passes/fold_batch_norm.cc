@@ -57,10 +57,13 @@ bool fold_batch_norm(Graph& g) {
     const int64_t out_ch = W.shape()[0];
     const int64_t per_ch = out_ch ? W.numel() / out_ch : 0;
     if (!affine_of(*bn, out_ch, &s, &t)) continue;
+    const Tensor& beta = *bn->inputs[2]->constant;
+    const Tensor& mean = *bn->inputs[3]->constant;
     std::vector<float> w_new(W.numel()), b_new(out_ch);
     for (int64_t o = 0; o < out_ch; ++o) {
       for (int64_t k = 0; k < per_ch; ++k) w_new[o * per_ch + k] = static_cast<float>(W.as_double(o * per_ch + k) * s[o]);
-      b_new[o] = static_cast<float>((b ? b->constant->as_double(o) : 0.0) * s[o] + t[o]);
+      const double bias = b ? b->constant->as_double(o) : 0.0;
+      b_new[o] = static_cast<float>((bias - mean.as_double(o)) * s[o] + beta.as_double(o));  // as t, with the bias inside
     }
     const DType dt = W.dtype();
     Value* w2 = g.add_constant(w->name + ".bn_folded", Tensor::from_floats(W.shape(), w_new, dt));
