@@ -80,13 +80,13 @@ std::string strip_problem(const Node& n, int strip);
 // A strip convolution's strips at height `height`: a work unit of its group (the planner's
 // items and the emitter's loop bound).
 int64_t conv_strips(const Node& n, int height);
-// A pointwise group computed eight channels a thread (emit/pointwise.cc emit_channel_vectors):
-// its values are floats (the eight are held as float), its anchor is a Concat along the last axis of inputs whose last axes are whole multiples of 8
-// (DenseNet's, channels-last), or a channels-last MaxPool of a multiple of 8 channels, and its
-// steps keep the anchor's layout (no Transpose, no swapped store); or it is an image padded to
-// 8 channels and stored channels-last (padded_to_channels_last). A thread's eight elements are
-// one 16-byte vector where a buffer is fp16 and Mono's own. The planner counts a unit of work
-// per eight elements.
+// A pointwise group computed eight channels a thread (emit/pointwise.cc emit_channel_vectors).
+// Its values are floats (the eight are held as float), and either its anchor is a Concat along
+// the last axis of inputs whose last axes are whole multiples of 8 (DenseNet's, channels-last)
+// or a channels-last MaxPool of a multiple of 8 channels, with steps that keep the anchor's
+// layout (no Transpose, no swapped store); or it is an image padded to 8 channels and stored
+// channels-last (padded_to_channels_last). A thread's eight elements are one 16-byte vector
+// where a buffer is fp16 and Mono's own. The planner counts a unit of work per eight elements.
 bool channel_vectors(const KernelPlan& plan, const Group& g);
 // A Pad of an NCHW image whose one step is its Transpose to NHWC, 8 channels (the channels_last
 // pass's entry for an image of 3): each thread stores one pixel's 8 channels, the lanes of a

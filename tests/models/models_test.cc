@@ -60,9 +60,12 @@ TEST_P(ModelTest, MatchesTestDataBeforeAndAfterSimplification) {
   auto computing = [&] {
     size_t n = 0;
     for (const auto& node : g.nodes())
-      n += node->op == OpKind::kBatchNormalization ? 2 : node->op != OpKind::kReshape && node->op != OpKind::kSqueeze && node->op != OpKind::kUnsqueeze &&
-           node->op != OpKind::kFlatten && node->op != OpKind::kIdentity && node->op != OpKind::kTranspose &&
-           node->op != OpKind::kPad;
+      if (node->op == OpKind::kBatchNormalization)
+        n += 2;
+      else
+        n += node->op != OpKind::kReshape && node->op != OpKind::kSqueeze && node->op != OpKind::kUnsqueeze &&
+             node->op != OpKind::kFlatten && node->op != OpKind::kIdentity && node->op != OpKind::kTranspose &&
+             node->op != OpKind::kPad;
     return n;
   };
   Summary& s = summaries()[GetParam()];

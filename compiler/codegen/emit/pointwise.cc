@@ -340,7 +340,8 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
       return str_cat(ind, "const u32x4 q = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, role), " + (", off, "));\n", ind,
                      "const half_t* h = reinterpret_cast<const half_t*>(&q);\n", ind, "#pragma unroll\n", ind,
                      "for (int j = 0; j < 8; ++j) av[j] = to_float(h[j]);\n");
-    return str_cat(ind, "#pragma unroll\n", ind, "for (int j = 0; j < 8; ++j) av[j] = ", ex.load(x, str_cat("(", off, ") + j"), role), ";\n");
+    return str_cat(ind, "#pragma unroll\n", ind, "for (int j = 0; j < 8; ++j) av[j] = ",
+                   ex.load(x, str_cat("(", off, ") + j"), role), ";\n");
   };
   const int ilp = g.pointwise.ilp;
   std::string body = str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
@@ -349,8 +350,9 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
   body += decompose("i8", ys, padded ? "s" : "o");
   body += "    float av[8];\n";
   if (padded) {  // stored [N][H][W][8] = the Pad's [N][8][H][W]: anchor index (s0, j, s1, s2)
-    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const int o0 = s0, o1 = j, o2 = s1, o3 = s2;\n      (void)s3;\n",
-                    anchor_code(ex, plan, n), "      av[j] = v;\n    }\n");
+    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n",
+                    "      const int o0 = s0, o1 = j, o2 = s1, o3 = s2;\n      (void)s3;\n", anchor_code(ex, plan, n),
+                    "      av[j] = v;\n    }\n");
   } else if (n.op == OpKind::kConcat) {  // every input's last axis is whole vectors: the eight are in one input
     int64_t base = 0;
     bool first = true;
@@ -405,8 +407,10 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
   const bool vector_out = vector(out);
   const std::string out_ref = params.ref(out, {}, "out");
   if (vector_out) body += "    u32x4 rq;\n    half_t* r = reinterpret_cast<half_t*>(&rq);\n";
-  body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const long long i = i8 + j;\n      float v = av[j];\n", steps_code);
-  body += vector_out ? str_cat("      r[j] = ", ex.store(DType::kF16, "v"), ";\n    }\n    *reinterpret_cast<u32x4*>(", out_ref, " + i8) = rq;\n  }\n")
+  body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      const long long i = i8 + j;\n",
+                  "      float v = av[j];\n", steps_code);
+  body += vector_out ? str_cat("      r[j] = ", ex.store(DType::kF16, "v"), ";\n    }\n",
+                               "    *reinterpret_cast<u32x4*>(", out_ref, " + i8) = rq;\n  }\n")
                      : str_cat("      ", out_ref, "[i] = ", ex.store(plan.dtype_of(out), "v"), ";\n    }\n  }\n");
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
