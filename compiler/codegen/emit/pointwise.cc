@@ -330,8 +330,6 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
   const Value* out = g.output;
   const bool padded = padded_to_channels_last(g);
   const Shape& ys = padded ? out->type.shape : n.outputs[0]->type.shape;  // the order the threads take
-  const int64_t rank = static_cast<int64_t>(ys.size());
-  const std::string last = str_cat("o", rank - 1);
   const bool f16 = plan.dtype_of(n.outputs[0]) == DType::kF16;
   auto vector = [&](const Value* v) { return f16 && plan.dtype_of(v) == DType::kF16 && plan.own_buffer(v); };
   // Statements setting av[0..7] from x's eight elements at `off`.
@@ -354,18 +352,9 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
                     "      const int o0 = s0, o1 = j, o2 = s1, o3 = s2;\n      (void)s3;\n", anchor_code(ex, plan, n),
                     "      av[j] = v;\n    }\n");
   } else if (n.op == OpKind::kConcat) {  // every input's last axis is whole vectors: the eight are in one input
-    int64_t base = 0;
-    bool first = true;
-    for (int k = 0; k < n.num_inputs(); ++k) {
-      const Shape& xs = n.inputs[k]->type.shape;
-      if (xs.back() == 0) continue;
-      std::vector<std::string> idx(rank);
-      for (int64_t d = 0; d < rank; ++d) idx[d] = d == rank - 1 ? str_cat("(", last, " - ", base, "LL)") : str_cat("o", d);
-      body += str_cat("    ", first ? "" : "else ", "if (", last, " < ", base + xs.back(), "LL) {\n",
-                      load8(n.inputs[k], linear(idx, xs), str_cat("in", k), "      "), "    }\n");
-      base += xs.back();
-      first = false;
-    }
+    body += concat_choice(n, [&](int k, const std::string& off) {
+      return str_cat("{\n", load8(n.inputs[k], off, str_cat("in", k), "      "), "    }\n");
+    });
   } else {  // a channels-last MaxPool: every load of the window first, unconditionally (a padding position reads element 0)
     const Value* x = n.inputs[0];
     const Shape& xs = x->type.shape;  // [N][H][W][C]
@@ -377,13 +366,8 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
     // would fill registers) takes the maximum of each vector as it arrives.
     const bool prefetch = vector(x) && window <= 16;
     body += prefetch ? str_cat("    u32x4 q[", window, "];\n") : "";
-    std::string loop = str_cat("#pragma unroll\n    for (int k0 = 0; k0 < ", geo.kernel[0], "; ++k0) {\n    const int x0 = o1 * ", geo.strides[0],
-                               " - ", geo.pad_begin[0], " + k0 * ", geo.dilations[0], ";\n",
-                               "#pragma unroll\n    for (int k1 = 0; k1 < ", geo.kernel[1], "; ++k1) {\n    const int x1 = o2 * ", geo.strides[1],
-                               " - ", geo.pad_begin[1], " + k1 * ", geo.dilations[1], ";\n",
-                               "    const int w = k0 * ", geo.kernel[1], " + k1;\n",
-                               "    in[w] = x0 >= 0 && x0 < ", xs[1], " && x1 >= 0 && x1 < ", xs[2], ";\n");
-    const std::string off = str_cat("in[w] ? ((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + ", last, " : 0LL");
+    const std::string loop = nhwc_window_loops(geo, xs, "w");
+    const std::string off = nhwc_window_offset(xs, "w");
     if (prefetch) {
       body += loop + str_cat("    q[w] = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n    }\n    }\n");
       body += str_cat("#pragma unroll\n    for (int w = 0; w < ", window, "; ++w) {\n      const half_t* h = reinterpret_cast<const half_t*>(&q[w]);\n",

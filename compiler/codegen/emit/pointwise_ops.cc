@@ -69,10 +69,10 @@ std::string slice_code(Expressions& ex, const Node& n, const std::string& ct) {
   return str_cat("    ", ct, " v = ", ex.load(n.inputs[0], linear(idx, xs), "x"), ";\n");
 }
 
-std::string concat_code(Expressions& ex, const Node& n, const std::string& ct) {
+std::string concat_choice(const Node& n, const std::function<std::string(int, const std::string&)>& take) {
   const int64_t rank = n.outputs[0]->type.rank();
   const int64_t axis = axis_of(n, rank);
-  std::string s = str_cat("    ", ct, " v;\n");
+  std::string s;
   int64_t base = 0;
   bool first = true;
   for (int i = 0; i < n.num_inputs(); ++i) {
@@ -80,12 +80,17 @@ std::string concat_code(Expressions& ex, const Node& n, const std::string& ct) {
     if (xs[axis] == 0) continue;
     std::vector<std::string> idx(rank);
     for (int64_t d = 0; d < rank; ++d) idx[d] = d == axis ? str_cat("(o", d, " - ", base, "LL)") : str_cat("o", d);
-    s += str_cat("    ", first ? "" : "else ", "if (o", axis, " < ", base + xs[axis], "LL) v = ",
-                 ex.load(n.inputs[i], linear(idx, xs), str_cat("in", i)), ";\n");
+    s += str_cat("    ", first ? "" : "else ", "if (o", axis, " < ", base + xs[axis], "LL) ", take(i, linear(idx, xs)));
     base += xs[axis];
     first = false;
   }
   return s;
+}
+
+std::string concat_code(Expressions& ex, const Node& n, const std::string& ct) {
+  return str_cat("    ", ct, " v;\n", concat_choice(n, [&](int i, const std::string& off) {
+                   return str_cat("v = ", ex.load(n.inputs[i], off, str_cat("in", i)), ";\n");
+                 }));
 }
 
 std::string gather_code(Expressions& ex, const Node& n, const std::string& ct) {
@@ -125,19 +130,26 @@ std::string gather_elements_code(Expressions& ex, const Node& n, const std::stri
 // of the window is issued first, unconditionally (a position in the padding reads element 0
 // and is not used), then the maximum is taken: with each load between the NaN tests' branches
 // they went one at a time, and resnet50's pool took 14.3 us (H100, run111).
+std::string nhwc_window_loops(const WindowGeometry& geo, const Shape& xs, const std::string& w) {
+  return str_cat("#pragma unroll\n    for (int k0 = 0; k0 < ", geo.kernel[0], "; ++k0) {\n    const int x0 = o1 * ", geo.strides[0], " - ",
+                 geo.pad_begin[0], " + k0 * ", geo.dilations[0], ";\n",
+                 "#pragma unroll\n    for (int k1 = 0; k1 < ", geo.kernel[1], "; ++k1) {\n    const int x1 = o2 * ", geo.strides[1], " - ",
+                 geo.pad_begin[1], " + k1 * ", geo.dilations[1], ";\n",
+                 "    const int ", w, " = k0 * ", geo.kernel[1], " + k1;\n",
+                 "    in[", w, "] = x0 >= 0 && x0 < ", xs[1], " && x1 >= 0 && x1 < ", xs[2], ";\n");
+}
+
+std::string nhwc_window_offset(const Shape& xs, const std::string& w) {
+  return str_cat("in[", w, "] ? ((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + o3 : 0LL");
+}
+
 std::string channels_last_pool_code(Expressions& ex, const Node& n) {
   const Shape& xs = n.inputs[0]->type.shape;
   const WindowGeometry geo = pool_geometry(n);
   const int64_t window = geo.kernel[0] * geo.kernel[1];
   std::string s = str_cat("    float t[", window, "];\n    bool in[", window, "];\n");
-  s += str_cat("#pragma unroll\n    for (int k0 = 0; k0 < ", geo.kernel[0], "; ++k0) {\n    const int x0 = o1 * ", geo.strides[0], " - ",
-               geo.pad_begin[0], " + k0 * ", geo.dilations[0], ";\n");
-  s += str_cat("#pragma unroll\n    for (int k1 = 0; k1 < ", geo.kernel[1], "; ++k1) {\n    const int x1 = o2 * ", geo.strides[1], " - ",
-               geo.pad_begin[1], " + k1 * ", geo.dilations[1], ";\n");
-  const std::string off = str_cat("((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + o3");
-  s += str_cat("    const int j = k0 * ", geo.kernel[1], " + k1;\n",
-               "    in[j] = x0 >= 0 && x0 < ", xs[1], " && x1 >= 0 && x1 < ", xs[2], ";\n",
-               "    t[j] = ", ex.load(n.inputs[0], str_cat("in[j] ? ", off, " : 0LL"), "x"), ";\n    }\n    }\n");
+  s += nhwc_window_loops(geo, xs, "j");
+  s += str_cat("    t[j] = ", ex.load(n.inputs[0], nhwc_window_offset(xs, "j"), "x"), ";\n    }\n    }\n");
   s += str_cat("    float v = -__int_as_float(0x7f800000);\n#pragma unroll\n    for (int j = 0; j < ", window,
                "; ++j)\n      if (in[j]) v = fmax_nan(v, t[j]);\n");
   return s;

@@ -2,9 +2,11 @@
 // anchor's element at output index o0..o{rank-1} (pointwise_ops.cc, one function per op family).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "compiler/codegen/emit/expressions.h"
+#include "compiler/ops/pool.h"
 
 namespace mono::emit {
 
@@ -14,11 +16,19 @@ const Tensor* const_input(const KernelPlan& plan, const Node& n, int i);
 // Data movement: Slice, Concat, Gather, GatherElements (`ct`: the compute type).
 std::string slice_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string concat_code(Expressions& ex, const Node& n, const std::string& ct);
+// A Concat's choice of input at output index o0..o{rank-1}: for each non-empty input i,
+// "if (o{axis} < end) " followed by take(i, offset of the element in input i) (an else-if chain).
+std::string concat_choice(const Node& n, const std::function<std::string(int, const std::string&)>& take);
 std::string gather_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string gather_elements_code(Expressions& ex, const Node& n, const std::string& ct);
 // Windows: MaxPool / AveragePool (either layout), grouped or depthwise Conv. (GlobalAveragePool
 // has a function of its own, a warp per output: pointwise.cc.)
 std::string pool_code(Expressions& ex, const Node& n);
+// A channels-last 2-D window over x [N][H][W][C] at output (o0, o1, o2, o3): the two unrolled
+// loop heads over its positions, each position's number `w` and whether it is inside, in[w]
+// (the caller closes both loops); and the offset a position reads (element 0 outside).
+std::string nhwc_window_loops(const WindowGeometry& geo, const Shape& xs, const std::string& w);
+std::string nhwc_window_offset(const Shape& xs, const std::string& w);
 std::string direct_conv_code(Expressions& ex, const Node& n);
 // Reductions along axes: ReduceSum / Mean / Max, Softmax along a non-last axis.
 std::string reduce_code(Expressions& ex, const Node& n, const std::string& ct);
