@@ -85,7 +85,8 @@ struct Placement {
 
 // How a constant is laid out in the weights blob (planner/weight_packing.cc packs it).
 struct Packing {
-  // A GEMM's B operand stored [N][K] (K contiguous) although the model holds it [K][N].
+  // A GEMM's B operand stored [N][K] (K contiguous) although the model holds it [K][N]; a
+  // channels-last depthwise Conv's W [C][KH][KW][1] stored [KH*KW][C].
   bool transposed = false;
   // Packed tile by tile for one schedule (tile_pack.h: each tile_rows x tile_k block laid out
   // as a pipeline stage in shared memory, one bulk copy per stage); 0: row by row.

@@ -59,7 +59,12 @@ Packing constant_packing(const Node& n, int i) {
   if (i != 1) return p;
   if (n.op == OpKind::kMatMul) p.transposed = n.inputs[1]->type.rank() == 2;
   if (n.op == OpKind::kGemm) p.transposed = node_attrs(n).attr_int("transB") == 0;
+  if (channels_last_depthwise(n)) p.transposed = true;
   return p;
+}
+
+bool channels_last_depthwise(const Node& n) {
+  return n.op == OpKind::kConv && channels_last_layout(n) && node_attrs(n).attr_int("group") != 1;
 }
 
 bool gemv_form(const Node& n, GemvForm* out) {
@@ -139,7 +144,7 @@ bool channel_vectors(const KernelPlan& plan, const Group& g) {
     if (axis != rank - 1) return false;
     for (const Value* in : n.inputs)
       if (!in || in->type.shape.size() != ys.size() || in->type.shape.back() % 8 != 0) return false;
-  } else if (!(n.op == OpKind::kMaxPool && channels_last_layout(n))) {
+  } else if (!(n.op == OpKind::kMaxPool && channels_last_layout(n)) && !channels_last_depthwise(n)) {
     return false;
   }
   for (const Node* e : g.epilogue)

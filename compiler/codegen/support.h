@@ -33,7 +33,8 @@ int64_t row_length(const Node& n);
 // first; with e not in the epilogue, the group's result.
 const Value* running_value(const Group& g, const Node* e);
 // How constant input `i` of `n` is packed into the weights before any schedule is known: a
-// GEMM's 2-D B operand transposed to [N][K], anything else as is.
+// GEMM's 2-D B operand transposed to [N][K], a channels-last depthwise Conv's W [C][KH][KW][1]
+// to [KH*KW][C], anything else as is.
 Packing constant_packing(const Node& n, int i);
 // A product of one row with a constant weight matrix, y[n] = alpha * sum_k x[k] * W[n][k]
 // (+ beta * C, or + B[n]): a Gemm or MatMul whose A holds one row, or a one-group Conv with a
@@ -80,10 +81,15 @@ std::string strip_problem(const Node& n, int strip);
 // A strip convolution's strips at height `height`: a work unit of its group (the planner's
 // items and the emitter's loop bound).
 int64_t conv_strips(const Node& n, int height);
+// A depthwise Conv in the channels-last layout (the channels_last pass's; ops/pool.h): a
+// pointwise group computed eight channels a thread (channel_vectors). Its weights are packed
+// [KH*KW][C] (constant_packing: "transposed"), so that a window position's eight weights are
+// one 16-byte load.
+bool channels_last_depthwise(const Node& n);
 // A pointwise group computed eight channels a thread (emit/pointwise.cc emit_channel_vectors).
 // Its values are floats (the eight are held as float), and either its anchor is a Concat along
 // the last axis of inputs whose last axes are whole multiples of 8 (DenseNet's, channels-last)
-// or a channels-last MaxPool of a multiple of 8 channels, with steps that keep the anchor's
+// or a channels-last MaxPool or depthwise Conv of a multiple of 8 channels, with steps that keep the anchor's
 // layout (no Transpose, no swapped store); or it is an image padded to 8 channels and stored
 // channels-last (padded_to_channels_last). A thread's eight elements are one 16-byte vector
 // where a buffer is fp16 and Mono's own. The planner counts a unit of work per eight elements.

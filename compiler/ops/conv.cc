@@ -63,8 +63,9 @@ void infer_conv(InferContext& ctx) {
     ctx.set_output(0, ctx.input_dtype(0), conv_output_shape(ctx, x, w));
     return;
   }
-  if (x.size() != 4 || w.size() != 4 || ctx.attr_int("group") != 1)
-    ctx.fail("a channels-last Conv must be 2-D with one group");
+  const int64_t group = ctx.attr_int("group");
+  if (x.size() != 4 || w.size() != 4 || (group != 1 && !(group == x[3] && w[0] == group && w[3] == 1)))
+    ctx.fail("a channels-last Conv must be 2-D with one group, or depthwise (one channel a group)");
   const Shape y = conv_output_shape(ctx, permute_shape(x, kNhwcToNchw), permute_shape(w, kNhwcToNchw));
   ctx.set_output(0, ctx.input_dtype(0), permute_shape(y, kNchwToNhwc));
 }

@@ -44,8 +44,8 @@ WindowGeometry conv_geometry(const Node& node);
 bool pointwise_conv(const Node& node);
 
 // An attribute of Mono's own on Conv and MaxPool (the channels_last pass sets it; a model that
-// sets it is refused at loading): 1 = X and Y are [N][H][W][C] (and a Conv's W [M][KH][KW][C]),
-// 2-D, a Conv with one group, a MaxPool without Indices.
+// sets it is refused at loading): 1 = X and Y are [N][H][W][C] (and a Conv's W [M][KH][KW][C/group]),
+// 2-D, a Conv with one group or depthwise (group = C = M), a MaxPool without Indices.
 inline constexpr const char* kChannelsLastAttr = "mono.channels_last";
 inline const std::vector<int64_t> kNchwToNhwc = {0, 2, 3, 1};
 inline const std::vector<int64_t> kNhwcToNchw = {0, 3, 1, 2};

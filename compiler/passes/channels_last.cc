@@ -5,11 +5,12 @@
 //
 //   y = Conv(x, w, b)   ->   y = Transpose(Conv'(Transpose(x, to NHWC), w as [F][KH][KW][C], b), to NCHW)
 //   where Conv' is a 1x1 stride-1 convolution:  Reshape(Gemm(Reshape(x', [N*H*W, C]), w as [F][C], b) {transB})
-//         otherwise:                              the Conv with mono.channels_last = 1 (ops/conv.cc)
+//         otherwise:                              the Conv with mono.channels_last = 1 (ops/conv.cc),
+//                                                 one group or depthwise (MobileNet's)
 //
 // and rewrites the MaxPools, channel Concats (DenseNet's) and elementwise nodes between them
 // (activations, residual Adds, folded BatchNorm arithmetic) on the NHWC values, constants permuted to match, so that the
-// transposes are left only where a region meets a node that stays NCHW (a depthwise
+// transposes are left only where a region meets a node that stays NCHW (a grouped
 // convolution, a global pooling, the model's edges). A model input whose channels are not a
 // multiple of 8 (an image's 3) is padded with zero channels on entry, and its Conv's weights
 // with zeros.
@@ -17,7 +18,8 @@
 // A region (the convertible convolutions, pools and elementwise nodes connected through their
 // 4-D activations) is converted only if it has at least twice as many convolutions as boundary
 // transposes: each transpose costs a pass over its tensor, and a region of one or two
-// convolutions between depthwise ones (MobileNet's) would gain less than that.
+// convolutions between nodes that stay NCHW (EfficientNet's squeeze-and-excitation gates) would
+// gain less than that.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -49,16 +51,50 @@ bool is_elementwise(OpKind op) {
   }
 }
 
-// A Conv this pass converts: 2-D, one group, constant weights (and bias), channels in and out
-// in whole 16-byte vectors of fp16 (the gather's unit). A model's input may have other channel
-// counts (an image's 3): it is transposed on entry anyway, and padded with zero channels then.
+// A depthwise 2-D Conv: one input channel a group and one output channel per input channel.
+bool depthwise(const Node& n) {
+  const Shape& xs = n.inputs[0]->type.shape;
+  const Shape& ws = n.inputs[1]->type.shape;
+  const int64_t group = node_attrs(n).attr_int("group");
+  return group > 1 && xs.size() == 4 && ws.size() == 4 && group == xs[1] && ws[0] == group && ws[1] == 1;
+}
+
+bool convertible_conv(const Graph& g, const Node& n);
+bool convertible_elementwise(const Node& n);
+
+// Whether a depthwise Conv's result, through elementwise nodes this pass converts that are each
+// the sole reader of the one before (its activation), reaches a Conv it converts: MobileNetV2's
+// projection. One that feeds a squeeze-and-excitation block (a global pooling and the gate Mul,
+// which stay NCHW) stays NCHW too: its region would end in a transpose back, which the
+// eight-channel path does not store. With every depthwise Conv converted, the one-output-a-thread
+// fallback and the extra transposes made mobilenet-v3-large 6 % slower (225.3 -> 238.8 us); with
+// this rule it is within noise (224.2 -> 226.3) and mobilenet-v2 is 5 % faster (202.9 -> 192.2;
+// H100, bench/RESULTS.md session 13).
+bool depthwise_feeds_conv(const Graph& g, const Node& n) {
+  const Node* at = &n;
+  for (;;) {
+    const std::vector<Node*> users = g.users(at->outputs[0]);
+    if (users.size() != 1 || g.is_graph_output(at->outputs[0])) return false;
+    at = users[0];
+    if (at->op == OpKind::kConv) return convertible_conv(g, *at);
+    if (!convertible_elementwise(*at)) return false;
+  }
+}
+
+// A Conv this pass converts: 2-D, one group or depthwise (depthwise_feeds_conv), constant
+// weights (and bias), channels in and out in whole 16-byte vectors of fp16 (the gather's unit; a
+// depthwise convolution's thread takes eight channels of a pixel, emit/pointwise.cc
+// emit_channel_vectors). A model's input may have other channel counts (an image's 3): it is
+// transposed on entry anyway, and padded with zero channels then.
 bool convertible_conv(const Graph& g, const Node& n) {
   if (n.op != OpKind::kConv || channels_last_layout(n)) return false;
   const Value* x = n.inputs[0];
   const Value* w = n.input(1);
   const Value* b = n.input(2);
   if (!w || !w->is_constant() || (b && !b->is_constant())) return false;
-  if (x->type.rank() != 4 || w->type.rank() != 4 || node_attrs(n).attr_int("group") != 1) return false;
+  if (x->type.rank() != 4 || w->type.rank() != 4) return false;
+  if (depthwise(n)) return x->type.shape[1] % 8 == 0 && depthwise_feeds_conv(g, n);
+  if (node_attrs(n).attr_int("group") != 1) return false;
   return (x->type.shape[1] % 8 == 0 || g.is_graph_input(x)) && w->type.shape[0] % 8 == 0;
 }
 
@@ -210,7 +246,7 @@ class Converter {
     const Shape& ws = conv->inputs[1]->type.shape;
     const Shape ys = permute_shape(conv->outputs[0]->type.shape, kNchwToNhwc);
     const DType dt = x->type.dtype;
-    if (c8 == c && pointwise_conv(*conv)) {  // a plain GEMM over the pixels
+    if (c8 == c && pointwise_conv(*conv) && !depthwise(*conv)) {  // a plain GEMM over the pixels
       const int64_t P = xs[0] * xs[1] * xs[2], C = xs[3], F = ws[0];
       Value* rows = insert_reshape(g_, conv, base + ".rows", x, {P, C}, base + ".rows", base + ".rows.y");
       std::vector<Value*> ins = {rows, g_.add_constant(base + ".weight", conv->inputs[1]->constant->reshaped({F, C}))};

@@ -71,7 +71,10 @@ namespace mono::tuning {
 //     regions (DenseNet); Concats along the last axis and channels-last MaxPools compute eight
 //     channels a thread (support.h channel_vectors), as does an image padded to 8 channels
 //     stored channels-last; a 32x32x64 fp16 tile joins the GEMM menu (issue 20).
-constexpr int kSignatureVersion = 18;
+//  19 (2026-11-27): depthwise convolutions whose activation feeds a Conv join channels-last
+//     regions (MobileNetV2's inverted residual blocks), computed eight channels a thread with
+//     their weights packed [KH*KW][C] (support.h channels_last_depthwise) (issue 20).
+constexpr int kSignatureVersion = 19;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -4,6 +4,7 @@
 // attention and epilogue paths.)
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -121,6 +122,65 @@ TEST(Codegen, ConcatsOfWholeVectorsRunEightChannelsAThread) {
     NvrtcOptions nvrtc;
     nvrtc.sm_arch = 90;
     const BuiltKernel b = build_kernel(*g, po, "concat", nvrtc, /*compile=*/true);
+    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+  }
+}
+
+// MobileNetV2's inverted residual block goes channels-last whole: its depthwise convolution is
+// a pointwise group eight channels a thread (one 16-byte load per window position, of x and of
+// the weights packed [KH*KW][C], in fp16), the 1x1 convolutions plain GEMMs; the packed weights
+// are the model's, transposed.
+TEST(Codegen, DepthwiseConvsRunChannelsLastEightChannelsAThread) {
+  const std::string text =
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,16,9,9]\n"
+      "  const %w1: f32[32,16,1,1] = <512 elements>\n  const %b1: f32[32] = <32 elements>\n"
+      "  const %w2: f32[32,1,3,3] = <288 elements>\n  const %b2: f32[32] = <32 elements>\n"
+      "  const %w3: f32[16,32,1,1] = <512 elements>\n  const %w4: f32[16,16,1,1] = <256 elements>\n"
+      "  const %lo: f32[] = [0.0]\n  const %hi: f32[] = [6.0]\n"
+      "  %e = Conv(%x, %w1, %b1)\n  %ea = Clip(%e, %lo, %hi)\n"
+      "  %d = Conv(%ea, %w2, %b2) {group=32, pads=[1, 1, 1, 1], strides=[2, 2]}\n  %da = Clip(%d, %lo, %hi)\n"
+      "  %p = Conv(%da, %w3)\n  %q = Conv(%p, %w4)\n  output %q\n}\n";
+  for (Precision precision : {Precision::kF32, Precision::kF16}) {
+    auto g = ir_graph(text);
+    simplify(*g);
+    PlanOptions po;
+    po.settings.precision = precision;
+    const KernelPlan plan = plan_kernel(*g, po);
+    const Group* dw = nullptr;
+    int gemms = 0;
+    for (const Group& grp : plan.groups) {
+      if (channels_last_depthwise(*grp.anchor)) dw = &grp;
+      gemms += grp.kind == GroupKind::kGemm;
+    }
+    ASSERT_NE(dw, nullptr) << "the depthwise convolution stayed channels-first";
+    EXPECT_EQ(gemms, 3) << "the 1x1 convolutions are plain GEMMs over the pixels";
+    EXPECT_EQ(dw->kind, GroupKind::kPointwise);
+    EXPECT_TRUE(channel_vectors(plan, *dw));
+    EXPECT_EQ(dw->pointwise.strip, 0);
+    const Shape& ys = dw->anchor->outputs[0]->type.shape;
+    ASSERT_EQ(ys, (Shape{1, 5, 5, 32}));
+    EXPECT_EQ(dw->items, ceil_div(shape_numel(ys) / 8, int64_t{plan.ctx.threads} * dw->pointwise.ilp));
+    // W [32][3][3][1] packed [9][32].
+    const Value* w = plan.root(dw->anchor->inputs[1]);
+    const Packing packing = plan.packing(*dw->anchor, 1);
+    ASSERT_TRUE(packing.transposed && !packing.tiled()) << packing.str();
+    const std::vector<unsigned char> blob = pack_weights(plan);
+    const Tensor want = w->constant->cast(plan.dtype_of(w));
+    const size_t es = dtype_size(want.dtype());
+    const unsigned char* packed = blob.data() + plan.constant_offset(w, packing);
+    const unsigned char* model = static_cast<const unsigned char*>(want.raw());
+    for (int64_t c = 0; c < 32; ++c)
+      for (int64_t k = 0; k < 9; ++k)
+        ASSERT_EQ(std::memcmp(packed + (k * 32 + c) * es, model + (c * 9 + k) * es, es), 0) << "channel " << c << " position " << k;
+    const std::string src = emit_cuda(*g, plan, "test");
+    EXPECT_NE(src.find("// eight channels"), std::string::npos) << src;
+    const bool f16 = precision == Precision::kF16;
+    EXPECT_EQ(src.find("const u32x4 wq = *reinterpret_cast<const u32x4*>(weight + w * 32LL + o3);") != std::string::npos, f16) << src;
+    EXPECT_EQ(src.find("*reinterpret_cast<u32x4*>(out + i8) = rq;") != std::string::npos, f16) << src;
+    NvrtcOptions nvrtc;
+    nvrtc.sm_arch = 90;
+    const BuiltKernel b = build_kernel(*g, po, "depthwise", nvrtc, /*compile=*/true);
     EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
   }
 }

@@ -258,6 +258,7 @@ class Generator {
         if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
         if (chance(0.2)) return squeeze_excite(*v);
         if (chance(0.25)) return dense_block(*v);
+        if (chance(0.2)) return inverted_residual(*v);
         const int64_t C = v->shape[1];
         auto kernel = [&] { return chance(0.5) ? 3 : chance(0.5) ? 1 : 5; };
         const int64_t kh = kernel(), kw = chance(0.7) ? kh : kernel();  // each axis its own, sometimes
@@ -482,6 +483,36 @@ class Generator {
       C += grow;
     }
     node("Concat", features, {N, C, H, W}, "axis=1");
+    return true;
+  }
+
+  // Inverted residual blocks (MobileNetV2): a 1x1 Conv to C channels, then blocks of a 1x1
+  // expansion, a depthwise k x k Conv (3 or 5, stride 1 or 2, sometimes dilated) and a 1x1
+  // projection, ReLU6 or ReLU after the first two, a residual Add where the shape is kept.
+  // Channel counts are multiples of 8, so the blocks go channels-last, depthwise included.
+  bool inverted_residual(const Val v) {  // a copy: node() grows floats_
+    const int64_t N = v.shape[0];
+    int64_t C = 8 * (1 + pick(2)), H = v.shape[2], W = v.shape[3];
+    std::string x = node("Conv", {v.name, float_const({C, v.shape[1], 1, 1})}, {N, C, H, W}).name;
+    auto act = [&](const Val& y) {
+      if (chance(0.5)) return node("Relu", {y.name}, y.shape).name;
+      return node("Clip", {y.name, scalar_const(0.0), scalar_const(6.0)}, y.shape, "", true).name;
+    };
+    for (int64_t b = 0, blocks = 1 + pick(2); b < blocks; ++b) {
+      const int64_t E = C * (2 + pick(3)), k = chance(0.7) ? 3 : 5, s = chance(0.3) ? 2 : 1, d = k == 3 && chance(0.2) ? 2 : 1;
+      const int64_t p = d * (k / 2), Ho = (H + 2 * p - d * (k - 1) - 1) / s + 1, Wo = (W + 2 * p - d * (k - 1) - 1) / s + 1;
+      const int64_t Co = chance(0.6) ? C : 8 * (1 + pick(3));
+      if (Ho < 1 || Wo < 1 || numel({N, E, H, W}) > kMaxElements) break;
+      const std::string e = act(node("Conv", {x, float_const({E, C, 1, 1}), float_const({E})}, {N, E, H, W}));
+      std::vector<std::string> dw_args = {e, float_const({E, 1, k, k})};
+      if (chance(0.7)) dw_args.push_back(float_const({E}));
+      const std::string dw = act(node("Conv", dw_args, {N, E, Ho, Wo},
+                                      str_attrs({"group=" + std::to_string(E), "pads=" + ints_text({p, p, p, p}),
+                                                 "strides=" + ints_text({s, s}), d > 1 ? "dilations=" + ints_text({d, d}) : ""})));
+      std::string y = node("Conv", {dw, float_const({Co, E, 1, 1}), float_const({Co})}, {N, Co, Ho, Wo}).name;
+      if (s == 1 && Co == C) y = node("Add", {x, y}, {N, Co, Ho, Wo}).name;
+      x = y, C = Co, H = Ho, W = Wo;
+    }
     return true;
   }
 

@@ -244,8 +244,8 @@ TEST(Conv, ShapeRuleAndErrors) {
   EXPECT_USER_ERROR(run_op(OpKind::kConv, {x, rand_tensor({6, 4, 3}, 5)}), "ranks differ");
 }
 
-// mono.channels_last (the channels_last pass's form): X, Y [N][H][W][C] and W [F][KH][KW][C],
-// the same sums as the standard layout's; 2-D with one group only.
+// mono.channels_last (the channels_last pass's form): X, Y [N][H][W][C] and W [F][KH][KW][C/group],
+// the same sums as the standard layout's; 2-D with one group, or depthwise.
 TEST(Conv, ChannelsLast) {
   const std::vector<int64_t> to_last = {0, 2, 3, 1};
   Tensor x = rand_tensor({2, 8, 7, 9}, 120), w = rand_tensor({16, 8, 3, 3}, 121), b = rand_tensor({16}, 122);
@@ -259,6 +259,16 @@ TEST(Conv, ChannelsLast) {
   EXPECT_USER_ERROR(run_op(OpKind::kConv, {permute(x, to_last), rand_tensor({16, 4, 3, 3}, 123)},
                            {{"mono.channels_last", I(1)}, {"group", I(2)}}),
                     "one group");
+  // Depthwise (MobileNet's): one channel a group, W [C][KH][KW][1].
+  Tensor wd = rand_tensor({8, 1, 3, 3}, 124), bd = rand_tensor({8}, 125);
+  Attrs dw = attrs;
+  dw["group"] = I(8);
+  Attrs dw_last = dw;
+  dw_last["mono.channels_last"] = I(1);
+  auto yd = run_op(OpKind::kConv, {permute(x, to_last), permute(wd, to_last), bd}, dw_last);
+  EXPECT_TRUE(tensors_near(yd[0], permute(run_op(OpKind::kConv, {x, wd, bd}, dw)[0], to_last), 1e-5));
+  // Two output channels a group is not depthwise in Mono's sense: refused.
+  EXPECT_USER_ERROR(run_op(OpKind::kConv, {permute(x, to_last), rand_tensor({16, 3, 3, 1}, 126)}, dw_last), "depthwise");
 }
 
 TEST(Conv, TinyModelSpeed) {

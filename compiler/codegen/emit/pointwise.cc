@@ -318,7 +318,8 @@ GroupWork emit_conv_strips(Module& m, const Group& g) {
 // consecutive elements of the last axis are one 16-byte load per input (fp16 in Mono's own
 // buffers; elsewhere eight loads) and one 16-byte store, and the anchor's index arithmetic (a
 // Concat's choice of input, a pool's window) is done once for all eight. The steps run per
-// element at flat index i, as in every pointwise group. An image padded to 8 channels and
+// element at flat index i, as in every pointwise group. A channels-last depthwise Conv takes its
+// eight weights of a window position as one 16-byte load too. An image padded to 8 channels and
 // stored channels-last (padded_to_channels_last) runs in the stored order instead: a pixel a
 // thread, its eight channels read from eight planes (a stem's Pad stage took 4.86 us of
 // resnet50's 349 with each thread storing 2 bytes 16 bytes apart; H100, bench/runs/run133).
@@ -355,6 +356,41 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
     body += concat_choice(n, [&](int k, const std::string& off) {
       return str_cat("{\n", load8(n.inputs[k], off, str_cat("in", k), "      "), "    }\n");
     });
+  } else if (n.op == OpKind::kConv) {  // a channels-last depthwise Conv: the window's loads first, as the MaxPool's
+    const Value* x = n.inputs[0];
+    const Shape& xs = x->type.shape;  // [N][H][W][C]
+    const WindowGeometry geo = conv_geometry(n);
+    const int64_t window = geo.kernel[0] * geo.kernel[1];
+    const bool prefetch = vector(x) && window <= 16;
+    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] = 0.0f;\n    bool in[", window, "];\n");
+    body += prefetch ? str_cat("    u32x4 q[", window, "];\n") : "";
+    // The position's eight weights (W packed [KH*KW][C]: one 16-byte vector in fp16), times its
+    // eight inputs xv(j), added where the position is inside the image.
+    auto products = [&](const std::string& xv) {
+      std::string s;
+      if (plan.dtype_of(n.inputs[1]) == DType::kF16) {
+        s = str_cat("    const u32x4 wq = *reinterpret_cast<const u32x4*>(", params.ref(n.inputs[1], plan.packing(n, 1), "weight"), " + w * ",
+                    xs[3], "LL + o3);\n    const half_t* wh = reinterpret_cast<const half_t*>(&wq);\n",
+                    "#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] += ", xv, " * to_float(wh[j]);\n");
+      } else {
+        s = str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] += ", xv, " * ",
+                    depthwise_weight(ex, n, "w", "o3 + j"), ";\n");
+      }
+      return s;
+    };
+    const std::string loop = nhwc_window_loops(geo, xs, "w");
+    const std::string off = nhwc_window_offset(xs, "w");
+    if (prefetch) {
+      body += loop + str_cat("    q[w] = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n    }\n    }\n");
+      body += str_cat("#pragma unroll\n    for (int w = 0; w < ", window, "; ++w) {\n    const half_t* h = reinterpret_cast<const half_t*>(&q[w]);\n",
+                      products("to_float(h[j])"), "    }\n");
+    } else if (vector(x)) {
+      body += loop + str_cat("    const u32x4 xq = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n",
+                             "    const half_t* h = reinterpret_cast<const half_t*>(&xq);\n", products("to_float(h[j])"), "    }\n    }\n");
+    } else {
+      body += loop + products(ex.load(x, str_cat("(", off, ") + j"), "x")) + "    }\n    }\n";
+    }
+    if (n.input(2)) body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] += ", ex.load(n.inputs[2], "o3 + j", "bias"), ";\n");
   } else {  // a channels-last MaxPool: every load of the window first, unconditionally (a padding position reads element 0)
     const Value* x = n.inputs[0];
     const Shape& xs = x->type.shape;  // [N][H][W][C]

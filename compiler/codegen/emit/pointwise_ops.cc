@@ -143,15 +143,43 @@ std::string nhwc_window_offset(const Shape& xs, const std::string& w) {
   return str_cat("in[", w, "] ? ((o0 * ", xs[1], "LL + x0) * ", xs[2], "LL + x1) * ", xs[3], "LL + o3 : 0LL");
 }
 
-std::string channels_last_pool_code(Expressions& ex, const Node& n) {
+// The window of output (o0, o1, o2, o3) of a channels-last MaxPool or depthwise Conv over x
+// [N][H][W][C], one element a thread: t[j], position j's value (every load issued first), and
+// in[j], whether it is inside.
+std::string nhwc_window_values(Expressions& ex, const Node& n, const WindowGeometry& geo) {
   const Shape& xs = n.inputs[0]->type.shape;
-  const WindowGeometry geo = pool_geometry(n);
   const int64_t window = geo.kernel[0] * geo.kernel[1];
   std::string s = str_cat("    float t[", window, "];\n    bool in[", window, "];\n");
   s += nhwc_window_loops(geo, xs, "j");
   s += str_cat("    t[j] = ", ex.load(n.inputs[0], nhwc_window_offset(xs, "j"), "x"), ";\n    }\n    }\n");
+  return s;
+}
+
+std::string channels_last_pool_code(Expressions& ex, const Node& n) {
+  const WindowGeometry geo = pool_geometry(n);
+  const int64_t window = geo.kernel[0] * geo.kernel[1];
+  std::string s = nhwc_window_values(ex, n, geo);
   s += str_cat("    float v = -__int_as_float(0x7f800000);\n#pragma unroll\n    for (int j = 0; j < ", window,
                "; ++j)\n      if (in[j]) v = fmax_nan(v, t[j]);\n");
+  return s;
+}
+
+std::string depthwise_weight(Expressions& ex, const Node& n, const std::string& w, const std::string& channel) {
+  const KernelPlan& plan = ex.plan();
+  const int64_t c = n.inputs[0]->type.shape[3];
+  return str_cat("to_float(", ex.params().ref(n.inputs[1], plan.packing(n, 1), "weight"), "[", w, " * ", c, "LL + ", channel, "])");
+}
+
+// A channels-last depthwise Conv (support.h channels_last_depthwise) one output a thread, the
+// fallback of emit_channel_vectors' eight: output (o0, o1, o2, o3) is the sum over its window of
+// x[o0][x0][x1][o3] times W[position][o3] (W packed [KH*KW][C]), every load issued first.
+std::string channels_last_depthwise_code(Expressions& ex, const Node& n) {
+  const WindowGeometry geo = conv_geometry(n);
+  const int64_t window = geo.kernel[0] * geo.kernel[1];
+  std::string s = nhwc_window_values(ex, n, geo);
+  s += str_cat("    float v = 0.0f;\n#pragma unroll\n    for (int j = 0; j < ", window, "; ++j)\n      if (in[j]) v += t[j] * ",
+               depthwise_weight(ex, n, "j", "o3"), ";\n");
+  if (n.input(2)) s += str_cat("    v += ", ex.load(n.inputs[2], "o3", "bias"), ";\n");
   return s;
 }
 
@@ -209,6 +237,7 @@ std::string pool_code(Expressions& ex, const Node& n) {
 // each load behind its bounds test they went one at a time (the channels-last MaxPool measured
 // that, bench/RESULTS.md session 9).
 std::string direct_conv_code(Expressions& ex, const Node& n) {
+  if (channels_last_layout(n)) return channels_last_depthwise_code(ex, n);
   const Shape& xs = n.inputs[0]->type.shape;
   const Shape& ws = n.inputs[1]->type.shape;
   const size_t spatial = xs.size() - 2;  // 1-D (Conv1d), 2-D or 3-D

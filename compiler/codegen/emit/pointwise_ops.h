@@ -30,6 +30,9 @@ std::string pool_code(Expressions& ex, const Node& n);
 std::string nhwc_window_loops(const WindowGeometry& geo, const Shape& xs, const std::string& w);
 std::string nhwc_window_offset(const Shape& xs, const std::string& w);
 std::string direct_conv_code(Expressions& ex, const Node& n);
+// A channels-last depthwise Conv's weight at window position `w` (0..KH*KW-1) and channel
+// `channel`, as a float expression (W packed [KH*KW][C]).
+std::string depthwise_weight(Expressions& ex, const Node& n, const std::string& w, const std::string& channel);
 // Reductions along axes: ReduceSum / Mean / Max, Softmax along a non-last axis.
 std::string reduce_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string softmax_axis_code(Expressions& ex, const Node& n);

@@ -78,9 +78,10 @@ void pack_constant(const KernelPlan& plan, const KernelPlan::PackedConstant& c, 
           std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
         },
         c.packing.swizzled);
-  } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous)
+  } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous;
+    // a channels-last depthwise Conv's [C][KH][KW][1] as [C][KH*KW])
     const Shape& s = t.shape();
-    const int64_t k = s[0], n = s[1];
+    const int64_t k = s[0], n = k > 0 ? t.numel() / k : 0;
     for (int64_t i = 0; i < k; ++i)
       for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (j * k + i) * es, src + (i * n + j) * es, es);
   } else if (t.nbytes() > 0) {
