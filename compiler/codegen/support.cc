@@ -1,5 +1,6 @@
 #include "compiler/codegen/support.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/ops/layer_normalization.h"
@@ -61,6 +62,18 @@ Packing constant_packing(const Node& n, int i) {
   if (n.op == OpKind::kGemm) p.transposed = node_attrs(n).attr_int("transB") == 0;
   if (channels_last_depthwise(n)) p.transposed = true;
   return p;
+}
+
+int global_pool_warps(const Node& n, const KernelContext& ctx) {
+  const Shape& xs = n.inputs[0]->type.shape;
+  if (xs.size() < 3) return 1;
+  const int64_t outputs = xs[0] * xs[1], plane = shape_numel(xs) / std::max<int64_t>(outputs, 1);
+  const int block_warps = ctx.threads / 32;
+  int warps = 1;
+  while (warps < 8 && block_warps % (warps * 2) == 0 && plane >= int64_t{2} * 256 * warps * 2 &&
+         outputs * warps * 2 <= int64_t{block_warps} * ctx.grid())
+    warps *= 2;
+  return warps;
 }
 
 bool channels_last_depthwise(const Node& n) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -181,6 +182,41 @@ TEST(Codegen, DepthwiseConvsRunChannelsLastEightChannelsAThread) {
     NvrtcOptions nvrtc;
     nvrtc.sm_arch = 90;
     const BuiltKernel b = build_kernel(*g, po, "depthwise", nvrtc, /*compile=*/true);
+    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+  }
+}
+
+// A GlobalAveragePool of a large plane takes several warps an output (support.h
+// global_pool_warps), in one block, their sums added through shared memory; a small plane (a
+// classifier's 7x7) keeps one warp.
+TEST(Codegen, GlobalPoolsOfLargePlanesTakeSeveralWarpsAnOutput) {
+  const std::string text =
+      "graph g (opset 20) {\n"
+      "  input %a: f32[1,6,48,48]\n  input %b: f32[2,3,45,45]\n  input %c: f32[1,64,7,7]\n"
+      "  %ra = Relu(%a)\n  %pa = GlobalAveragePool(%ra)\n  %rb = Relu(%b)\n  %pb = GlobalAveragePool(%rb)\n"
+      "  %rc = Relu(%c)\n  %pc = GlobalAveragePool(%rc)\n  output %pa\n  output %pb\n  output %pc\n}\n";
+  for (Precision precision : {Precision::kF32, Precision::kF16}) {
+    auto g = ir_graph(text);
+    PlanOptions po;
+    po.settings.precision = precision;
+    const KernelPlan plan = plan_kernel(*g, po);
+    std::map<int64_t, int> warps;  // by plane
+    for (const Group& grp : plan.groups) {
+      if (grp.anchor->op != OpKind::kGlobalAveragePool) continue;
+      const Shape& xs = grp.anchor->inputs[0]->type.shape;
+      const int w = global_pool_warps(*grp.anchor, plan.ctx);
+      warps[xs[2] * xs[3]] = w;
+      EXPECT_EQ(grp.items, ceil_div(xs[0] * xs[1] * 32 * w, int64_t{plan.ctx.threads} * grp.pointwise.ilp));
+    }
+    EXPECT_EQ(warps, (std::map<int64_t, int>{{49, 1}, {2025, 2}, {2304, 4}}));
+    EXPECT_GE(plan.ctx.smem_bytes, plan.ctx.threads / 32 * 4) << "the warps' sums live in shared memory";
+    const std::string src = emit_cuda(*g, plan, "test");
+    EXPECT_NE(src.find("// 4 warps per output"), std::string::npos) << src;
+    EXPECT_NE(src.find("// 2 warps per output"), std::string::npos) << src;
+    EXPECT_NE(src.find("// a warp per output"), std::string::npos) << src;
+    NvrtcOptions nvrtc;
+    nvrtc.sm_arch = 90;
+    const BuiltKernel b = build_kernel(*g, po, "pools", nvrtc, /*compile=*/true);
     EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
   }
 }

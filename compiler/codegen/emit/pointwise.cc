@@ -103,6 +103,52 @@ GroupWork emit_split(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// GlobalAveragePool with `warps` warps per output (support.h global_pool_warps), the warps of an
+// output consecutive in one block: each sums its share of the plane as emit_global_pool's warp
+// does, lane 0 puts the sum in shared memory, and the first warp of the output adds the others'
+// (every thread reaches both __syncthreads: no thread returns early).
+GroupWork emit_global_pool_warps(Module& m, const Group& g, int warps) {
+  const Node& n = *g.anchor;
+  const KernelPlan& plan = m.plan;
+  ParamList params(m);
+  Expressions ex(plan, params);
+  const Value* x = n.inputs[0];
+  const Shape& xs = x->type.shape;
+  const int64_t outputs = n.outputs[0]->type.numel(), plane = shape_numel(xs) / outputs;
+  const Value* out = g.output;
+  const int ilp = g.pointwise.ilp;
+  std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
+                             "  float* sums = reinterpret_cast<float*>(smem);  // one per warp\n",
+                             "  for (int e = 0; e < ", ilp, "; ++e) {\n",
+                             "    const long long i = (((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x) / ", 32 * warps,
+                             ";  // ", warps, " warps per output\n",
+                             "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, part = warp % ", warps, ";\n",
+                             "    const bool live = i < ", outputs, "LL;\n",
+                             "    const long long base = i * ", plane, "LL;  // the plane of output i\n    float v = 0.0f;\n",
+                             "    if (live) {\n");
+  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && plan.own_buffer(x)) {
+    body += str_cat("      const half_t* xp = ", params.ref(x, {}, "x"), " + base;\n",
+                    "#pragma unroll 4\n      for (long long k = (part * 32 + lane) * 8; k < ", plane, "LL; k += ", 256 * warps, ") {\n",
+                    "        const u32x4 q = *reinterpret_cast<const u32x4*>(xp + k);\n",
+                    "        const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
+                    "#pragma unroll\n        for (int j = 0; j < 8; ++j) v += to_float(h[j]);\n      }\n");
+  } else {
+    body += str_cat("#pragma unroll 4\n      for (long long k = part * 32 + lane; k < ", plane, "LL; k += ", 32 * warps, ") v += ",
+                    ex.load(x, "base + k", "x"), ";\n");
+  }
+  body += str_cat("    }\n    v = warp_sum(v);\n    if (lane == 0) sums[warp] = v;\n    __syncthreads();\n",
+                  "    if (live && part == 0) {\n",
+                  "      v = 0.0f;\n#pragma unroll\n      for (int w = 0; w < ", warps, "; ++w) v += sums[warp + w];\n",
+                  "      v *= ", literal(1.0 / static_cast<double>(plane)), ";\n");
+  body += decompose("i", n.outputs[0]->type.shape, "o");
+  std::set<const Value*> written = {plan.root(out)};
+  const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
+  body += steps.code;
+  body += str_cat("      if (lane == 0) ", params.ref(out, {}, "out"), "[", steps.store_index, "] = ", ex.store(plan.dtype_of(out), "v"),
+                  ";\n    }\n    __syncthreads();  // sums[] is read before the next element's warps write it\n  }\n");
+  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+}
+
 // GlobalAveragePool: a warp per output (the planner counts 32 elements per output,
 // cost_model.cc pointwise_problem). Its lanes stride through the plane, 16 bytes a load where
 // the input is fp16 in Mono's own buffers and the plane a whole number of 8-element chunks, and
@@ -119,6 +165,8 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
   for (size_t d = 2; d < xs.size(); ++d) plane *= xs[d];
   const Value* out = g.output;
   const int ilp = g.pointwise.ilp;
+  const int warps = global_pool_warps(n, plan.ctx);
+  if (warps > 1) return emit_global_pool_warps(m, g, warps);
   std::string body = str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
                              "    const long long i = (((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x) >> 5;  // a warp per output\n",
                              "    const int lane = threadIdx.x & 31;\n",

@@ -166,6 +166,8 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         if (!grp.tuned) grp.pointwise.ilp = default_ilp(p, ctx);
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
+        if (grp.anchor->op == OpKind::kGlobalAveragePool && global_pool_warps(*grp.anchor, ctx) > 1)
+          grp.smem_bytes = ctx.threads / 32 * static_cast<int>(sizeof(float));  // the warps' sums
         break;
       }
     }
