@@ -22,7 +22,7 @@ std::string concat_choice(const Node& n, const std::function<std::string(int, co
 std::string gather_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string gather_elements_code(Expressions& ex, const Node& n, const std::string& ct);
 // Windows: MaxPool / AveragePool (either layout), grouped or depthwise Conv. (GlobalAveragePool
-// has a function of its own, a warp per output: pointwise.cc.)
+// has functions of its own, one or several warps per output: pointwise.cc.)
 std::string pool_code(Expressions& ex, const Node& n);
 // A channels-last 2-D window over x [N][H][W][C] at output (o0, o1, o2, o3): the two unrolled
 // loop heads over its positions, each position's number `w` and whether it is inside, in[w]
