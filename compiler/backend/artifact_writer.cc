@@ -32,6 +32,7 @@ static json schedule_json(const Graph& g, const KernelPlan& plan) {
                    {"warps_n", grp.gemm.warps_n}, {"stages", grp.gemm.stages}, {"split_k", grp.gemm.splits}};
     if (grp.kind == GroupKind::kPointwise) j["ilp"] = grp.pointwise.ilp;
     if (grp.pointwise.strip) j["strip"] = grp.pointwise.strip;
+    if (grp.pointwise.warps) j["warps"] = grp.pointwise.warps;
     j["schedule_source"] = grp.tuned ? "tuned" : "default (untuned)";
     if (!grp.signature.empty()) j["signature"] = grp.signature;
     if (!grp.override_rejected.empty()) j["tuned_schedule_rejected"] = grp.override_rejected;

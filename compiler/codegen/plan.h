@@ -60,7 +60,10 @@ struct PointwiseSchedule {
   // A strip convolution's outputs per thread down a column (support.h strip_conv), 1..8; 0 for
   // every other pointwise group.
   int strip = 0;
-  bool operator==(const PointwiseSchedule& o) const { return ilp == o.ilp && strip == o.strip; }
+  // A GlobalAveragePool's warps per output (support.h default_pool_warps), 1, 2, 4 or 8; 0 for
+  // every other pointwise group.
+  int warps = 0;
+  bool operator==(const PointwiseSchedule& o) const { return ilp == o.ilp && strip == o.strip && warps == o.warps; }
   bool operator!=(const PointwiseSchedule& o) const { return !(*this == o); }
 };
 

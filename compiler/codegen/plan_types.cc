@@ -50,7 +50,8 @@ std::string Schedule::str() const {
     case GroupKind::kGemm:
     case GroupKind::kConvGemm: return str_cat(group_kind_name(kind), " ", gemm.str());
     case GroupKind::kPointwise:
-      return str_cat("pointwise ilp ", pointwise.ilp, pointwise.strip ? str_cat(", strip ", pointwise.strip) : "");
+      return str_cat("pointwise ilp ", pointwise.ilp, pointwise.strip ? str_cat(", strip ", pointwise.strip) : "",
+                     pointwise.warps ? str_cat(", warps ", pointwise.warps) : "");
     case GroupKind::kRows: return "rows (no knobs)";
   }
   return "?";

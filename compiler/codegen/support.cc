@@ -64,7 +64,8 @@ Packing constant_packing(const Node& n, int i) {
   return p;
 }
 
-int global_pool_warps(const Node& n, const KernelContext& ctx) {
+int default_pool_warps(const Node& n, const KernelContext& ctx) {
+  if (n.op != OpKind::kGlobalAveragePool) return 0;
   const Shape& xs = n.inputs[0]->type.shape;
   if (xs.size() < 3) return 1;
   const int64_t outputs = xs[0] * xs[1], plane = shape_numel(xs) / std::max<int64_t>(outputs, 1);
@@ -74,6 +75,14 @@ int global_pool_warps(const Node& n, const KernelContext& ctx) {
          outputs * warps * 2 <= int64_t{block_warps} * ctx.grid())
     warps *= 2;
   return warps;
+}
+
+std::string pool_warps_problem(const Node& n, int warps, const KernelContext& ctx) {
+  if (n.op != OpKind::kGlobalAveragePool)
+    return warps == 0 ? "" : str_cat(warps, " warps an output for a group that is not a GlobalAveragePool");
+  if (warps != 1 && warps != 2 && warps != 4 && warps != 8) return str_cat("warps an output ", warps, " is not 1, 2, 4 or 8");
+  if ((ctx.threads / 32) % warps != 0) return str_cat(warps, " warps an output do not divide a block of ", ctx.threads / 32, " warps");
+  return "";
 }
 
 bool channels_last_depthwise(const Node& n) {

@@ -81,13 +81,17 @@ std::string strip_problem(const Node& n, int strip);
 // A strip convolution's strips at height `height`: a work unit of its group (the planner's
 // items and the emitter's loop bound).
 int64_t conv_strips(const Node& n, int height);
-// Warps per output of a GlobalAveragePool (emit/pointwise.cc emit_global_pool): one, or up to
-// 8 (all in one block, their sums added through shared memory) while each lane still reads at
-// least two 16-byte vectors of the plane and the warps fit in the grid. With a warp per plane,
+// Warps per output of a GlobalAveragePool (PointwiseSchedule::warps; emit/pointwise.cc
+// emit_global_pool), the default: one, or up to 8 (all in one block, their sums added through
+// shared memory) while each lane still reads at least two 16-byte vectors of the plane and the
+// warps fit in the grid; 0 for any other node. With a warp per plane,
 // efficientnet-b0's first squeeze (32 planes of 112x112) ran on 4 blocks, 49 vectors a lane:
 // 4.10 us, against 1.79 with 8 warps; the whole kernel 334.9 -> 331.0 us (H100, same call,
 // bench/runs/run142).
-int global_pool_warps(const Node& n, const KernelContext& ctx);
+int default_pool_warps(const Node& n, const KernelContext& ctx);
+// Why `warps` is not valid for node n ("" when it is): 1, 2, 4 or 8 dividing a block's warps for
+// a GlobalAveragePool, 0 for anything else.
+std::string pool_warps_problem(const Node& n, int warps, const KernelContext& ctx);
 // A depthwise Conv in the channels-last layout (the channels_last pass's; ops/pool.h): a
 // pointwise group computed eight channels a thread (channel_vectors). Its weights are packed
 // [KH*KW][C] (constant_packing: "transposed"), so that a window position's eight weights are

@@ -141,6 +141,7 @@ json schedule_to_json(const Schedule& s) {
     case GroupKind::kPointwise:
       j["ilp"] = s.pointwise.ilp;
       if (s.pointwise.strip) j["strip"] = s.pointwise.strip;  // absent: not a strip convolution
+      if (s.pointwise.warps) j["warps"] = s.pointwise.warps;  // absent: not a GlobalAveragePool
       break;
     case GroupKind::kRows:
       break;
@@ -169,6 +170,7 @@ Schedule schedule_from_json(const json& j) {
     case GroupKind::kPointwise:
       s.pointwise.ilp = f.get("ilp");
       s.pointwise.strip = f.get_or("strip", 0);
+      s.pointwise.warps = f.get_or("warps", 0);
       break;
     case GroupKind::kRows:
       break;

@@ -74,7 +74,7 @@ namespace mono::tuning {
 //  19 (2026-11-27): depthwise convolutions whose activation feeds a Conv join channels-last
 //     regions (MobileNetV2's inverted residual blocks), computed eight channels a thread with
 //     their weights packed [KH*KW][C] (support.h channels_last_depthwise); a GlobalAveragePool
-//     of a large plane takes several warps an output (support.h global_pool_warps) (issue 20).
+//     of a large plane takes several warps an output (PointwiseSchedule::warps, support.h default_pool_warps) (issue 20).
 constexpr int kSignatureVersion = 19;
 
 struct GroupSignature {

@@ -104,20 +104,31 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
         if (std::find(strips.begin(), strips.end(), h) == strips.end()) strips.push_back(h);
       }
     }
-    for (int strip : strips) {
-      Group h = g;
-      h.pointwise.strip = strip;
-      const PointwiseProblem p = pointwise_problem(plan, h);
-      for (int ilp : tuning_ilp_factors()) {
-        Candidate c;
-        c.schedule.kind = g.kind;
-        c.schedule.pointwise.ilp = ilp;
-        c.schedule.pointwise.strip = strip;
-        c.est_us = estimate_pointwise_us(p, ilp, ctx);
-        c.items = pointwise_items(p, ilp, ctx);
-        add(c);
-      }
+    // A GlobalAveragePool's warps per output: 1, 2, 4 and 8 where they divide a block.
+    std::vector<int> warps = {g.pointwise.warps};
+    if (g.pointwise.warps > 0) {
+      warps.clear();
+      for (int w : {1, 2, 4, 8})
+        if (pool_warps_problem(*g.anchor, w, ctx).empty()) warps.push_back(w);
     }
+    for (int strip : strips)
+      for (int w : warps) {
+        Group h = g;
+        h.pointwise.strip = strip;
+        h.pointwise.warps = w;
+        const PointwiseProblem p = pointwise_problem(plan, h);
+        for (int ilp : tuning_ilp_factors()) {
+          Candidate c;
+          c.schedule.kind = g.kind;
+          c.schedule.pointwise.ilp = ilp;
+          c.schedule.pointwise.strip = strip;
+          c.schedule.pointwise.warps = w;
+          c.est_us = estimate_pointwise_us(p, ilp, ctx);
+          c.items = pointwise_items(p, ilp, ctx);
+          if (w > 1) c.smem_bytes = ctx.threads / 32 * static_cast<int>(sizeof(float));
+          add(c);
+        }
+      }
   }
   // rows groups: no knobs, the default is the only candidate.
   all.insert(all.begin(), def);

@@ -186,8 +186,8 @@ TEST(Codegen, DepthwiseConvsRunChannelsLastEightChannelsAThread) {
   }
 }
 
-// A GlobalAveragePool of a large plane takes several warps an output (support.h
-// global_pool_warps), in one block, their sums added through shared memory; a small plane (a
+// A GlobalAveragePool of a large plane takes several warps an output (PointwiseSchedule::warps,
+// support.h default_pool_warps), in one block, their sums added through shared memory; a small plane (a
 // classifier's 7x7) keeps one warp.
 TEST(Codegen, GlobalPoolsOfLargePlanesTakeSeveralWarpsAnOutput) {
   const std::string text =
@@ -204,7 +204,8 @@ TEST(Codegen, GlobalPoolsOfLargePlanesTakeSeveralWarpsAnOutput) {
     for (const Group& grp : plan.groups) {
       if (grp.anchor->op != OpKind::kGlobalAveragePool) continue;
       const Shape& xs = grp.anchor->inputs[0]->type.shape;
-      const int w = global_pool_warps(*grp.anchor, plan.ctx);
+      const int w = grp.pointwise.warps;
+      EXPECT_EQ(w, default_pool_warps(*grp.anchor, plan.ctx));
       warps[xs[2] * xs[3]] = w;
       EXPECT_EQ(grp.items, ceil_div(xs[0] * xs[1] * 32 * w, int64_t{plan.ctx.threads} * grp.pointwise.ilp));
     }

@@ -11,6 +11,7 @@
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/support.h"
 #include "compiler/frontend/onnx_loader.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
 #include "compiler/support/error.h"
@@ -419,6 +420,49 @@ TEST(TunedSchedules, StripHeights) {
   p = plan_kernel(*g, o);
   EXPECT_FALSE(p.groups[dw->id].tuned);
   EXPECT_NE(p.groups[dw->id].override_rejected.find("not in 1..8"), std::string::npos);
+}
+
+// A GlobalAveragePool's warps per output are a knob: its candidates are 1, 2, 4 and 8, a tuned
+// count is used, one that is not a power of two up to 8 is refused (and a count on another
+// group), and the JSON carries it.
+TEST(TunedSchedules, PoolWarps) {
+  auto g = parse_graph("graph g (opset 20) {\n  input %x: f32[1,6,48,48]\n  %r = Relu(%x)\n"
+                       "  %p = GlobalAveragePool(%r)\n  output %p\n}\n");
+  infer_shapes(*g);
+  PlanOptions base = options(Precision::kF16);
+  const KernelPlan def = plan_kernel(*g, base);
+  const Group* pool = nullptr;
+  const Group* relu = nullptr;
+  for (const Group& grp : def.groups) (grp.anchor->op == OpKind::kGlobalAveragePool ? pool : relu) = &grp;
+  ASSERT_NE(pool, nullptr);
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ(pool->pointwise.warps, 4);  // 2304 elements a plane: two vectors a lane at 4 warps
+  EXPECT_EQ(relu->pointwise.warps, 0);
+  std::set<int> warps;
+  for (const Candidate& c : group_candidates(def, *pool, 0, nullptr)) warps.insert(c.schedule.pointwise.warps);
+  EXPECT_EQ(warps, (std::set<int>{1, 2, 4, 8}));
+  Schedule s = pool->schedule();
+  s.pointwise.warps = 8;
+  PlanOptions o = base;
+  o.schedules[pool->signature] = s;
+  KernelPlan p = plan_kernel(*g, o);
+  EXPECT_TRUE(p.groups[pool->id].tuned) << p.groups[pool->id].override_rejected;
+  EXPECT_EQ(p.groups[pool->id].pointwise.warps, 8);
+  EXPECT_EQ(p.groups[pool->id].items, ceil_div(6 * 32 * 8, int64_t{p.ctx.threads} * s.pointwise.ilp));
+  EXPECT_NE(emit_cuda(*g, p, "t").find("// 8 warps per output"), std::string::npos);
+  EXPECT_EQ(schedule_from_string(schedule_to_string(s)), s);
+  EXPECT_NE(schedule_to_string(s).find("\"warps\":8"), std::string::npos);
+  o.schedules[pool->signature].pointwise.warps = 3;
+  p = plan_kernel(*g, o);
+  EXPECT_FALSE(p.groups[pool->id].tuned);
+  EXPECT_NE(p.groups[pool->id].override_rejected.find("is not 1, 2, 4 or 8"), std::string::npos);
+  Schedule r = relu->schedule();
+  r.pointwise.warps = 2;
+  o = base;
+  o.schedules[relu->signature] = r;
+  p = plan_kernel(*g, o);
+  EXPECT_FALSE(p.groups[relu->id].tuned);
+  EXPECT_NE(p.groups[relu->id].override_rejected.find("not a GlobalAveragePool"), std::string::npos);
 }
 
 // ---- the tuning space ----------------------------------------------------------------------

@@ -103,7 +103,7 @@ GroupWork emit_split(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
-// GlobalAveragePool with `warps` warps per output (support.h global_pool_warps), the warps of an
+// GlobalAveragePool with `warps` warps per output (PointwiseSchedule::warps), the warps of an
 // output consecutive in one block: each sums its share of the plane as emit_global_pool's warp
 // does, lane 0 puts the sum in shared memory, and the first warp of the output adds the others'
 // (every thread reaches both __syncthreads: no thread returns early).
@@ -165,8 +165,7 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
   for (size_t d = 2; d < xs.size(); ++d) plane *= xs[d];
   const Value* out = g.output;
   const int ilp = g.pointwise.ilp;
-  const int warps = global_pool_warps(n, plan.ctx);
-  if (warps > 1) return emit_global_pool_warps(m, g, warps);
+  if (g.pointwise.warps > 1) return emit_global_pool_warps(m, g, g.pointwise.warps);
   std::string body = str_cat("  for (int e = 0; e < ", ilp, "; ++e) {\n",
                              "    const long long i = (((long long)item * ", ilp, " + e) * MONO_THREADS + threadIdx.x) >> 5;  // a warp per output\n",
                              "    const int lane = threadIdx.x & 31;\n",

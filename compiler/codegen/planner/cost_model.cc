@@ -241,7 +241,7 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
   PointwiseProblem p;
   p.elements = grp.anchor->op == OpKind::kSplit ? grp.anchor->inputs[0]->type.numel() : out->type.numel();
   if (grp.anchor->op == OpKind::kGlobalAveragePool)  // warps per output (emit/pointwise.cc emit_global_pool)
-    p.elements *= 32 * global_pool_warps(*grp.anchor, plan.ctx);
+    p.elements *= 32 * std::max(1, grp.pointwise.warps);
   if (grp.pointwise.strip > 0) p.elements = conv_strips(*grp.anchor, grp.pointwise.strip);  // a strip a thread
   if (channel_vectors(plan, grp)) p.elements /= 8;  // eight channels a thread
   p.bytes = 2.0 * static_cast<double>(out->type.numel()) * dtype_size(plan.dtype_of(out));

@@ -68,6 +68,7 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
         os << ", weights packed in " << t->second.tile_rows << "x" << t->second.tile_k << " tiles";
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
       if (g.pointwise.strip) os << ", strip " << g.pointwise.strip;
+      if (g.pointwise.warps) os << ", warps " << g.pointwise.warps << " an output";
       os << ", est " << format_us(g.est_us) << ", " << (g.tuned ? "tuned" : "default (untuned)") << "\n";
       if (!g.override_rejected.empty()) os << "    tuned schedule rejected: " << g.override_rejected << "\n";
     }

@@ -122,6 +122,7 @@ bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& g
   } else if (grp.kind == GroupKind::kPointwise) {
     why = ilp_problem(o.pointwise.ilp);
     if (why.empty()) why = strip_problem(*grp.anchor, o.pointwise.strip);
+    if (why.empty()) why = pool_warps_problem(*grp.anchor, o.pointwise.warps, plan.ctx);
   }
   if (!why.empty()) {
     grp.override_rejected = why;
@@ -162,11 +163,12 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
       }
       case GroupKind::kPointwise: {
         if (!grp.tuned) grp.pointwise.strip = default_strip_height(*grp.anchor, ctx);
+        if (!grp.tuned) grp.pointwise.warps = default_pool_warps(*grp.anchor, ctx);
         const PointwiseProblem p = pointwise_problem(*plan, grp);
         if (!grp.tuned) grp.pointwise.ilp = default_ilp(p, ctx);
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
-        if (grp.anchor->op == OpKind::kGlobalAveragePool && global_pool_warps(*grp.anchor, ctx) > 1)
+        if (grp.pointwise.warps > 1)
           grp.smem_bytes = ctx.threads / 32 * static_cast<int>(sizeof(float));  // the warps' sums
         break;
       }
