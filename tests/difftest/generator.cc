@@ -2,42 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <numeric>
-#include <random>
 #include <sstream>
 #include <vector>
+
+#include "tests/difftest/cnn_blocks.h"
 
 namespace mono::difftest {
 namespace {
 
-using Dims = std::vector<int64_t>;
-
-struct Val {
-  std::string name;
-  Dims shape;
-  bool bounded = false;  // |x| <= ~1 (Tanh, Sigmoid, Softmax...): safe for Exp
-};
-
-int64_t numel(const Dims& d) { return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>()); }
-
-std::string dims_text(const Dims& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-std::string ints_text(const Dims& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-constexpr int64_t kMaxElements = 4096;
-
-class Generator {
+class Generator : public GraphWriter {
  public:
-  Generator(uint64_t seed, const GeneratorOptions& o) : rng_(seed), opt_(o) {}
+  Generator(uint64_t seed, const GeneratorOptions& o) : GraphWriter(seed), opt_(o) {}
 
   std::string run() {
     const int inputs = 1 + pick(opt_.max_inputs);
@@ -66,9 +41,6 @@ class Generator {
   }
 
  private:
-  int pick(int n) { return n <= 1 ? 0 : static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  std::string str_name(const char* prefix) { return prefix + std::to_string(counter_++); }
 
   Dims random_dims(int rank) {
     static const int64_t kDims[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16};
@@ -82,39 +54,7 @@ class Generator {
     const int n = static_cast<int>(floats_.size());
     return floats_[chance(0.6) ? n - 1 - pick(std::min(n, 3)) : pick(n)];
   }
-  const Val* float_of_rank(int lo, int hi) {
-    std::vector<const Val*> c;
-    for (const Val& v : floats_)
-      if (static_cast<int>(v.shape.size()) >= lo && static_cast<int>(v.shape.size()) <= hi) c.push_back(&v);
-    return c.empty() ? nullptr : c[pick(static_cast<int>(c.size()))];
-  }
 
-  std::string float_const(const Dims& d) {
-    const std::string n = str_name("c");
-    consts_ << "  const %" << n << ": f32" << dims_text(d) << " = <" << numel(d) << " elements>\n";
-    return n;
-  }
-  std::string scalar_const(double v) {
-    const std::string n = str_name("s");
-    consts_ << "  const %" << n << ": f32[] = [" << v << "]\n";
-    return n;
-  }
-  std::string int_const(const Dims& values, bool scalar = false) {
-    const std::string n = str_name("i");
-    consts_ << "  const %" << n << ": i64" << (scalar ? "[]" : dims_text({static_cast<int64_t>(values.size())})) << " = "
-            << ints_text(values) << "\n";
-    return n;
-  }
-  // Emits `%out = OP(args) {attrs}` and records the float result.
-  const Val& node(const std::string& op, const std::vector<std::string>& args, const Dims& out, const std::string& attrs = "",
-                  bool bounded = false) {
-    Val v{str_name("v"), out, bounded};
-    body_ << "  %" << v.name << " = " << op << "(";
-    for (size_t i = 0; i < args.size(); ++i) body_ << (i ? ", " : "") << (args[i] == "_" ? "" : "%") << args[i];
-    body_ << ")" << (attrs.empty() ? "" : " {" + attrs + "}") << "\n";
-    floats_.push_back(v);
-    return floats_.back();
-  }
 
   // A shape `x` broadcasts with: x's own, or some dims set to 1, or fewer leading dims.
   Dims broadcastable(const Dims& x) {
@@ -256,37 +196,7 @@ class Generator {
       case 11: {  // Conv, dense, grouped or depthwise, NCHW: kernels up to 5, strides, dilation, uneven pads, H != W
         const Val* v = float_of_rank(4, 4);
         if (!v || v->shape[2] < 3 || v->shape[3] < 3) return reshape_to_4d(x);
-        if (chance(0.2)) return squeeze_excite(*v);
-        if (chance(0.25)) return dense_block(*v);
-        if (chance(0.2)) return inverted_residual(*v);
-        const int64_t C = v->shape[1];
-        auto kernel = [&] { return chance(0.5) ? 3 : chance(0.5) ? 1 : 5; };
-        const int64_t kh = kernel(), kw = chance(0.7) ? kh : kernel();  // each axis its own, sometimes
-        const int64_t sh = chance(0.3) ? 2 : 1, sw = chance(0.8) ? sh : 3 - sh;
-        const int64_t dh = kh > 1 && chance(0.2) ? 2 : 1, dw = kw > 1 && chance(0.8) ? dh : 1;
-        auto pad = [&](int64_t k, int64_t d) { return k > 1 && chance(0.7) ? d * (k / 2) : 0; };
-        const int64_t ph0 = pad(kh, dh), pw0 = pad(kw, dw);
-        const int64_t ph1 = chance(0.2) ? ph0 + 1 : ph0, pw1 = chance(0.2) ? pw0 + 1 : pw0;
-        const int64_t groups = chance(0.4) ? C : C % 2 == 0 && chance(0.2) ? 2 : 1;
-        const int64_t Co = groups > 1 ? groups * (1 + pick(2)) : 1 + pick(16);
-        const Dims w = {Co, C / groups, kh, kw};
-        std::vector<std::string> args = {v->name, float_const(w)};
-        if (chance(0.5)) args.push_back(float_const({Co}));
-        const int64_t span_h = v->shape[2] + ph0 + ph1 - dh * (kh - 1) - 1, span_w = v->shape[3] + pw0 + pw1 - dw * (kw - 1) - 1;
-        if (span_h < 0 || span_w < 0) return false;
-        const int64_t H = span_h / sh + 1, W = span_w / sw + 1;
-        if (numel({v->shape[0], Co, H, W}) > kMaxElements) return false;
-        const Val conv = node("Conv", args, {v->shape[0], Co, H, W},
-                              str_attrs({groups > 1 ? "group=" + std::to_string(groups) : "",
-                                         "pads=" + ints_text({ph0, pw0, ph1, pw1}), "strides=" + ints_text({sh, sw}),
-                                         dh > 1 || dw > 1 ? "dilations=" + ints_text({dh, dw}) : ""}));
-        if (groups > 1 && chance(0.4)) {  // squeeze-and-excitation or a pool after it, as in MobileNets
-          Val act = conv;
-          if (chance(0.5)) act = node("Relu", {conv.name}, conv.shape);
-          if (chance(0.5) && conv.shape[0] == 1) return squeeze_excite(act);
-          node("GlobalAveragePool", {act.name}, {conv.shape[0], Co, 1, 1});
-        }
-        return true;
+        return conv2d(*this, *v);
       }
       case 12: {  // pools
         const Val* v = float_of_rank(4, 4);
@@ -420,7 +330,7 @@ class Generator {
       case 23:
       case 24: return activation(x);
       case 25: return reduction(x);
-      case 26: return conv1d(x);
+      case 26: return conv1d(*this);
       case 27: return index_op(x);
       default: return misc(x);
     }
@@ -451,110 +361,6 @@ class Generator {
     const auto [b, db] = other_operand(x);
     if (!broadcasts(da, db)) return false;
     node(chance(0.5) ? "Sum" : "Mean", {x.name, a, b}, broadcast(broadcast(x.shape, da), db));
-    return true;
-  }
-
-  // An inference BatchNormalization of v: scale, bias and mean random, variances 1 to 3.
-  Val batch_norm(const Val v) {  // a copy: node() grows floats_
-    const int64_t C = v.shape[1];
-    const std::string vn = str_name("c");
-    std::string vals = "[";
-    for (int64_t c = 0; c < C; ++c) vals += (c ? ", " : "") + std::to_string(1 + pick(3)) + ".0";
-    consts_ << "  const %" << vn << ": f32[" << C << "] = " << vals << "]\n";
-    return node("BatchNormalization", {v.name, float_const({C}), float_const({C}), float_const({C}), vn}, v.shape);
-  }
-
-  // A dense block (DenseNet): each layer reads the Concat of every earlier layer's output,
-  // normalizes it (a BatchNormalization no Conv absorbs) and ReLU, a 1x1 then a padded 3x3
-  // Conv. Channel counts are multiples of 8, so the block goes channels-last.
-  bool dense_block(const Val v) {  // a copy: node() grows floats_
-    const int64_t N = v.shape[0], H = v.shape[2], W = v.shape[3];
-    const int64_t grow = 8 * (1 + pick(2)), inner = 8 * (1 + pick(2)), layers = 2 + pick(2);
-    int64_t C = 8 * (1 + pick(2));
-    if (numel({N, C + layers * grow, H, W}) > kMaxElements) return false;
-    std::vector<std::string> features = {node("Conv", {v.name, float_const({C, v.shape[1], 1, 1})}, {N, C, H, W}).name};
-    for (int64_t l = 0; l < layers; ++l) {
-      std::string in = features[0];
-      if (features.size() > 1) in = node("Concat", features, {N, C, H, W}, "axis=1").name;
-      const Val r = node("Relu", {batch_norm(Val{in, {N, C, H, W}}).name}, {N, C, H, W});
-      const Val a = node("Conv", {r.name, float_const({inner, C, 1, 1}), float_const({inner})}, {N, inner, H, W});
-      const Val b = node("Relu", {a.name}, a.shape);
-      features.push_back(node("Conv", {b.name, float_const({grow, inner, 3, 3})}, {N, grow, H, W}, "pads=[1, 1, 1, 1]").name);
-      C += grow;
-    }
-    node("Concat", features, {N, C, H, W}, "axis=1");
-    return true;
-  }
-
-  // Inverted residual blocks (MobileNetV2): a 1x1 Conv to C channels, then blocks of a 1x1
-  // expansion, a depthwise k x k Conv (3 or 5, stride 1 or 2, sometimes dilated) and a 1x1
-  // projection, ReLU6 or ReLU after the first two, a residual Add where the shape is kept.
-  // Channel counts are multiples of 8, so the blocks go channels-last, depthwise included.
-  bool inverted_residual(const Val v) {  // a copy: node() grows floats_
-    const int64_t N = v.shape[0];
-    int64_t C = 8 * (1 + pick(2)), H = v.shape[2], W = v.shape[3];
-    std::string x = node("Conv", {v.name, float_const({C, v.shape[1], 1, 1})}, {N, C, H, W}).name;
-    auto act = [&](const Val& y) {
-      if (chance(0.5)) return node("Relu", {y.name}, y.shape).name;
-      return node("Clip", {y.name, scalar_const(0.0), scalar_const(6.0)}, y.shape, "", true).name;
-    };
-    for (int64_t b = 0, blocks = 1 + pick(2); b < blocks; ++b) {
-      const int64_t E = C * (2 + pick(3)), k = chance(0.7) ? 3 : 5, s = chance(0.3) ? 2 : 1, d = k == 3 && chance(0.2) ? 2 : 1;
-      const int64_t p = d * (k / 2), Ho = (H + 2 * p - d * (k - 1) - 1) / s + 1, Wo = (W + 2 * p - d * (k - 1) - 1) / s + 1;
-      const int64_t Co = chance(0.6) ? C : 8 * (1 + pick(3));
-      if (Ho < 1 || Wo < 1 || numel({N, E, H, W}) > kMaxElements) break;
-      const std::string e = act(node("Conv", {x, float_const({E, C, 1, 1}), float_const({E})}, {N, E, H, W}));
-      std::vector<std::string> dw_args = {e, float_const({E, 1, k, k})};
-      if (chance(0.7)) dw_args.push_back(float_const({E}));
-      const std::string dw = act(node("Conv", dw_args, {N, E, Ho, Wo},
-                                      str_attrs({"group=" + std::to_string(E), "pads=" + ints_text({p, p, p, p}),
-                                                 "strides=" + ints_text({s, s}), d > 1 ? "dilations=" + ints_text({d, d}) : ""})));
-      std::string y = node("Conv", {dw, float_const({Co, E, 1, 1}), float_const({Co})}, {N, Co, Ho, Wo}).name;
-      if (s == 1 && Co == C) y = node("Add", {x, y}, {N, Co, Ho, Wo}).name;
-      x = y, C = Co, H = Ho, W = Wo;
-    }
-    return true;
-  }
-
-  // Squeeze-and-excitation (EfficientNet, MobileNetV3, RegNetY): the image's channel means
-  // through two 1x1 Convs on one pixel (the GEMV path), gating the image.
-  bool squeeze_excite(const Val v) {  // a copy: node() grows floats_
-    const int64_t N = v.shape[0], C = v.shape[1], R = 1 + pick(static_cast<int>(std::max<int64_t>(1, C / 2)));
-    if (N != 1) return false;  // a batch of images is a GEMM, not one row
-    const Dims one = {1, C, 1, 1}, squeezed = {1, R, 1, 1};
-    const std::string m = node("GlobalAveragePool", {v.name}, one).name;
-    const std::string s = node("Conv", {m, float_const({R, C, 1, 1}), float_const({R})}, squeezed).name;
-    std::string a;
-    if (chance(0.5)) {
-      a = node("Relu", {s}, squeezed).name;
-    } else {  // SiLU as exporters spell it (recognize_swish makes it one Swish)
-      const std::string gate = node("Sigmoid", {s}, squeezed, "", true).name;
-      a = node("Mul", {s, gate}, squeezed).name;
-    }
-    std::vector<std::string> args = {a, float_const({C, R, 1, 1})};
-    if (chance(0.5)) args.push_back(float_const({C}));
-    const std::string e = node("Conv", args, one).name;
-    const std::string g = node("Sigmoid", {e}, one, "", true).name;
-    node("Mul", {v.name, g}, v.shape);
-    return true;
-  }
-
-  // Conv1d (Whisper's front end, audio and text CNNs) on an [N, C, L] view of x: dense,
-  // grouped or depthwise, with strides, padding and dilation.
-  bool conv1d(const Val& x) {
-    const Val* v = float_of_rank(3, 3);
-    if (!v || v->shape[2] < 5) return false;
-    const int64_t C = v->shape[1], k = 1 + 2 * pick(3), s = 1 + pick(2), d = chance(0.3) ? 2 : 1, p = pick(k);
-    const int64_t groups = chance(0.4) ? (C % 2 == 0 && chance(0.5) ? 2 : C) : 1;
-    const int64_t Co = groups * (1 + pick(3));
-    const int64_t span = v->shape[2] + 2 * p - d * (k - 1) - 1;  // negative: the kernel does not fit
-    if (span < 0) return false;
-    const int64_t L = span / s + 1;
-    std::vector<std::string> args = {v->name, float_const({Co, C / groups, k})};
-    if (chance(0.5)) args.push_back(float_const({Co}));
-    node("Conv", args, {v->shape[0], Co, L},
-         str_attrs({groups > 1 ? "group=" + std::to_string(groups) : "", "pads=" + ints_text({p, p}),
-                    "strides=" + ints_text({s}), d > 1 ? "dilations=" + ints_text({d}) : ""}));
     return true;
   }
 
@@ -744,7 +550,7 @@ class Generator {
       default: {
         const Val* v = float_of_rank(4, 4);
         if (!v) return reshape_to_4d(x);
-        batch_norm(*v);
+        batch_norm(*this, *v);
         return true;
       }
     }
@@ -787,18 +593,8 @@ class Generator {
     return false;
   }
 
-  static std::string str_attrs(const std::vector<std::string>& parts) {
-    std::string s;
-    for (const std::string& p : parts)
-      if (!p.empty()) s += (s.empty() ? "" : ", ") + p;
-    return s;
-  }
 
-  std::mt19937_64 rng_;
   GeneratorOptions opt_;
-  int counter_ = 0;
-  std::vector<Val> inputs_, floats_;
-  std::ostringstream consts_, body_;
 };
 
 }  // namespace
