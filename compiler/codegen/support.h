@@ -92,6 +92,9 @@ int default_pool_warps(const Node& n, const KernelContext& ctx);
 // Why `warps` is not valid for node n ("" when it is): 1, 2, 4 or 8 dividing a block's warps for
 // a GlobalAveragePool, 0 for anything else.
 std::string pool_warps_problem(const Node& n, int warps, const KernelContext& ctx);
+// The shared memory a pool with `warps` warps an output needs: a float per warp of the block
+// for more than one, none for one.
+inline int pool_smem_bytes(int warps, const KernelContext& ctx) { return warps > 1 ? ctx.threads / 32 * 4 : 0; }
 // A depthwise Conv in the channels-last layout (the channels_last pass's; ops/pool.h): a
 // pointwise group computed eight channels a thread (channel_vectors). Its weights are packed
 // [KH*KW][C] (constant_packing: "transposed"), so that a window position's eight weights are

@@ -75,7 +75,10 @@ namespace mono::tuning {
 //     regions (MobileNetV2's inverted residual blocks), computed eight channels a thread with
 //     their weights packed [KH*KW][C] (support.h channels_last_depthwise); a GlobalAveragePool
 //     of a large plane takes several warps an output (PointwiseSchedule::warps, support.h default_pool_warps) (issue 20).
-constexpr int kSignatureVersion = 19;
+//  20 (2026-11-27): the channels-last depthwise Conv and MaxPool share their window code in
+//     emit_channel_vectors, and both pools their plane sum (plane_sum): the depthwise groups' CUDA
+//     text changed (indentation, a local's name); its PTX and cubins are identical to 19's.
+constexpr int kSignatureVersion = 20;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

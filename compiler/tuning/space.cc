@@ -125,7 +125,7 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
           c.schedule.pointwise.warps = w;
           c.est_us = estimate_pointwise_us(p, ilp, ctx);
           c.items = pointwise_items(p, ilp, ctx);
-          if (w > 1) c.smem_bytes = ctx.threads / 32 * static_cast<int>(sizeof(float));
+          c.smem_bytes = pool_smem_bytes(w, ctx);
           add(c);
         }
       }

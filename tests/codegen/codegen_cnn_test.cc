@@ -20,6 +20,15 @@
 namespace mono {
 namespace {
 
+// The kernel of g built with NVRTC for sm_90: its cubin (the build log on failure).
+BuiltKernel compiled_kernel(const Graph& g, const PlanOptions& po, const char* name) {
+  NvrtcOptions nvrtc;
+  nvrtc.sm_arch = 90;
+  BuiltKernel b = build_kernel(g, po, name, nvrtc, /*compile=*/true);
+  EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+  return b;
+}
+
 // Two channels-last convolutions that differ only in their end padding (9x9 input, 3x3 stride 2:
 // pads 1,1,1,1 give 5x5, pads 1,1,0,0 give 4x4) get geometry structs of their own: the struct
 // was once named without its output extents, and the second convolution used the first's
@@ -78,10 +87,7 @@ TEST(Codegen, OneRowProductsWithConstantWeightsAreGemvs) {
       const std::string src = emit_cuda(*g, plan, "test");
       EXPECT_EQ(src.find("lane(s) each") != std::string::npos, c.gemv) << src;
       if (!c.gemv) continue;
-      NvrtcOptions nvrtc;  // each form compiles (scalar loads of a graph input, 16-byte ones of the arena)
-      nvrtc.sm_arch = 90;
-      const BuiltKernel b = build_kernel(*g, po, "gemv", nvrtc, /*compile=*/true);
-      EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+      compiled_kernel(*g, po, "gemv");  // each form compiles (scalar loads of a graph input, 16-byte ones of the arena)
     }
   }
 }
@@ -120,10 +126,7 @@ TEST(Codegen, ConcatsOfWholeVectorsRunEightChannelsAThread) {
     if (!c.vectors) continue;
     EXPECT_NE(src.find("const u32x4 q = *reinterpret_cast<const u32x4*>(in0 + "), std::string::npos) << src;
     EXPECT_NE(src.find("*reinterpret_cast<u32x4*>(out + i8) = rq;"), std::string::npos) << src;
-    NvrtcOptions nvrtc;
-    nvrtc.sm_arch = 90;
-    const BuiltKernel b = build_kernel(*g, po, "concat", nvrtc, /*compile=*/true);
-    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+    compiled_kernel(*g, po, "concat");
   }
 }
 
@@ -179,10 +182,7 @@ TEST(Codegen, DepthwiseConvsRunChannelsLastEightChannelsAThread) {
     const bool f16 = precision == Precision::kF16;
     EXPECT_EQ(src.find("const u32x4 wq = *reinterpret_cast<const u32x4*>(weight + w * 32LL + o3);") != std::string::npos, f16) << src;
     EXPECT_EQ(src.find("*reinterpret_cast<u32x4*>(out + i8) = rq;") != std::string::npos, f16) << src;
-    NvrtcOptions nvrtc;
-    nvrtc.sm_arch = 90;
-    const BuiltKernel b = build_kernel(*g, po, "depthwise", nvrtc, /*compile=*/true);
-    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+    compiled_kernel(*g, po, "depthwise");
   }
 }
 
@@ -215,10 +215,7 @@ TEST(Codegen, GlobalPoolsOfLargePlanesTakeSeveralWarpsAnOutput) {
     EXPECT_NE(src.find("// 4 warps per output"), std::string::npos) << src;
     EXPECT_NE(src.find("// 2 warps per output"), std::string::npos) << src;
     EXPECT_NE(src.find("// a warp per output"), std::string::npos) << src;
-    NvrtcOptions nvrtc;
-    nvrtc.sm_arch = 90;
-    const BuiltKernel b = build_kernel(*g, po, "pools", nvrtc, /*compile=*/true);
-    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+    compiled_kernel(*g, po, "pools");
   }
 }
 
@@ -272,11 +269,8 @@ TEST(Codegen, SqueezeExcitationGatesInTheExciteGemv) {
     EXPECT_EQ(excite.output->type.shape, (Shape{1, 16, 6, 6}));
     EXPECT_EQ(plan.groups[1].epilogue.size(), 1u);  // the Swish
     EXPECT_EQ(plan.groups[1].epilogue[0]->op, OpKind::kSwish);
-    NvrtcOptions nvrtc;
-    nvrtc.sm_arch = 90;
-    const BuiltKernel b = build_kernel(*g, po, "se", nvrtc, /*compile=*/true);
+    const BuiltKernel b = compiled_kernel(*g, po, "se");
     EXPECT_NE(b.source.find("times v"), std::string::npos);
-    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
   }
 }
 

@@ -103,6 +103,23 @@ GroupWork emit_split(Module& m, const Group& g) {
   return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
 }
 
+// Statements adding to `v` this thread's share of the plane of x at `base`: the lanes `lane`
+// numbers (lane, or part * 32 + lane with several warps an output) stride through it, 16 bytes
+// a load where x is fp16 in Mono's own buffers and the plane a whole number of 8-element chunks.
+std::string plane_sum(Expressions& ex, ParamList& params, const Value* x, int64_t plane, const std::string& lane, int warps,
+                      const std::string& ind) {
+  const KernelPlan& plan = ex.plan();
+  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && plan.own_buffer(x))
+    return str_cat(ind, "const half_t* xp = ", params.ref(x, {}, "x"), " + base;\n",
+                   "#pragma unroll 4\n", ind, "for (long long k = ", warps > 1 ? str_cat("(", lane, ") * 8") : lane + " * 8", "; k < ", plane,
+                   "LL; k += ", 256 * warps, ") {\n",
+                   ind, "  const u32x4 q = *reinterpret_cast<const u32x4*>(xp + k);\n",
+                   ind, "  const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
+                   "#pragma unroll\n", ind, "  for (int j = 0; j < 8; ++j) v += to_float(h[j]);\n", ind, "}\n");
+  return str_cat("#pragma unroll 4\n", ind, "for (long long k = ", lane, "; k < ", plane, "LL; k += ", 32 * warps, ") v += ",
+                 ex.load(x, "base + k", "x"), ";\n");
+}
+
 // GlobalAveragePool with `warps` warps per output (PointwiseSchedule::warps), the warps of an
 // output consecutive in one block: each sums its share of the plane as emit_global_pool's warp
 // does, lane 0 puts the sum in shared memory, and the first warp of the output adds the others'
@@ -126,16 +143,7 @@ GroupWork emit_global_pool_warps(Module& m, const Group& g, int warps) {
                              "    const bool live = i < ", outputs, "LL;\n",
                              "    const long long base = i * ", plane, "LL;  // the plane of output i\n    float v = 0.0f;\n",
                              "    if (live) {\n");
-  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && plan.own_buffer(x)) {
-    body += str_cat("      const half_t* xp = ", params.ref(x, {}, "x"), " + base;\n",
-                    "#pragma unroll 4\n      for (long long k = (part * 32 + lane) * 8; k < ", plane, "LL; k += ", 256 * warps, ") {\n",
-                    "        const u32x4 q = *reinterpret_cast<const u32x4*>(xp + k);\n",
-                    "        const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
-                    "#pragma unroll\n        for (int j = 0; j < 8; ++j) v += to_float(h[j]);\n      }\n");
-  } else {
-    body += str_cat("#pragma unroll 4\n      for (long long k = part * 32 + lane; k < ", plane, "LL; k += ", 32 * warps, ") v += ",
-                    ex.load(x, "base + k", "x"), ";\n");
-  }
+  body += plane_sum(ex, params, x, plane, "part * 32 + lane", warps, "      ");
   body += str_cat("    }\n    v = warp_sum(v);\n    if (lane == 0) sums[warp] = v;\n    __syncthreads();\n",
                   "    if (live && part == 0) {\n",
                   "      v = 0.0f;\n#pragma unroll\n      for (int w = 0; w < ", warps, "; ++w) v += sums[warp + w];\n",
@@ -172,16 +180,7 @@ GroupWork emit_global_pool(Module& m, const Group& g) {
                              "    if (i >= ", n.outputs[0]->type.numel(), "LL) return;\n");
   body += decompose("i", n.outputs[0]->type.shape, "o");
   body += str_cat("    const long long base = i * ", plane, "LL;  // the plane of output i\n    float v = 0.0f;\n");
-  if (plan.dtype_of(x) == DType::kF16 && plane % 8 == 0 && plan.own_buffer(x)) {
-    body += str_cat("    const half_t* xp = ", params.ref(x, {}, "x"), " + base;\n",
-                    "#pragma unroll 4\n    for (long long k = lane * 8; k < ", plane, "LL; k += 256) {\n",
-                    "      const u32x4 q = *reinterpret_cast<const u32x4*>(xp + k);\n",
-                    "      const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
-                    "#pragma unroll\n      for (int j = 0; j < 8; ++j) v += to_float(h[j]);\n    }\n");
-  } else {
-    body += str_cat("#pragma unroll 4\n    for (long long k = lane; k < ", plane, "LL; k += 32) v += ", ex.load(x, "base + k", "x"),
-                    ";\n");
-  }
+  body += plane_sum(ex, params, x, plane, "lane", 1, "    ");
   body += str_cat("    v = warp_sum(v) * ", literal(1.0 / static_cast<double>(plane)), ";\n");
   std::set<const Value*> written = {plan.root(out)};
   const EpilogueSteps steps = epilogue_steps(ex, plan, g, "i");
@@ -403,66 +402,44 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
     body += concat_choice(n, [&](int k, const std::string& off) {
       return str_cat("{\n", load8(n.inputs[k], off, str_cat("in", k), "      "), "    }\n");
     });
-  } else if (n.op == OpKind::kConv) {  // a channels-last depthwise Conv: the window's loads first, as the MaxPool's
+  } else {  // a channels-last MaxPool or depthwise Conv: every load of the window first, unconditionally (a padding position reads element 0)
     const Value* x = n.inputs[0];
     const Shape& xs = x->type.shape;  // [N][H][W][C]
-    const WindowGeometry geo = conv_geometry(n);
+    const bool conv = n.op == OpKind::kConv;
+    const WindowGeometry geo = conv ? conv_geometry(n) : pool_geometry(n);
     const int64_t window = geo.kernel[0] * geo.kernel[1];
+    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] = ", conv ? "0.0f" : "-__int_as_float(0x7f800000)", ";\n");
+    body += str_cat("    bool in[", window, "];\n");
+    // Up to 16 positions are all loaded before the first use; a larger window (its vectors
+    // would fill registers) uses each vector as it arrives.
     const bool prefetch = vector(x) && window <= 16;
-    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] = 0.0f;\n    bool in[", window, "];\n");
     body += prefetch ? str_cat("    u32x4 q[", window, "];\n") : "";
-    // The position's eight weights (W packed [KH*KW][C]: one 16-byte vector in fp16), times its
-    // eight inputs xv(j), added where the position is inside the image.
-    auto products = [&](const std::string& xv) {
-      std::string s;
-      if (plan.dtype_of(n.inputs[1]) == DType::kF16) {
-        s = str_cat("    const u32x4 wq = *reinterpret_cast<const u32x4*>(", params.ref(n.inputs[1], plan.packing(n, 1), "weight"), " + w * ",
-                    xs[3], "LL + o3);\n    const half_t* wh = reinterpret_cast<const half_t*>(&wq);\n",
-                    "#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] += ", xv, " * to_float(wh[j]);\n");
-      } else {
-        s = str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] += ", xv, " * ",
-                    depthwise_weight(ex, n, "w", "o3 + j"), ";\n");
-      }
-      return s;
+    // Statements folding position w's eight inputs xv(j) into av[] where the position is inside
+    // the image: the maximum, or the products with the position's eight weights (W packed
+    // [KH*KW][C]: one 16-byte vector in fp16).
+    auto use = [&](const std::string& xv, const std::string& ind) {
+      if (!conv) return str_cat("#pragma unroll\n", ind, "for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], ", xv, ");\n");
+      if (plan.dtype_of(n.inputs[1]) == DType::kF16)
+        return str_cat(ind, "const u32x4 wq = *reinterpret_cast<const u32x4*>(", params.ref(n.inputs[1], plan.packing(n, 1), "weight"), " + w * ",
+                       xs[3], "LL + o3);\n", ind, "const half_t* wh = reinterpret_cast<const half_t*>(&wq);\n",
+                       "#pragma unroll\n", ind, "for (int j = 0; j < 8; ++j) if (in[w]) av[j] += ", xv, " * to_float(wh[j]);\n");
+      return str_cat("#pragma unroll\n", ind, "for (int j = 0; j < 8; ++j) if (in[w]) av[j] += ", xv, " * ", depthwise_weight(ex, n, "w", "o3 + j"),
+                     ";\n");
     };
     const std::string loop = nhwc_window_loops(geo, xs, "w");
     const std::string off = nhwc_window_offset(xs, "w");
     if (prefetch) {
       body += loop + str_cat("    q[w] = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n    }\n    }\n");
-      body += str_cat("#pragma unroll\n    for (int w = 0; w < ", window, "; ++w) {\n    const half_t* h = reinterpret_cast<const half_t*>(&q[w]);\n",
-                      products("to_float(h[j])"), "    }\n");
-    } else if (vector(x)) {
-      body += loop + str_cat("    const u32x4 xq = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n",
-                             "    const half_t* h = reinterpret_cast<const half_t*>(&xq);\n", products("to_float(h[j])"), "    }\n    }\n");
-    } else {
-      body += loop + products(ex.load(x, str_cat("(", off, ") + j"), "x")) + "    }\n    }\n";
-    }
-    if (n.input(2)) body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] += ", ex.load(n.inputs[2], "o3 + j", "bias"), ";\n");
-  } else {  // a channels-last MaxPool: every load of the window first, unconditionally (a padding position reads element 0)
-    const Value* x = n.inputs[0];
-    const Shape& xs = x->type.shape;  // [N][H][W][C]
-    const WindowGeometry geo = pool_geometry(n);
-    const int64_t window = geo.kernel[0] * geo.kernel[1];
-    body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] = -__int_as_float(0x7f800000);\n");
-    body += str_cat("    bool in[", window, "];\n");
-    // Up to 16 positions are all loaded before the first maximum; a larger window (its vectors
-    // would fill registers) takes the maximum of each vector as it arrives.
-    const bool prefetch = vector(x) && window <= 16;
-    body += prefetch ? str_cat("    u32x4 q[", window, "];\n") : "";
-    const std::string loop = nhwc_window_loops(geo, xs, "w");
-    const std::string off = nhwc_window_offset(xs, "w");
-    if (prefetch) {
-      body += loop + str_cat("    q[w] = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n    }\n    }\n");
       body += str_cat("#pragma unroll\n    for (int w = 0; w < ", window, "; ++w) {\n      const half_t* h = reinterpret_cast<const half_t*>(&q[w]);\n",
-                      "#pragma unroll\n      for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], to_float(h[j]));\n    }\n");
+                      use("to_float(h[j])", "      "), "    }\n");
     } else if (vector(x)) {
       body += loop + str_cat("    const u32x4 q = *reinterpret_cast<const u32x4*>(", params.ref(x, {}, "x"), " + (", off, "));\n",
-                             "    const half_t* h = reinterpret_cast<const half_t*>(&q);\n",
-                             "#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], to_float(h[j]));\n    }\n    }\n");
+                             "    const half_t* h = reinterpret_cast<const half_t*>(&q);\n", use("to_float(h[j])", "    "), "    }\n    }\n");
     } else {
-      body += loop + str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) if (in[w]) av[j] = fmax_nan(av[j], ",
-                             ex.load(x, str_cat("(", off, ") + j"), "x"), ");\n    }\n    }\n");
+      body += loop + use(ex.load(x, str_cat("(", off, ") + j"), "x"), "    ") + "    }\n    }\n";
     }
+    if (conv && n.input(2))
+      body += str_cat("#pragma unroll\n    for (int j = 0; j < 8; ++j) av[j] += ", ex.load(n.inputs[2], "o3 + j", "bias"), ";\n");
   }
   std::string steps_code;  // the padded image's one step is the layout its threads already take
   if (!padded) {

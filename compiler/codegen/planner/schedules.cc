@@ -168,8 +168,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         if (!grp.tuned) grp.pointwise.ilp = default_ilp(p, ctx);
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
-        if (grp.pointwise.warps > 1)
-          grp.smem_bytes = ctx.threads / 32 * static_cast<int>(sizeof(float));  // the warps' sums
+        grp.smem_bytes = pool_smem_bytes(grp.pointwise.warps, ctx);  // the warps' sums
         break;
       }
     }
