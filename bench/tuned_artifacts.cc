@@ -43,7 +43,7 @@ constexpr Model kModels[] = {{"tiny-bert-opset20", Precision::kF16},
 // What is wrong with a variant as built, or "".
 std::string problem(const BuiltKernel& b) {
   for (const Group& grp : b.plan.groups)
-    if (!grp.in_attention() && !grp.tuned)  // attention parts keep fixed tiles
+    if (!grp.runs_fused() && !grp.tuned)  // attention parts keep fixed tiles
       return str_cat(grp.nodes(), ": schedule not taken: ", grp.override_rejected);
   if (b.compiled.cubin.size() <= 1000) return "no cubin";
   if (b.compiled.usage.registers > b.plan.ctx.register_cap())

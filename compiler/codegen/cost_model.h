@@ -64,6 +64,9 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& g);
 int default_ilp(const PointwiseProblem& p, const KernelContext& ctx);
 int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
 double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
+// A squeeze computed inside each item of its consumer (Group::squeeze): one block reads its
+// `weight_bytes` at one SM's rate, then a __syncthreads (an estimate).
+double estimate_squeeze_inside_us(double weight_bytes, const KernelContext& ctx);
 // Why an ILP factor cannot be used ("" if it can): 1..64.
 std::string ilp_problem(int ilp);
 

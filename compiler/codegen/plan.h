@@ -136,7 +136,7 @@ struct Group {
   // estimate cover the whole attention; the parts' GEMM tiles are fixed (BM query rows, all
   // keys), not tuned.
   std::vector<int> fused;
-  int fused_into = -1;
+  int fused_into = -1;  // also set on a squeeze group computed inside its consumer (`squeeze`)
   // The head of an attention group runs its items as FlashAttention (attention.cuh): S and P in
   // registers, no arena round trip; set by choose_flash (planner/attention_fusion.cc) where
   // the operands allow it, else the three parts run one after another as above.
@@ -145,12 +145,20 @@ struct Group {
   // row + keys - rows, <= -1e30 or -inf elsewhere; planner/attention_fusion.cc): that Add node,
   // which the item applies by index instead (skipping the masked key tiles), or null.
   const Node* causal_mask = nullptr;
-  bool in_attention() const { return !fused.empty() || fused_into >= 0; }
+  // Part of a fused group, with nothing to tune: an attention group (fixed tiles) or a squeeze
+  // computed inside its consumer (`squeeze`: its own schedule is never used).
+  bool runs_fused() const { return !fused.empty() || fused_into >= 0; }
   // A GEMV group's (support.h gemv_form) last epilogue step may be a gate: Mul(x, r) with r its
   // running result [1, C, 1...] and x [1, C, spatial...], each channel's plane of x scaled by r
   // (squeeze-and-excitation). The group then writes the gated x, its items covering the planes
   // too (emit/pointwise.cc emit_gemv), and the gate's Mul has no stage of its own.
   const Node* gate = nullptr;
+  // A GEMV group (support.h gemv_form) whose x is the whole result of another, small GEMV group
+  // read by nothing else (a squeeze-and-excitation's squeeze; planner/squeeze_fusion.cc): that
+  // group's id, or -1. Every item of this group computes the squeeze's result again into shared
+  // memory before its own dot products (emit/pointwise.cc emit_gemv); the squeeze group names this
+  // one in `fused_into` and has no stage of its own.
+  int squeeze = -1;
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use

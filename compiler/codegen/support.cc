@@ -205,6 +205,8 @@ int gemv_lanes(int64_t k) {
   return lanes;
 }
 
+bool squeeze_fits_inside(const GemvForm& f) { return f.n * f.k <= kSqueezeInsideWeights && f.n <= 1024; }
+
 int64_t gate_plane(const Group& g) {
   if (!g.gate) return 0;
   const Shape& ys = g.gate->outputs[0]->type.shape;

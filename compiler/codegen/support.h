@@ -53,6 +53,17 @@ bool gemv_form(const Node& n, GemvForm* out = nullptr);
 // Lanes per output of a GEMV: the fewest (a power of two, at most a warp) that cover K in
 // 8-element chunks.
 int gemv_lanes(int64_t k);
+// A GEMV computed again by every item of the GEMV that reads its result (Group::squeeze,
+// planner/squeeze_fusion.cc): one of at most kSqueezeInsideWeights weights (every item reads
+// them all) and 1024 outputs (held in shared memory as floats, squeeze_smem_bytes). Measured on
+// the H100 (bench/RESULTS.md session 14, same call): with squeezes of up to 4096 weights inside,
+// efficientnet-b0 335.9 -> 326.0 us, mobilenet-v3-large 228.5 -> 224.3, regnet-y-400mf 359.4 ->
+// 355.9; with up to 65536 (efficientnet-b0's 1152 x 48 included) 338.4, 231.4 and 389.5: a
+// squeeze of 480 x 20 took as long inside as its own stage and barrier, 672 x 28 and 1152 x 48
+// 1-3 us longer, although each block starts at a pass of its own.
+constexpr int64_t kSqueezeInsideWeights = 4096;
+bool squeeze_fits_inside(const GemvForm& f);
+inline int squeeze_smem_bytes(int64_t outputs) { return static_cast<int>(align_up(static_cast<size_t>(outputs) * 4, 16)); }
 // A gated GEMV (Group::gate): each channel's plane (`gate_plane` elements, 0 without a gate) is
 // cut into parts of kGateLaneElements per lane (one 16-byte vector of fp16); each part is a unit
 // of work that computes its channel's result again (the dot is short: a squeeze-and-excitation's

@@ -246,6 +246,8 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
     if (e->op == OpKind::kIsNaN) internal.insert(out);  // a condition, the running value stays
     else running = out;
   }
+  // A squeeze computed inside every item (Group::squeeze) is part of the group's code and time.
+  if (g.squeeze >= 0) t += "squeeze inside: " + group_signature_text(plan, plan.groups[g.squeeze]);
   return t;
 }
 

@@ -78,7 +78,10 @@ namespace mono::tuning {
 //  20 (2026-11-27): the channels-last depthwise Conv and MaxPool share their window code in
 //     emit_channel_vectors, and both pools their plane sum (plane_sum): the depthwise groups' CUDA
 //     text changed (indentation, a local's name); its PTX and cubins are identical to 19's.
-constexpr int kSignatureVersion = 20;
+//  21 (2026-11-27): a small squeeze GEMV (at most 4096 weights) runs inside every item of the
+//     GEMV that reads it (Group::squeeze, planner/squeeze_fusion.cc), without a stage of its own;
+//     the consumer's signature includes it (issue 20).
+constexpr int kSignatureVersion = 21;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

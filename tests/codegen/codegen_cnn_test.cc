@@ -219,6 +219,51 @@ TEST(Codegen, GlobalPoolsOfLargePlanesTakeSeveralWarpsAnOutput) {
   }
 }
 
+// A squeeze-and-excitation's squeeze runs inside the excite GEMV that reads it (Group::squeeze,
+// planner/squeeze_fusion.cc): no stage of its own, every excite item computing it again into
+// shared memory before its dot products.
+TEST(Codegen, SqueezesRunInsideTheirExciteItems) {
+  for (const char* model : {"tiny-efficientnet-opset20", "tiny-mobilenet-v3-opset20", "tiny-regnet-opset20"}) {
+    LoadResult loaded = load_tiny(model);
+    for (Precision precision : {Precision::kF32, Precision::kF16}) {
+      SCOPED_TRACE(std::string(model) + (precision == Precision::kF16 ? " fp16" : " fp32"));
+      PlanOptions po;
+      po.settings.precision = precision;
+      const KernelPlan plan = plan_kernel(*loaded.graph, po);
+      int fused = 0;
+      for (const Group& e : plan.groups) {
+        if (!e.gate) continue;  // the excite GEMVs
+        GemvForm fe, f;
+        ASSERT_TRUE(gemv_form(*e.anchor, &fe));
+        int producer = -1;
+        for (const Group& o : plan.groups)
+          if (plan.root(o.output) == plan.root(fe.x)) producer = o.id;
+        ASSERT_GE(producer, 0);
+        const Group& sq = plan.groups[producer];
+        ASSERT_TRUE(gemv_form(*sq.anchor, &f));
+        if (!squeeze_fits_inside(f)) {  // too many weights to read again in every item
+          EXPECT_EQ(e.squeeze, -1) << e.nodes();
+          EXPECT_EQ(sq.fused_into, -1);
+          EXPECT_LT(sq.stage, e.stage);
+          continue;
+        }
+        EXPECT_EQ(e.squeeze, sq.id) << e.nodes();
+        EXPECT_EQ(sq.fused_into, e.id);
+        EXPECT_EQ(sq.stage, e.stage) << "the squeeze has no stage of its own";
+        EXPECT_EQ(sq.items, 0);
+        EXPECT_GE(e.smem_bytes, squeeze_smem_bytes(f.n));
+        for (int gid : plan.stages[e.stage].groups)
+          EXPECT_TRUE(gid == sq.id || plan.groups[gid].fused_into < 0) << "only its squeeze runs inside it";
+        ++fused;
+      }
+      EXPECT_GT(fused, 0);
+      const std::string src = emit_cuda(*loaded.graph, plan, "test");
+      EXPECT_NE(src.find("computed by every item"), std::string::npos) << src;
+      compiled_kernel(*loaded.graph, po, "squeeze");
+    }
+  }
+}
+
 // An image's 3 channels padded to 8 and transposed to NHWC on entry to a channels-last region
 // (tiny-resnet's stem) run a pixel a thread: its 8 channels one 16-byte store in fp16, a unit
 // of work per pixel.
@@ -262,7 +307,7 @@ TEST(Codegen, SqueezeExcitationGatesInTheExciteGemv) {
     PlanOptions po;
     po.settings.precision = precision;
     const KernelPlan plan = plan_kernel(*g, po);
-    EXPECT_EQ(plan.stages.size(), 3u);
+    EXPECT_EQ(plan.stages.size(), 2u);  // the pool, then the excite with its squeeze inside
     ASSERT_EQ(plan.groups.size(), 3u);
     const Group& excite = plan.groups[2];
     ASSERT_NE(excite.gate, nullptr);

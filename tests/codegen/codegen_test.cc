@@ -229,7 +229,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
     EXPECT_NE(b.source.find("BulkTileK<half_t> "), std::string::npos);
     int gemms = 0, wgmma = 0;
     for (const Group& g : p.groups)
-      if (g.f16 && !g.in_attention() && g.kind == GroupKind::kGemm && p.root(g.anchor->inputs[1])->is_constant() &&
+      if (g.f16 && !g.runs_fused() && g.kind == GroupKind::kGemm && p.root(g.anchor->inputs[1])->is_constant() &&
           g.anchor->inputs[1]->type.rank() == 2) {
         ++gemms;
         ASSERT_EQ(p.weight_tiles.count(g.anchor), 1u) << g.anchor->name;
@@ -447,7 +447,7 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
     // matrix whose A sits in the arena and whose k tile is whole swizzle rows.
     std::set<std::tuple<uint64_t, int64_t, int64_t, int>> expected;
     for (const Group& g : plan.groups) {
-      if (g.kind != GroupKind::kGemm || !g.f16 || g.in_attention() || g.gemm.bk % 64 != 0) continue;
+      if (g.kind != GroupKind::kGemm || !g.f16 || g.runs_fused() || g.gemm.bk % 64 != 0) continue;
       const Node& n = *g.anchor;
       const AttrValue* ta = n.attr("transA");
       if (n.op == OpKind::kGemm && ta && std::get<int64_t>(*ta) != 0) continue;
@@ -531,7 +531,7 @@ TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
   auto check = [&](const KernelPlan& p, bool expect_128) {
     bool any_128 = false;
     for (const Group& g : p.groups) {
-      if (g.kind != GroupKind::kGemm || g.in_attention()) continue;
+      if (g.kind != GroupKind::kGemm || g.runs_fused()) continue;
       EXPECT_EQ(gemm_schedule_problem(g.f16, g.gemm, p.ctx, nullptr), "") << g.anchor->name;
       any_128 = any_128 || g.gemm.bk == 128;
     }

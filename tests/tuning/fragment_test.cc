@@ -99,7 +99,7 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
     for (Precision p : {Precision::kF32, Precision::kF16}) {
       const Model m = load(name, p);
       for (const Group& g : m.plan.groups) {
-        if (g.in_attention()) continue;  // not a tuning task (fixed tiles, see space.cc)
+        if (g.runs_fused()) continue;  // not a tuning task (fixed tiles, see space.cc)
         SCOPED_TRACE(str_cat(name, " ", precision_name(p), " group ", g.id, ": ", g.nodes()));
         const json payload = make_fragment(*m.graph, m.plan, g, m.options);
         payload_bytes += payload.dump().size();
@@ -145,7 +145,7 @@ TEST(Fragment, ContextTravelsWithThePayload) {
   ctx.smem_bytes = 64 * 1024;
   const Model m = load("tiny-bert-opset20", Precision::kF16, &ctx);
   for (const Group& g : m.plan.groups) {
-    if (g.in_attention()) continue;  // not a tuning task
+    if (g.runs_fused()) continue;  // not a tuning task
     const json payload = make_fragment(*m.graph, m.plan, g, m.options);
     EXPECT_EQ(payload["blocks_per_sm"], 2);
     EXPECT_EQ(payload["smem_limit"], 64 * 1024);

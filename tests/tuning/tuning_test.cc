@@ -536,7 +536,7 @@ TEST(Space, TinyBertDedupsLayersAndKeepsDefaults) {
     // Every group but the parts of attention groups (fixed tiles) is a tuning task.
     const KernelPlan plan = plan_kernel(*g, po);
     int tunable = 0, attention = 0;
-    for (const Group& grp : plan.groups) tunable += !grp.in_attention(), attention += !grp.fused.empty();
+    for (const Group& grp : plan.groups) tunable += !grp.runs_fused(), attention += !grp.fused.empty();
     EXPECT_EQ(attention, 2);  // one per layer
     EXPECT_EQ(s.groups_total, tunable);
     EXPECT_LT(s.unique_signatures, s.groups_total);

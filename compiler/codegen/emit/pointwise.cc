@@ -1,6 +1,7 @@
 // Pointwise groups: each thread computes `ilp` output elements of the anchor (an elementwise op,
 // a data movement, a window or a reduction, pointwise_ops.h), applies the epilogue steps and
 // stores. Split loops over its input instead, each element to the output its position falls in.
+#include <algorithm>
 #include <set>
 
 #include "compiler/codegen/emit/epilogue.h"
@@ -223,67 +224,125 @@ std::string gate_code(Module& m, const Group& g, ParamList& params, int64_t plan
   return s;
 }
 
+// The lane's part of output i's dot product (`gemv_form`) added to `v`: its 16-byte chunks of W's
+// row i and of x (where both are fp16 or fp32 and K a whole number of chunks; element by
+// element otherwise), `lanes` lanes sharing the chunks. With `xs` x is that many floats in
+// shared memory instead (Group::squeeze).
+std::string gemv_dot(Expressions& ex, ParamList& params, const KernelPlan& plan, const Node& n, const GemvForm& f, int lanes,
+                     const std::string& xs) {
+  const DType xd = plan.dtype_of(f.x), wd = plan.dtype_of(f.w);
+  const int per_chunk = 16 / static_cast<int>(dtype_size(wd));
+  const bool vector = (wd == DType::kF16 || wd == DType::kF32) && f.k % per_chunk == 0 &&
+                      (!xs.empty() || (xd == wd && plan.own_buffer(f.x)));
+  const int64_t chunks = vector ? f.k / per_chunk : f.k;  // what the lanes share out
+  const int64_t steps = ceil_div(chunks, lanes);
+  const std::string xp = xs.empty() ? params.ref(f.x, {}, "x") : "", wp = params.ref(f.w, plan.packing(n, 1), "w");
+  const std::string unroll = steps <= 16 ? "#pragma unroll\n" : "#pragma unroll 8\n";
+  const std::string ct = ctype(wd);
+  std::string dot;
+  if (vector) dot += str_cat("      const ", ct, "* wr = ", wp, " + i * ", f.k, "LL;\n");
+  dot += str_cat(unroll, "      for (int s = 0; s < ", steps, "; ++s) {\n", "        const long long c = (long long)s * ", lanes, " + lane;\n");
+  if (steps * lanes != chunks) dot += str_cat("        if (c >= ", chunks, "LL) break;\n");
+  if (!vector) {
+    const std::string x = xs.empty() ? ex.load(f.x, "c", "x") : str_cat(xs, "[c]");
+    return dot + str_cat("        v += to_float(", wp, "[i * ", f.k, "LL + c]) * ", x, ";\n      }\n");
+  }
+  dot += str_cat("        const u32x4 wq = *reinterpret_cast<const u32x4*>(wr + c * ", per_chunk, ");\n");
+  if (!xs.empty())
+    return dot + str_cat("        const ", ct, "* wv = reinterpret_cast<const ", ct, "*>(&wq);\n",
+                         "#pragma unroll\n        for (int j = 0; j < ", per_chunk, "; ++j) v += to_float(wv[j]) * ", xs, "[c * ",
+                         per_chunk, " + j];\n      }\n");
+  return dot + str_cat("        const u32x4 xq = *reinterpret_cast<const u32x4*>(", xp, " + c * ", per_chunk, ");\n",
+                       "        const ", ct, "* wv = reinterpret_cast<const ", ct, "*>(&wq);\n",
+                       "        const ", ct, "* xv = reinterpret_cast<const ", ct, "*>(&xq);\n",
+                       "#pragma unroll\n        for (int j = 0; j < ", per_chunk, "; ++j) v += to_float(wv[j]) * to_float(xv[j]);\n      }\n");
+}
+
+// Output i of a GEMV from its dot `v`: alpha, then Gemm's C or Conv's B.
+std::string gemv_scale_bias(Expressions& ex, const Node& n, const GemvForm& f, const std::string& indent) {
+  std::string s;
+  if (f.alpha != 1.0f) s += str_cat(indent, "v *= ", literal(f.alpha), ";\n");
+  if (f.bias) {
+    std::string off = "i";  // Conv's B[N]; Gemm's C broadcast to [1, N]
+    const Shape& cs = f.bias->type.shape;
+    if (n.op == OpKind::kGemm && (cs.empty() || cs.back() == 1)) off = "0";
+    const std::string c = ex.load(f.bias, off, "bias");
+    s += f.beta == 1.0f ? str_cat(indent, "v += ", c, ";\n") : str_cat(indent, "v += ", literal(f.beta), " * ", c, ";\n");
+  }
+  return s;
+}
+
+// A squeeze computed inside its consumer's item (Group::squeeze): its outputs, with its epilogue,
+// into `xs` in shared memory, `lanes` lanes an output as its own group would, the block's
+// threads passing over the outputs together (every lane reaches the shuffles), then a
+// __syncthreads before the consumer reads them.
+std::string squeeze_code(Module& m, Expressions& ex, ParamList& params, const Group& sq, const std::string& xs) {
+  const KernelPlan& plan = m.plan;
+  const Node& n = *sq.anchor;
+  GemvForm f;
+  MONO_CHECK(gemv_form(n, &f), "a squeeze group that is not a GEMV");
+  const int lanes = gemv_lanes(f.k);
+  // The block's threads take MONO_THREADS / lanes outputs a pass; each block starts at a pass
+  // of its own (the consumer's blocks read the same weights at once), and up to 16 chunks of a
+  // lane's loads are in flight (passes unrolled).
+  const int64_t per_pass = m.plan.ctx.threads / lanes, passes = ceil_div(f.n, per_pass);
+  const int64_t chunk_steps = ceil_div(f.k, int64_t{8} * lanes);
+  const int64_t unroll = std::max<int64_t>(1, std::min(passes, 16 / chunk_steps));
+  std::string s = str_cat("  // ", comment_text(sq.nodes()), ", computed by every item: its ", f.n, " outputs into ", xs, "\n",
+                          unroll > 1 ? str_cat("#pragma unroll ", unroll, "\n") : "",
+                          "  for (int pass = 0; pass < ", passes, "; ++pass) {\n",
+                          passes > 1 ? str_cat("    const long long i = (long long)((pass + blockIdx.x) % ", passes, ") * ", per_pass,
+                                               " + threadIdx.x / ", lanes, ";\n")
+                                     : str_cat("    const long long i = threadIdx.x / ", lanes, ";\n"),
+                          "    const int lane = threadIdx.x % ", lanes, ";\n",
+                          "    const bool live = i < ", f.n, "LL;\n",
+                          "    float v = 0.0f;\n    if (live) {\n", gemv_dot(ex, params, plan, n, f, lanes, ""), "    }\n");
+  for (int o = lanes / 2; o > 0; o /= 2) s += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
+  s += "    if (live && lane == 0) {\n";
+  s += decompose("i", n.outputs[0]->type.shape, "o");
+  s += gemv_scale_bias(ex, n, f, "      ");
+  const EpilogueSteps steps = epilogue_steps(ex, plan, sq, "i");
+  s += steps.code;
+  s += str_cat("      ", xs, "[i] = v;\n    }\n  }\n  __syncthreads();\n");
+  return s;
+}
+
 // One row times a constant weight matrix (`gemv_form`): `lanes` lanes of a warp per output (the
 // fewest powers of two that cover K in 16-byte chunks, at most 32; the planner counts that many
 // elements per output, cost_model.cc pointwise_problem). Each lane loads its chunks of the
 // output's weight row and of x, all of them before the first product where they fit in 16 loads;
 // a shuffle tree over the lanes sums them. As a tiled GEMM the row took one row of a 64-row tile:
 // resnet50's classifier 9 us, efficientnet-b0's squeeze-and-excitation layers ~5 us each (H100,
-// bench/RESULTS.md session 9).
+// bench/RESULTS.md session 9). With Group::squeeze the item first computes x itself.
 GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   const Node& n = *g.anchor;
   const KernelPlan& plan = m.plan;
   ParamList params(m);
   Expressions ex(plan, params);
   const Value* out = g.output;
-  const DType xd = plan.dtype_of(f.x), wd = plan.dtype_of(f.w);
-  const int per_chunk = 16 / static_cast<int>(dtype_size(xd));
-  const bool vector = xd == wd && (xd == DType::kF16 || xd == DType::kF32) && f.k % per_chunk == 0 && plan.own_buffer(f.x);
-  const int64_t chunks = vector ? f.k / per_chunk : f.k;  // what the lanes share out
   const int lanes = gemv_lanes(f.k);
-  const int64_t steps = ceil_div(chunks, lanes);
-  const std::string xp = params.ref(f.x, {}, "x"), wp = params.ref(f.w, plan.packing(n, 1), "w");
   const int64_t plane = gate_plane(g), parts = gate_parts(plane, lanes);
-  std::string body = str_cat("  for (int e = 0; e < ", g.pointwise.ilp, "; ++e) {\n",
-                             "    const long long t = ((long long)item * ", g.pointwise.ilp, " + e) * MONO_THREADS + threadIdx.x;\n",
-                             "    const long long u = t / ", lanes, ";  // the unit; ", lanes, " lane(s) each\n",
-                             "    const int lane = (int)(t % ", lanes, ");\n",
-                             "    const bool live = u < ", f.n * parts, "LL;  // every lane reaches the shuffles\n");
+  std::string body, xs;
+  if (g.squeeze >= 0) {
+    xs = "xs";
+    body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
+                   "  float* xs = reinterpret_cast<float*>(smem);  // x, ", f.k, " floats\n",
+                   squeeze_code(m, ex, params, plan.groups[g.squeeze], xs));
+  }
+  body += str_cat("  for (int e = 0; e < ", g.pointwise.ilp, "; ++e) {\n",
+                  "    const long long t = ((long long)item * ", g.pointwise.ilp, " + e) * MONO_THREADS + threadIdx.x;\n",
+                  "    const long long u = t / ", lanes, ";  // the unit; ", lanes, " lane(s) each\n",
+                  "    const int lane = (int)(t % ", lanes, ");\n",
+                  "    const bool live = u < ", f.n * parts, "LL;  // every lane reaches the shuffles\n");
   body += parts > 1 ? str_cat("    const long long i = u / ", parts, ", part = u % ", parts, ";  // the output; its part of the plane\n")
                     : "    const long long i = u;  // the output\n";
-  std::string dot;  // the lane's partial sum, in `if (live)`
-  const std::string unroll = steps <= 16 ? "#pragma unroll\n" : "#pragma unroll 8\n";
-  if (vector) {
-    const std::string ct = ctype(xd);
-    dot += str_cat("      const ", ct, "* wr = ", wp, " + i * ", f.k, "LL;\n",
-                    unroll, "      for (int s = 0; s < ", steps, "; ++s) {\n",
-                    "        const long long c = (long long)s * ", lanes, " + lane;\n");
-    if (steps * lanes != chunks) dot += str_cat("        if (c >= ", chunks, "LL) break;\n");
-    dot += str_cat("        const u32x4 wq = *reinterpret_cast<const u32x4*>(wr + c * ", per_chunk, ");\n",
-                    "        const u32x4 xq = *reinterpret_cast<const u32x4*>(", xp, " + c * ", per_chunk, ");\n",
-                    "        const ", ct, "* wv = reinterpret_cast<const ", ct, "*>(&wq);\n",
-                    "        const ", ct, "* xv = reinterpret_cast<const ", ct, "*>(&xq);\n",
-                    "#pragma unroll\n        for (int j = 0; j < ", per_chunk, "; ++j) v += to_float(wv[j]) * to_float(xv[j]);\n      }\n");
-  } else {
-    dot += str_cat(unroll, "      for (int s = 0; s < ", steps, "; ++s) {\n",
-                    "        const long long c = (long long)s * ", lanes, " + lane;\n");
-    if (steps * lanes != chunks) dot += str_cat("        if (c >= ", chunks, "LL) break;\n");
-    dot += str_cat("        v += to_float(", wp, "[i * ", f.k, "LL + c]) * ", ex.load(f.x, "c", "x"), ";\n      }\n");
-  }
-  body += "    float v = 0.0f;\n    if (live) {\n" + dot + "    }\n";
+  body += "    float v = 0.0f;\n    if (live) {\n" + gemv_dot(ex, params, plan, n, f, lanes, xs) + "    }\n";
   for (int o = lanes / 2; o > 0; o /= 2) body += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
   // `continue`, not `return`: a warp can hold live and dead units, and its dead lanes must
   // still reach the next element's shuffles.
   body += "    if (!live) continue;\n";
   body += decompose("i", n.outputs[0]->type.shape, "o");
-  if (f.alpha != 1.0f) body += str_cat("    v *= ", literal(f.alpha), ";\n");
-  if (f.bias) {
-    std::string off = "i";  // Conv's B[N]; Gemm's C broadcast to [1, N]
-    const Shape& cs = f.bias->type.shape;
-    if (n.op == OpKind::kGemm && (cs.empty() || cs.back() == 1)) off = "0";
-    const std::string c = ex.load(f.bias, off, "bias");
-    body += f.beta == 1.0f ? str_cat("    v += ", c, ";\n") : str_cat("    v += ", literal(f.beta), " * ", c, ";\n");
-  }
+  body += gemv_scale_bias(ex, n, f, "    ");
   std::set<const Value*> written = {plan.root(out)};
   const EpilogueSteps steps_code = epilogue_steps(ex, plan, g, "i");
   body += steps_code.code;

@@ -23,7 +23,7 @@ Shape batch_dims(const Group& g) {
 
 // A batched MatMul group that can be part of an attention group.
 bool attention_gemm(const Group& g) {
-  return g.kind == GroupKind::kGemm && g.anchor->op == OpKind::kMatMul && !g.in_attention() &&
+  return g.kind == GroupKind::kGemm && g.anchor->op == OpKind::kMatMul && !g.runs_fused() &&
          g.anchor->inputs[0]->type.rank() >= 2 && g.anchor->inputs[1]->type.rank() >= 2;
 }
 
@@ -110,7 +110,7 @@ const Node* causal_mask(const KernelPlan& plan, const Group& qk, const Group& sm
 
 void fuse_attention(const Uses& uses, KernelPlan* plan) {
   for (Group& sm : plan->groups) {
-    if (sm.kind != GroupKind::kRows || sm.anchor->op != OpKind::kSoftmax || sm.in_attention() || has_transpose(sm))
+    if (sm.kind != GroupKind::kRows || sm.anchor->op != OpKind::kSoftmax || sm.runs_fused() || has_transpose(sm))
       continue;
     const Value* s = plan->root(sm.anchor->inputs[0]);
     auto pit = uses.producer.find(s);

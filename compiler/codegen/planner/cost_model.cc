@@ -273,6 +273,10 @@ double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelCon
   return std::max(p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs;
 }
 
+double estimate_squeeze_inside_us(double weight_bytes, const KernelContext& ctx) {
+  return weight_bytes / (kBandwidth / ctx.sms * kSmBandwidthShare) * 1e6 + 0.1;
+}
+
 std::string ilp_problem(int ilp) {
   if (ilp < 1 || ilp > 64) return str_cat("ILP factor ", ilp, " is not in 1..64");
   return "";

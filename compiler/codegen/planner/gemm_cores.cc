@@ -36,7 +36,7 @@ bool a_through_tensor_map(const KernelPlan& plan, const Group& grp, const std::s
 }
 
 bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs) {
-  if (grp.kind != GroupKind::kGemm || grp.in_attention()) return false;
+  if (grp.kind != GroupKind::kGemm || grp.runs_fused()) return false;
   const Node& n = *grp.anchor;
   const Value* w = n.input(1) ? plan.root(n.inputs[1]) : nullptr;
   if (!w || !w->is_constant() || (n.op == OpKind::kMatMul && n.inputs[1]->type.rank() != 2)) return false;

@@ -56,6 +56,8 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("assign_gemm_precision");
   fuse_attention(uses, &plan);
   step("fuse_attention");
+  fuse_squeezes(uses, &plan);
+  step("fuse_squeezes");
   swap_b_operands(uses, &plan);
   step("swap_b_operands");
   assign_stages(uses, &plan);

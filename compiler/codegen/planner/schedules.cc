@@ -67,7 +67,7 @@ void choose_shared_stage_gemms(KernelPlan* plan) {
     std::vector<int> gemms;
     for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us)
       const Group& g = plan->groups[gid];
-      if (g.kind == GroupKind::kGemm && !g.in_attention()) gemms.push_back(gid);
+      if (g.kind == GroupKind::kGemm && !g.runs_fused()) gemms.push_back(gid);
     }
     if (gemms.size() < 2) continue;
     // GEMMs of one problem (BERT's Q, K, V) start from the best common schedule. Chosen
@@ -108,8 +108,8 @@ bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& g
   grp.signature = options.signature(plan, grp);
   auto it = options.schedules.find(grp.signature);
   if (it == options.schedules.end()) return false;
-  if (grp.in_attention()) {
-    grp.override_rejected = "the group is part of an attention group, whose tiles are fixed";
+  if (grp.runs_fused()) {
+    grp.override_rejected = "the group runs fused (attention's fixed tiles, or a squeeze inside its consumer)";
     return false;
   }
   const Schedule& o = it->second;
@@ -141,7 +141,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
   // Defaults first, all of them (so that a default never depends on another group's tuned
   // schedule), then the tuned schedules replace theirs.
   for (Group& grp : plan->groups)
-    if (gemm_like(grp) && !grp.in_attention()) choose_gemm(ctx, grp);
+    if (gemm_like(grp) && !grp.runs_fused()) choose_gemm(ctx, grp);
   choose_shared_stage_gemms(plan);
   for (Group& grp : plan->groups) apply_override(options, *plan, grp);
   choose_gemm_cores(uses, plan);
@@ -169,6 +169,13 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
         grp.smem_bytes = pool_smem_bytes(grp.pointwise.warps, ctx);  // the warps' sums
+        if (grp.squeeze >= 0) {  // every item computes the squeeze's result into shared memory first
+          GemvForm f;
+          gemv_form(*plan->groups[grp.squeeze].anchor, &f);
+          grp.smem_bytes = squeeze_smem_bytes(f.n);
+          grp.est_us += estimate_squeeze_inside_us(static_cast<double>(f.n * f.k) * dtype_size(plan->dtype_of(f.w)), ctx);
+        }
+        if (grp.fused_into >= 0) grp.items = 0, grp.est_us = 0;  // a squeeze: its consumer's items compute it
         break;
       }
     }

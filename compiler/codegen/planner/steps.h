@@ -50,6 +50,10 @@ void fuse_attention(const Uses& uses, KernelPlan* plan);
 // once the tiles are chosen).
 void choose_flash(const Uses& uses, KernelPlan* plan);
 
+// squeeze_fusion.cc: Group::squeeze and the squeeze group's fused_into (a GEMV whose x is the
+// private result of a small GEMV computes that GEMV itself, support.h squeeze_fits_inside).
+void fuse_squeezes(const Uses& uses, KernelPlan* plan);
+
 // operand_layout.cc: KernelPlan::swapped_last2 (GEMM outputs read only as the B operand of
 // other GEMMs stored [N][K]).
 void swap_b_operands(const Uses& uses, KernelPlan* plan);

@@ -37,7 +37,7 @@ namespace planner {
 // resnet50 went 921.6 -> 933.0 us with them tiled.
 void tile_weights(KernelPlan* plan) {
   for (const Group& grp : plan->groups) {
-    if (!grp.f16 || grp.in_attention()) continue;
+    if (!grp.f16 || grp.runs_fused()) continue;
     const Node& n = *grp.anchor;
     if (grp.kind != GroupKind::kGemm && !(grp.kind == GroupKind::kConvGemm && channels_last_layout(n))) continue;
     const Value* w = n.input(1) ? plan->root(n.inputs[1]) : nullptr;
