@@ -43,7 +43,8 @@ namespace mono::tuning {
 // The fragment of `nodes` (nodes of `graph`, which `plan` was built for with `options`).
 nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector<const Node*>& nodes,
                              const PlanOptions& options);
-// The fragment of one group of the plan: its anchor and epilogue nodes.
+// The fragment of one group of the plan: its anchor and epilogue nodes, and those of the
+// squeeze it computes inside (Group::squeeze).
 nlohmann::json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group,
                              const PlanOptions& options);
 // The whole graph as a fragment (every node): for whole-kernel timing jobs.
