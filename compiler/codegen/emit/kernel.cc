@@ -258,7 +258,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   for (int s = 0; s < n_stages; ++s) {
     for (int gid : plan.stages[s].groups) {
       const Group& g = plan.groups[gid];
-      if (g.fused_into >= 0) continue;  // runs inside its attention group
+      if (g.fused_into >= 0) continue;  // runs inside its attention group or its squeeze consumer
       comments[s] += str_cat("  // group ", gid, ": ", comment_text(g.nodes()));
       for (int f : g.fused) comments[s] += " + " + comment_text(plan.groups[f].nodes());
       comments[s] += "\n";

@@ -18,6 +18,11 @@ void fuse_squeezes(const Uses& uses, KernelPlan* plan) {
     const Value* r = plan->root(s.output);
     if (r != plan->root(fe.x) || !uses.is_private(r) || uses.extra_outputs.count(r) || s.anchor->outputs.size() != 1) continue;
     if (!squeeze_fits_inside(fs)) continue;
+    // A Transpose step moves where an output lands; shared memory holds x in the squeeze's own
+    // order (found in review: the emitter stored it there unpermuted).
+    bool moves = false;
+    for (const Node* n : s.epilogue) moves = moves || n->op == OpKind::kTranspose;
+    if (moves) continue;
     e.squeeze = s.id;
     s.fused_into = e.id;
   }
