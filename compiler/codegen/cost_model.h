@@ -59,14 +59,15 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
 struct PointwiseProblem {
   int64_t elements = 0;  // threads' worth of work (one per output; lanes per output for GEMVs, GlobalAveragePool)
   double bytes = 0;      // bytes moved: twice the output's (read and write), plus a GEMV's weights
+  double item_us = 0;    // what every item does first: a squeeze computed inside (Group::squeeze)
 };
 PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& g);
 int default_ilp(const PointwiseProblem& p, const KernelContext& ctx);
 int64_t pointwise_items(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
 double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelContext& ctx);
-// A squeeze computed inside each item of its consumer (Group::squeeze): one block reads its
-// `weight_bytes` at one SM's rate, then a __syncthreads (an estimate).
-double estimate_squeeze_inside_us(double weight_bytes, const KernelContext& ctx);
+// The dynamic shared memory a pointwise group needs with `warps` warps per output (a pool's
+// sums, support.h pool_smem_bytes) or a squeeze inside (its outputs, squeeze_smem_bytes).
+int pointwise_smem_bytes(const KernelPlan& plan, const Group& g, int warps);
 // Why an ILP factor cannot be used ("" if it can): 1..64.
 std::string ilp_problem(int ilp);
 

@@ -125,7 +125,7 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
           c.schedule.pointwise.warps = w;
           c.est_us = estimate_pointwise_us(p, ilp, ctx);
           c.items = pointwise_items(p, ilp, ctx);
-          c.smem_bytes = pool_smem_bytes(w, ctx);
+          c.smem_bytes = pointwise_smem_bytes(plan, g, w);
           add(c);
         }
       }

@@ -251,6 +251,9 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
     p.elements = f.n * gate_parts(gate_plane(grp), lanes) * lanes;
     p.bytes += static_cast<double>(f.n) * f.k * dtype_size(plan.dtype_of(f.w));
   }
+  GemvForm sq;  // a squeeze inside: one block reads all its weights at one SM's rate, then syncs
+  if (grp.squeeze >= 0 && gemv_form(*plan.groups[grp.squeeze].anchor, &sq))
+    p.item_us = static_cast<double>(sq.n) * sq.k * dtype_size(plan.dtype_of(sq.w)) / (kBandwidth / plan.ctx.sms * kSmBandwidthShare) * 1e6 + 0.1;
   return p;
 }
 
@@ -270,11 +273,13 @@ double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelCon
   const double per_element = p.elements > 0 ? p.bytes / static_cast<double>(p.elements) : 0;
   const double block_bytes = static_cast<double>(std::min<int64_t>(p.elements, waves * int64_t{ctx.threads} * ilp)) * per_element;
   const double sm_bandwidth = kBandwidth / ctx.sms * kSmBandwidthShare;
-  return std::max(p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs;
+  return std::max(p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs + waves * p.item_us;
 }
 
-double estimate_squeeze_inside_us(double weight_bytes, const KernelContext& ctx) {
-  return weight_bytes / (kBandwidth / ctx.sms * kSmBandwidthShare) * 1e6 + 0.1;
+int pointwise_smem_bytes(const KernelPlan& plan, const Group& g, int warps) {
+  GemvForm f;
+  if (g.squeeze >= 0 && gemv_form(*plan.groups[g.squeeze].anchor, &f)) return squeeze_smem_bytes(f.n);
+  return pool_smem_bytes(warps, plan.ctx);
 }
 
 std::string ilp_problem(int ilp) {

@@ -168,13 +168,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         if (!grp.tuned) grp.pointwise.ilp = default_ilp(p, ctx);
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
-        grp.smem_bytes = pool_smem_bytes(grp.pointwise.warps, ctx);  // the warps' sums
-        if (grp.squeeze >= 0) {  // every item computes the squeeze's result into shared memory first
-          GemvForm f;
-          gemv_form(*plan->groups[grp.squeeze].anchor, &f);
-          grp.smem_bytes = squeeze_smem_bytes(f.n);
-          grp.est_us += estimate_squeeze_inside_us(static_cast<double>(f.n * f.k) * dtype_size(plan->dtype_of(f.w)), ctx);
-        }
+        grp.smem_bytes = pointwise_smem_bytes(*plan, grp, grp.pointwise.warps);
         if (grp.fused_into >= 0) grp.items = 0, grp.est_us = 0;  // a squeeze: its consumer's items compute it
         break;
       }
