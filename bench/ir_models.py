@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes full-size CNNs (mobilenet-v2, efficientnet-b0) as Mono IR text, to plan and read their generated CUDA on a machine
+"""Writes full-size CNNs (mobilenet-v2, efficientnet-b0, mobilenet-v3-large, regnet-y-400mf) as Mono IR text, to plan and read their generated CUDA on a machine
 without PyTorch (the full-size ONNX models are exported on the GPU machine only):
 
     bench/ir_models.py mobilenet-v2 > /tmp/mobilenet-v2.mono
     build/tests/difftest --dtype fp16 --plan /tmp/mobilenet-v2.mono     # or --cuda
 
 The layers are torchvision's (BatchNormalization folded into the Conv, as the exporter does;
-ReLU6 as Clip, SiLU as Mul(x, Sigmoid(x))); the weights are elided (`<N elements>`), made up from the `# seed` line by the
+ReLU6 as Clip, SiLU as Mul(x, Sigmoid(x)), Hardsigmoid as HardSigmoid with alpha 1/6); the weights are elided (`<N elements>`), made up from the `# seed` line by the
 parser. Planning depends on shapes, not on weight values, except where a constant's values
 change code (none here)."""
 import sys
@@ -101,7 +101,73 @@ def efficientnet_b0():
     return w.text([1, 3, 224, 224], y)
 
 
-MODELS = {"mobilenet-v2": mobilenet_v2, "efficientnet-b0": efficientnet_b0}
+def make_divisible(v, divisor=8):
+    """torchvision's _make_divisible: the nearest multiple of 8, not below 90 % of v."""
+    new = max(divisor, int(v + divisor / 2) // divisor * divisor)
+    return new + divisor if new < 0.9 * v else new
+
+
+def mobilenet_v3_large():
+    w = Writer()
+
+    def conv(x, cin, cout, k, stride=1, group=1, act=None):
+        p = k // 2
+        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
+        y = w.node("Conv", [x, w.const([cout, cin // group, k, k]), w.const([cout])], attrs)
+        return w.node(act, [y]) if act else y
+
+    x = conv("%x", 3, 16, 3, 2, act="HardSwish")
+    # (input, kernel, expanded, output, squeeze-and-excitation, activation, stride), torchvision's bneck settings
+    for cin, k, exp, c, se, act, s in [(16, 3, 16, 16, 0, "Relu", 1), (16, 3, 64, 24, 0, "Relu", 2), (24, 3, 72, 24, 0, "Relu", 1),
+                                       (24, 5, 72, 40, 1, "Relu", 2), (40, 5, 120, 40, 1, "Relu", 1),
+                                       (40, 5, 120, 40, 1, "Relu", 1), (40, 3, 240, 80, 0, "HardSwish", 2),
+                                       (80, 3, 200, 80, 0, "HardSwish", 1), (80, 3, 184, 80, 0, "HardSwish", 1),
+                                       (80, 3, 184, 80, 0, "HardSwish", 1), (80, 3, 480, 112, 1, "HardSwish", 1),
+                                       (112, 3, 672, 112, 1, "HardSwish", 1), (112, 5, 672, 160, 1, "HardSwish", 2),
+                                       (160, 5, 960, 160, 1, "HardSwish", 1), (160, 5, 960, 160, 1, "HardSwish", 1)]:
+        y = conv(x, cin, exp, 1, act=act) if exp != cin else x
+        y = conv(y, exp, exp, k, s, group=exp, act=act)
+        if se:
+            squeeze = make_divisible(exp // 4)
+            g = conv(conv(w.node("GlobalAveragePool", [y]), exp, squeeze, 1, act="Relu"), squeeze, exp, 1)
+            y = w.node("Mul", [w.node("HardSigmoid", [g], "alpha=0.16666667"), y])
+        y = conv(y, exp, c, 1)
+        x = w.node("Add", [y, x]) if s == 1 and cin == c else y
+    x = conv(x, 160, 960, 1, act="HardSwish")
+    x = w.node("Flatten", [w.node("GlobalAveragePool", [x])], "axis=1")
+    x = w.node("HardSwish", [w.node("Gemm", [x, w.const([1280, 960]), w.const([1280])], "transB=1")])
+    y = w.node("Gemm", [x, w.const([1000, 1280]), w.const([1000])], "transB=1")
+    return w.text([1, 3, 224, 224], y)
+
+
+def regnet_y_400mf():
+    w = Writer()
+
+    def conv(x, cin, cout, k, stride=1, group=1, relu=True):
+        p = k // 2
+        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
+        y = w.node("Conv", [x, w.const([cout, cin // group, k, k]), w.const([cout])], attrs)
+        return w.node("Relu", [y]) if relu else y
+
+    x, cin = conv("%x", 3, 32, 3, 2), 32
+    # (width, depth) of the four stages (w_0 48, w_a 27.89, w_m 2.09, group width 8, SE ratio 0.25)
+    for width, depth in [(48, 1), (104, 3), (208, 6), (440, 6)]:
+        for i in range(depth):
+            stride = 2 if i == 0 else 1
+            y = conv(x, cin, width, 1)
+            y = conv(y, width, width, 3, stride, group=width // 8)
+            squeeze = int(round(0.25 * cin))  # of the block's input width
+            g = conv(conv(w.node("GlobalAveragePool", [y]), width, squeeze, 1), squeeze, width, 1, relu=False)
+            y = conv(w.node("Mul", [y, w.node("Sigmoid", [g])]), width, width, 1, relu=False)
+            shortcut = conv(x, cin, width, 1, stride, relu=False) if stride != 1 or cin != width else x
+            x, cin = w.node("Relu", [w.node("Add", [shortcut, y])]), width
+    x = w.node("Flatten", [w.node("GlobalAveragePool", [x])], "axis=1")
+    y = w.node("Gemm", [x, w.const([1000, 440]), w.const([1000])], "transB=1")
+    return w.text([1, 3, 224, 224], y)
+
+
+MODELS = {"mobilenet-v2": mobilenet_v2, "efficientnet-b0": efficientnet_b0, "mobilenet-v3-large": mobilenet_v3_large,
+          "regnet-y-400mf": regnet_y_400mf}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in MODELS:
