@@ -68,24 +68,36 @@ bool inverted_residual(GraphWriter& w, const Val v) {  // a copy: node() grows t
 }
 
 // Squeeze-and-excitation (EfficientNet, MobileNetV3, RegNetY): the image's channel means
-// through two 1x1 Convs on one pixel (the GEMV path), gating the image.
+// through two 1x1 Convs on one pixel (the GEMV path), or two Gemms on the flattened means
+// reshaped back, gating the image; the squeeze's activation ReLU, SiLU or HardSwish, the gate
+// Sigmoid or HardSigmoid (MobileNetV3's). Small squeezes run inside the excite (Group::squeeze).
 bool squeeze_excite(GraphWriter& w, const Val v) {  // a copy: node() grows the values
   const int64_t N = v.shape[0], C = v.shape[1], R = 1 + w.pick(static_cast<int>(std::max<int64_t>(1, C / 2)));
   if (N != 1) return false;  // a batch of images is a GEMM, not one row
-  const Dims one = {1, C, 1, 1}, squeezed = {1, R, 1, 1};
-  const std::string m = w.node("GlobalAveragePool", {v.name}, one).name;
-  const std::string s = w.node("Conv", {m, w.float_const({R, C, 1, 1}), w.float_const({R})}, squeezed).name;
+  const Dims one = {1, C, 1, 1};
+  const bool gemm = w.chance(0.3);
+  const Dims squeezed = gemm ? Dims{1, R} : Dims{1, R, 1, 1}, excited = gemm ? Dims{1, C} : one;
+  std::string m = w.node("GlobalAveragePool", {v.name}, one).name;
+  if (gemm) m = w.node("Flatten", {m}, {1, C}, "axis=1").name;
+  auto layer = [&](const std::string& x, int64_t in, int64_t out, const Dims& shape, bool bias) {
+    std::vector<std::string> args = {x, w.float_const(gemm ? Dims{out, in} : Dims{out, in, 1, 1})};
+    if (bias) args.push_back(w.float_const({out}));
+    return w.node(gemm ? "Gemm" : "Conv", args, shape, gemm ? "transB=1" : "").name;
+  };
+  const std::string s = layer(m, C, R, squeezed, true);
   std::string a;
-  if (w.chance(0.5)) {
+  if (w.chance(0.4)) {
     a = w.node("Relu", {s}, squeezed).name;
-  } else {  // SiLU as exporters spell it (recognize_swish makes it one Swish)
+  } else if (w.chance(0.6)) {  // SiLU as exporters spell it (recognize_swish makes it one Swish)
     const std::string gate = w.node("Sigmoid", {s}, squeezed, "", true).name;
     a = w.node("Mul", {s, gate}, squeezed).name;
+  } else {
+    a = w.node("HardSwish", {s}, squeezed).name;
   }
-  std::vector<std::string> args = {a, w.float_const({C, R, 1, 1})};
-  if (w.chance(0.5)) args.push_back(w.float_const({C}));
-  const std::string e = w.node("Conv", args, one).name;
-  const std::string g = w.node("Sigmoid", {e}, one, "", true).name;
+  const std::string e = layer(a, R, C, excited, w.chance(0.5));
+  std::string g = w.chance(0.7) ? w.node("Sigmoid", {e}, excited, "", true).name
+                                : w.node("HardSigmoid", {e}, excited, "alpha=0.16666667", true).name;
+  if (gemm) g = w.node("Reshape", {g, w.int_const({1, C, 1, 1})}, one, "", true).name;
   w.node("Mul", {v.name, g}, v.shape);
   return true;
 }
@@ -113,7 +125,7 @@ bool conv1d(GraphWriter& w) {
 // uneven pads, H != W; sometimes a squeeze-and-excitation block, a dense block or inverted
 // residual blocks instead, or a pool after a grouped one.
 bool conv2d(GraphWriter& w, const Val v) {  // a copy: node() grows the values
-  if (w.chance(0.2)) return squeeze_excite(w, v);
+  if (v.shape[0] == 1 && w.chance(0.3)) return squeeze_excite(w, v);
   if (w.chance(0.25)) return dense_block(w, v);
   if (w.chance(0.2)) return inverted_residual(w, v);
   const int64_t C = v.shape[1];
