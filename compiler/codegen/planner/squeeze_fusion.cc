@@ -17,7 +17,7 @@ void fuse_squeezes(const Uses& uses, KernelPlan* plan) {
     if (s.kind != GroupKind::kPointwise || s.runs_fused() || s.squeeze >= 0 || s.gate || !gemv_form(*s.anchor, &fs)) continue;
     const Value* r = plan->root(s.output);
     if (r != plan->root(fe.x) || !uses.is_private(r) || uses.extra_outputs.count(r) || s.anchor->outputs.size() != 1) continue;
-    if (!squeeze_fits_inside(fs)) continue;
+    if (!squeeze_fits_inside(fs) || squeeze_smem_bytes(fs.n) > plan->ctx.smem_limit) continue;
     // A Transpose step moves where an output lands; shared memory holds x in the squeeze's own
     // order (found in review: the emitter stored it there unpermuted).
     bool moves = false;
