@@ -34,6 +34,13 @@ class Writer:
         self.nodes.append(f"  {v} = {op}({', '.join(args)})" + (f" {{{attrs}}}" if attrs else ""))
         return v
 
+    def conv(self, x, cin, cout, k, stride=1, group=1, bias=True):
+        """A square Conv with 'same' padding (k // 2), its weights and (with `bias`) bias elided."""
+        p = k // 2
+        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
+        args = [x, self.const([cout, cin // group, k, k])] + ([self.const([cout])] if bias else [])
+        return self.node("Conv", args, attrs)
+
     def text(self, input_shape, output):
         return "\n".join(["# seed: 1", "graph g (opset 17) {", f"  input %x: f32[{','.join(map(str, input_shape))}]"] +
                          self.consts + self.nodes + [f"  output {output}", "}", ""])
@@ -44,9 +51,7 @@ def mobilenet_v2():
     lo, hi = w.const([], "[0.0]"), w.const([], "[6.0]")
 
     def conv(x, cin, cout, k, stride, group=1, relu6=True):
-        p = k // 2
-        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
-        y = w.node("Conv", [x, w.const([cout, cin // group, k, k]), w.const([cout])], attrs)
+        y = w.conv(x, cin, cout, k, stride, group)
         return w.node("Clip", [y, lo, hi]) if relu6 else y
 
     x, cin = conv("%x", 3, 32, 3, 2), 32
@@ -74,11 +79,7 @@ def efficientnet_b0():
     def silu(x):
         return w.node("Mul", [x, w.node("Sigmoid", [x])])
 
-    def conv(x, cin, cout, k, stride=1, group=1, bias=True):
-        p = k // 2
-        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
-        args = [x, w.const([cout, cin // group, k, k])] + ([w.const([cout])] if bias else [])
-        return w.node("Conv", args, attrs)
+    conv = w.conv
 
     x, cin = silu(conv("%x", 3, 32, 3, 2)), 32
     # (expand ratio, kernel, first stride, output channels, layers), torchvision's MBConv settings
@@ -111,9 +112,7 @@ def mobilenet_v3_large():
     w = Writer()
 
     def conv(x, cin, cout, k, stride=1, group=1, act=None):
-        p = k // 2
-        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
-        y = w.node("Conv", [x, w.const([cout, cin // group, k, k]), w.const([cout])], attrs)
+        y = w.conv(x, cin, cout, k, stride, group)
         return w.node(act, [y]) if act else y
 
     x = conv("%x", 3, 16, 3, 2, act="HardSwish")
@@ -144,9 +143,7 @@ def regnet_y_400mf():
     w = Writer()
 
     def conv(x, cin, cout, k, stride=1, group=1, relu=True):
-        p = k // 2
-        attrs = f"pads=[{p}, {p}, {p}, {p}], strides=[{stride}, {stride}]" + (f", group={group}" if group > 1 else "")
-        y = w.node("Conv", [x, w.const([cout, cin // group, k, k]), w.const([cout])], attrs)
+        y = w.conv(x, cin, cout, k, stride, group)
         return w.node("Relu", [y]) if relu else y
 
     x, cin = conv("%x", 3, 32, 3, 2), 32
