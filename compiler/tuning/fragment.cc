@@ -204,13 +204,13 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
 }
 
 json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& group, const PlanOptions& options) {
-  std::vector<const Node*> nodes = {group.anchor};
-  nodes.insert(nodes.end(), group.epilogue.begin(), group.epilogue.end());
-  if (group.squeeze >= 0) {  // computed inside every item: part of the group's code and time
-    const Group& sq = plan.groups[group.squeeze];
-    nodes.push_back(sq.anchor);
-    nodes.insert(nodes.end(), sq.epilogue.begin(), sq.epilogue.end());
-  }
+  std::vector<const Node*> nodes;
+  auto add = [&](const Group& g) {
+    nodes.push_back(g.anchor);
+    nodes.insert(nodes.end(), g.epilogue.begin(), g.epilogue.end());
+  };
+  add(group);
+  if (group.squeeze >= 0) add(plan.groups[group.squeeze]);  // computed inside every item: part of its code and time
   return make_fragment(graph, plan, nodes, options);
 }
 

@@ -285,7 +285,7 @@ std::string squeeze_code(Module& m, Expressions& ex, ParamList& params, const Gr
   // The block's threads take MONO_THREADS / lanes outputs a pass; each block starts at a pass
   // of its own (the consumer's blocks read the same weights at once), and up to 16 chunks of a
   // lane's loads are in flight (passes unrolled).
-  const int64_t per_pass = m.plan.ctx.threads / lanes, passes = ceil_div(f.n, per_pass);
+  const int64_t per_pass = plan.ctx.threads / lanes, passes = ceil_div(f.n, per_pass);
   const int64_t chunk_steps = ceil_div(f.k, int64_t{8} * lanes);
   const int64_t unroll = std::max<int64_t>(1, std::min(passes, 16 / chunk_steps));
   std::string s = str_cat("  // ", comment_text(sq.nodes()), ", computed by every item: its ", f.n, " outputs into ", xs, "\n",

@@ -64,6 +64,14 @@ constexpr double kConvEpilogueUs = 1.2511;      // per 4096 accumulators
 constexpr double kConvSplitUs = 1.2271;         // split-K > 1, once
 constexpr double kConvSplitSlotUs = 0.0907;     // per extra split and 4096 accumulators, per item
 
+// One SM's share of the bandwidth that a block with few, large items gets (an estimate).
+double sm_bandwidth(const KernelContext& ctx) { return kBandwidth / ctx.sms * kSmBandwidthShare; }
+
+// The GEMV a group computes inside its items (Group::squeeze), if it has one.
+bool squeeze_form(const KernelPlan& plan, const Group& g, GemvForm* f) {
+  return g.squeeze >= 0 && gemv_form(*plan.groups[g.squeeze].anchor, f);
+}
+
 }  // namespace
 
 GemmProblem gemm_problem(const Group& grp) {
@@ -252,8 +260,8 @@ PointwiseProblem pointwise_problem(const KernelPlan& plan, const Group& grp) {
     p.bytes += static_cast<double>(f.n) * f.k * dtype_size(plan.dtype_of(f.w));
   }
   GemvForm sq;  // a squeeze inside: one block reads all its weights at one SM's rate, then syncs
-  if (grp.squeeze >= 0 && gemv_form(*plan.groups[grp.squeeze].anchor, &sq))
-    p.item_us = static_cast<double>(sq.n) * sq.k * dtype_size(plan.dtype_of(sq.w)) / (kBandwidth / plan.ctx.sms * kSmBandwidthShare) * 1e6 + 0.1;
+  if (squeeze_form(plan, grp, &sq))
+    p.item_us = static_cast<double>(sq.n) * sq.k * dtype_size(plan.dtype_of(sq.w)) / sm_bandwidth(plan.ctx) * 1e6 + 0.1;
   return p;
 }
 
@@ -272,13 +280,12 @@ double estimate_pointwise_us(const PointwiseProblem& p, int ilp, const KernelCon
   const int64_t waves = ceil_div(items, ctx.grid());
   const double per_element = p.elements > 0 ? p.bytes / static_cast<double>(p.elements) : 0;
   const double block_bytes = static_cast<double>(std::min<int64_t>(p.elements, waves * int64_t{ctx.threads} * ilp)) * per_element;
-  const double sm_bandwidth = kBandwidth / ctx.sms * kSmBandwidthShare;
-  return std::max(p.bytes / kBandwidth, block_bytes / sm_bandwidth) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs + waves * p.item_us;
+  return std::max(p.bytes / kBandwidth, block_bytes / sm_bandwidth(ctx)) * 1e6 + 0.3 + (waves - 1) * kItemLoopUs + waves * p.item_us;
 }
 
 int pointwise_smem_bytes(const KernelPlan& plan, const Group& g, int warps) {
   GemvForm f;
-  if (g.squeeze >= 0 && gemv_form(*plan.groups[g.squeeze].anchor, &f)) return squeeze_smem_bytes(f.n);
+  if (squeeze_form(plan, g, &f)) return squeeze_smem_bytes(f.n);
   return pool_smem_bytes(warps, plan.ctx);
 }
 
