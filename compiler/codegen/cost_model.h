@@ -54,6 +54,10 @@ GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
 void gemm_warps(int threads, int* warps_m, int* warps_n);
 // The planner's default tile menu in the context (split-K 1; valid tiles only).
 std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx, bool conv = false);
+// Tiles fitted to an fp16 dense GEMM whose N is not a multiple of 64, where the menu's 64- and
+// 128-wide tiles compute empty columns: BN = N split into 1..8 column tiles (rounded up to 16),
+// BM 32..128, at most 48 accumulators a thread (split-K 1; valid tiles only; empty otherwise).
+std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx);
 
 // Pointwise: elements computed and output bytes of a group.
 struct PointwiseProblem {

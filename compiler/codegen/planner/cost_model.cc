@@ -3,6 +3,7 @@
 #include "compiler/codegen/cost_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -239,6 +240,33 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
   for (const Tile& t : tiles) {
     GemmSchedule s{t.bm, t.bn, t.bk, wm, wn, t.stages, 1};
     if (gemm_schedule_problem(f16, s, ctx, nullptr).empty()) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx) {
+  std::vector<GemmSchedule> out;
+  if (std::getenv("MONO_AB_NO_FITTED")) return out;  // TEMPORARY A/B switch
+  // The output channels: N of a dense GEMM (pixels x channels), M of a convolution (weights
+  // are its A: channels x pixels).
+  const int64_t channels = p.conv ? p.m : p.n;
+  if (!f16 || channels % 64 == 0) return out;
+  const int warps = ctx.threads / 32;
+  auto add = [&](int bm, int bn, int bk, int wm) {
+    if (bm * bn > 48 * ctx.threads || wm < 1 || warps % wm) return;
+    GemmSchedule s{bm, bn, bk, wm, warps / wm, bk == 32 ? 3 : 4, 1};
+    if (gemm_schedule_problem(f16, s, ctx, nullptr).empty() && std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  };
+  for (int tiles = 1; tiles <= 8; ++tiles) {
+    const int fit = static_cast<int>(ceil_div(ceil_div(channels, tiles), 16) * 16);
+    if (fit > 192 || (tiles > 1 && fit < 32)) continue;
+    if (p.conv) {  // BM fitted; the menu's widths over the pixels
+      for (int bn : {64, 128}) add(fit, bn, 64, fit % 32 == 0 ? 2 : 1);
+    } else {  // BN fitted; four warps across it where it allows (the menu's layout), else two
+      const int bk = p.k <= 32 ? 32 : 64;
+      for (int bm : {32, 64, 96, 128}) add(bm, fit, bk, fit % 32 == 0 ? warps / 4 : warps / 2);
+    }
   }
   return out;
 }
