@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes full-size CNNs (mobilenet-v2, efficientnet-b0, mobilenet-v3-large, regnet-y-400mf) as Mono IR text, to plan and read their generated CUDA on a machine
+"""Writes full-size CNNs (mobilenet-v2, efficientnet-b0, mobilenet-v3-large, regnet-y-400mf, resnet50) as Mono IR text, to plan and read their generated CUDA on a machine
 without PyTorch (the full-size ONNX models are exported on the GPU machine only):
 
     bench/ir_models.py mobilenet-v2 > /tmp/mobilenet-v2.mono
@@ -163,8 +163,31 @@ def regnet_y_400mf():
     return w.text([1, 3, 224, 224], y)
 
 
+def resnet50():
+    w = Writer()
+
+    def conv(x, cin, cout, k, stride=1, relu=True):
+        y = w.conv(x, cin, cout, k, stride)
+        return w.node("Relu", [y]) if relu else y
+
+    x = conv("%x", 3, 64, 7, 2)
+    x, cin = w.node("MaxPool", [x], "kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]"), 64
+    # (width, blocks, first stride) of torchvision's four stages; bottlenecks of expansion 4, the
+    # stride on the 3x3 convolution (v1.5)
+    for width, blocks, first in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        for i in range(blocks):
+            stride = first if i == 0 else 1
+            y = conv(conv(x, cin, width, 1), width, width, 3, stride)
+            y = conv(y, width, width * 4, 1, relu=False)
+            shortcut = conv(x, cin, width * 4, 1, stride, relu=False) if i == 0 else x
+            x, cin = w.node("Relu", [w.node("Add", [y, shortcut])]), width * 4
+    x = w.node("Flatten", [w.node("GlobalAveragePool", [x])], "axis=1")
+    y = w.node("Gemm", [x, w.const([1000, 2048]), w.const([1000])], "transB=1")
+    return w.text([1, 3, 224, 224], y)
+
+
 MODELS = {"mobilenet-v2": mobilenet_v2, "efficientnet-b0": efficientnet_b0, "mobilenet-v3-large": mobilenet_v3_large,
-          "regnet-y-400mf": regnet_y_400mf}
+          "regnet-y-400mf": regnet_y_400mf, "resnet50": resnet50}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in MODELS:

@@ -1,6 +1,6 @@
 // The code generator on convolutional networks, without a GPU: channels-last geometry, one-row
 // products as GEMVs, squeeze-and-excitation gates, grouped and depthwise convolutions in strips,
-// the convolution cost model's defaults, pointwise groups eight channels a thread. (codegen_test.cc: every tiny model and the GEMM,
+// the convolution cost model's defaults, tiles fitted to output channels, pointwise groups eight channels a thread. (codegen_test.cc: every tiny model and the GEMM,
 // attention and epilogue paths.)
 #include <gtest/gtest.h>
 
@@ -392,6 +392,58 @@ TEST(Codegen, ConvolutionDefaultsFollowTheMeasuredBest) {
     }
     EXPECT_EQ(convs, 1);
   }
+}
+
+
+// A GEMM whose output channels no menu width divides gets a tile fitted to them
+// (cost_model.cc fitted_gemm_tiles): mobilenet-v2's 112x112 expansion to 96 channels took 64x128
+// tiles (a quarter of each tile's columns empty, 196 items in two rounds of the grid) and now
+// takes 96-wide ones, and a 1x1 convolution to 16 channels (its weights the A operand) a 16-row
+// tile. Channels the menu divides, and fp32, get no fitted tiles. The kernel compiles.
+TEST(Codegen, GemmTilesFitOutputChannelsTheMenuDoesNotDivide) {
+  auto g = ir_graph(
+      "graph g (opset 20) {\n"
+      "  input %x: f32[1,12544,16]\n"
+      "  const %w: f32[16,96] = <1536 elements>\n"
+      "  %y: f32[1,12544,96] = MatMul(%x, %w) @expand\n"
+      "  %r: f32[1,12544,96] = Relu(%y) @relu\n"
+      "  output %r\n"
+      "  input %c: f32[1,24,112,112]\n"
+      "  const %k: f32[16,24,1,1] = <384 elements>\n"
+      "  %z: f32[1,16,112,112] = Conv(%c, %k) {kernel_shape=[1, 1], pads=[0, 0, 0, 0], strides=[1, 1]} @project\n"
+      "  output %z\n}\n");
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const KernelPlan p = plan_kernel(*g, po);
+  int dense = 0, convs = 0;
+  for (const Group& grp : p.groups) {
+    if (grp.kind != GroupKind::kGemm && grp.kind != GroupKind::kConvGemm) continue;
+    SCOPED_TRACE(grp.gemm.str());
+    EXPECT_EQ(gemm_schedule_problem(true, grp.gemm, p.ctx, nullptr), "");
+    const GemmProblem prob = gemm_problem(grp);
+    if (grp.kind == GroupKind::kGemm) {
+      ++dense;
+      EXPECT_EQ(grp.gemm.bn, 96);
+      EXPECT_LE(gemm_items(prob, grp.gemm), p.ctx.grid());  // one round of the grid
+    } else {
+      ++convs;
+      EXPECT_EQ(grp.gemm.bm, 16);
+    }
+    for (const GemmSchedule& t : fitted_gemm_tiles(prob, true, p.ctx)) {
+      EXPECT_EQ(gemm_schedule_problem(true, t, p.ctx, nullptr), "") << t.str();
+      const int64_t channels = prob.conv ? prob.m : prob.n, width = prob.conv ? t.bm : t.bn;
+      const int64_t tiles = ceil_div(channels, width);
+      EXPECT_LT(tiles * width - channels, 16 * tiles) << t.str();  // rounded up to 16 a tile, no more
+    }
+  }
+  EXPECT_EQ(dense, 1);
+  EXPECT_EQ(convs, 1);
+  GemmProblem bert{1, 128, 768, 768};
+  EXPECT_TRUE(fitted_gemm_tiles(bert, true, p.ctx).empty());
+  GemmProblem narrow{1, 12544, 96, 16};
+  EXPECT_TRUE(fitted_gemm_tiles(narrow, false, p.ctx).empty());
+  EXPECT_FALSE(fitted_gemm_tiles(narrow, true, p.ctx).empty());
+  compiled_kernel(*g, po, "fitted_tiles");
 }
 
 }  // namespace

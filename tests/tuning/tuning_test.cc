@@ -659,5 +659,23 @@ TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
   EXPECT_GT(with_wg, 0);
 }
 
+
+// Tiles fitted to output channels the menu does not divide are candidates too, for a GEMM of 96
+// channels (a 96-wide tile); one of 64 channels gets only the menu's and the wgmma tiles.
+TEST(Space, OffersTilesFittedToTheOutputChannels) {
+  for (int64_t n : {96, 64}) {
+    MlpSpec spec;
+    spec.m = 4096;
+    spec.k = 32;
+    spec.n = n;
+    auto g = make_mlp(spec);
+    const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
+    ASSERT_EQ(plan.groups.size(), 1u);
+    std::set<int> widths;
+    for (const Candidate& c : group_candidates(plan, plan.groups[0], 0, nullptr)) widths.insert(c.schedule.gemm.bn);
+    EXPECT_EQ(widths.count(96), n == 96 ? 1u : 0u) << "N = " << n;
+  }
+}
+
 }  // namespace
 }  // namespace mono::tuning

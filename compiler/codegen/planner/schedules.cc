@@ -23,6 +23,7 @@ bool gemm_like(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == 
 void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0, double others_item_us = 0,
                  int copies = 1) {
   const GemmProblem s = gemm_problem(grp);
+  // The menu, and tiles fitted to output channels that the menu's widths do not divide.
   std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx, s.conv);
   for (const GemmSchedule& t : fitted_gemm_tiles(s, grp.f16, ctx)) tiles.push_back(t);
   if (tiles.empty())
