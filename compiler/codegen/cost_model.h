@@ -58,6 +58,9 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
 // 128-wide tiles compute empty columns: BN = N split into 1..8 column tiles (rounded up to 16),
 // BM 32..128, at most 48 accumulators a thread (split-K 1; valid tiles only; empty otherwise).
 std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx);
+// Tuning candidates only: row tiles of 96 and 128 for an fp16 dense GEMM of M >= 1024
+// rows (pixels), over the menu's widths, so that its items can fit one round of the grid.
+std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx);
 
 // Pointwise: elements computed and output bytes of a group.
 struct PointwiseProblem {

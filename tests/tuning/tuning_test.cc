@@ -661,19 +661,30 @@ TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
 
 
 // Tiles fitted to output channels the menu does not divide are candidates too, for a GEMM of 96
-// channels (a 96-wide tile); one of 64 channels gets only the menu's and the wgmma tiles.
-TEST(Space, OffersTilesFittedToTheOutputChannels) {
-  for (int64_t n : {96, 64}) {
-    MlpSpec spec;
-    spec.m = 4096;
-    spec.k = 32;
-    spec.n = n;
-    auto g = make_mlp(spec);
-    const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
-    ASSERT_EQ(plan.groups.size(), 1u);
-    std::set<int> widths;
-    for (const Candidate& c : group_candidates(plan, plan.groups[0], 0, nullptr)) widths.insert(c.schedule.gemm.bn);
-    EXPECT_EQ(widths.count(96), n == 96 ? 1u : 0u) << "N = " << n;
+// channels (a 96-wide tile); one of 64 channels gets only the menu's and the wgmma tiles. Over
+// many rows (pixels) both also get 96- and 128-row tiles (tall_gemm_tiles), which the defaults
+// do not use; over 128 rows they do not.
+TEST(Space, OffersTilesFittedToTheOutputChannelsAndTallOnes) {
+  for (int64_t m : {4096, 128}) {
+    for (int64_t n : {96, 64}) {
+      SCOPED_TRACE(testing::Message() << "M = " << m << ", N = " << n);
+      MlpSpec spec;
+      spec.m = m;
+      spec.k = 32;
+      spec.n = n;
+      auto g = make_mlp(spec);
+      const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
+      ASSERT_EQ(plan.groups.size(), 1u);
+      std::set<int> widths, heights;
+      for (const Candidate& c : group_candidates(plan, plan.groups[0], 0, nullptr)) {
+        widths.insert(c.schedule.gemm.bn);
+        heights.insert(c.schedule.gemm.bm);
+        EXPECT_EQ(gemm_schedule_problem(true, c.schedule.gemm, plan.ctx, nullptr), "") << c.schedule.gemm.str();
+      }
+      EXPECT_EQ(widths.count(96), n == 96 ? 1u : 0u);
+      EXPECT_EQ(heights.count(96), m == 4096 || n == 96 ? 1u : 0u);
+      if (n == 64) EXPECT_NE(plan.groups[0].gemm.bm, 96);
+    }
   }
 }
 

@@ -3,7 +3,6 @@
 #include "compiler/codegen/cost_model.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -249,36 +248,52 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
 // projection 3.8 -> 1.8, the stem 5.4 -> 3.1), mobilenet-v3-large 224.9 -> 221.0,
 // regnet-y-400mf 357.1 -> 353.8; efficientnet-b0 325.8 -> 327.0 and densenet121 735.7 -> 737.6
 // within the call's noise.
+namespace {
+
+// Adds the fp16 tile (BM, BN, BK) with `wm` warps across M to `out` if it is valid in the
+// context, new, and keeps to at most 48 accumulators a thread (3 or 4 stages by BK).
+void add_fitted(std::vector<GemmSchedule>* out, const KernelContext& ctx, int bm, int bn, int bk, int wm) {
+  const int warps = ctx.threads / 32;
+  if (bm * bn > 48 * ctx.threads || wm < 1 || warps % wm) return;
+  const GemmSchedule s{bm, bn, bk, wm, warps / wm, bk == 32 ? 3 : 4, 1};
+  if (gemm_schedule_problem(true, s, ctx, nullptr).empty() && std::find(out->begin(), out->end(), s) == out->end())
+    out->push_back(s);
+}
+
+int dense_bk(const GemmProblem& p) { return p.k <= 32 ? 32 : 64; }
+
+}  // namespace
+
 std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx) {
   std::vector<GemmSchedule> out;
-  if (!f16) return out;
-  const int warps = ctx.threads / 32;
-  auto add = [&](int bm, int bn, int bk, int wm) {
-    if (bm * bn > 48 * ctx.threads || wm < 1 || warps % wm) return;
-    GemmSchedule s{bm, bn, bk, wm, warps / wm, bk == 32 ? 3 : 4, 1};
-    if (gemm_schedule_problem(f16, s, ctx, nullptr).empty() && std::find(out.begin(), out.end(), s) == out.end())
-      out.push_back(s);
-  };
-  const int dense_bk = p.k <= 32 ? 32 : 64;
   // The output channels: N of a dense GEMM (pixels x channels), M of a convolution (weights
   // are its A: channels x pixels).
   const int64_t channels = p.conv ? p.m : p.n;
-  if (channels % 64 != 0) {
-    for (int tiles = 1; tiles <= 8; ++tiles) {
-      const int fit = static_cast<int>(ceil_div(ceil_div(channels, tiles), 16) * 16);
-      if (fit > 192 || (tiles > 1 && fit < 32)) continue;
-      if (p.conv) {  // BM fitted; the menu's widths over the pixels
-        for (int bn : {64, 128}) add(fit, bn, 64, fit % 32 == 0 ? 2 : 1);
-      } else {  // BN fitted; four warps across it where it allows (the menu's layout), else two
-        for (int bm : {32, 64, 96, 128}) add(bm, fit, dense_bk, fit % 32 == 0 ? warps / 4 : warps / 2);
-      }
+  if (!f16 || channels % 64 == 0) return out;
+  const int warps = ctx.threads / 32;
+  for (int tiles = 1; tiles <= 8; ++tiles) {
+    const int fit = static_cast<int>(ceil_div(ceil_div(channels, tiles), 16) * 16);
+    if (fit > 192 || (tiles > 1 && fit < 32)) continue;
+    if (p.conv) {  // BM fitted; the menu's widths over the pixels
+      for (int bn : {64, 128}) add_fitted(&out, ctx, fit, bn, 64, fit % 32 == 0 ? 2 : 1);
+    } else {  // BN fitted; four warps across it where it allows (the menu's layout), else two
+      for (int bm : {32, 64, 96, 128}) add_fitted(&out, ctx, bm, fit, dense_bk(p), fit % 32 == 0 ? warps / 4 : warps / 2);
     }
   }
-  // Taller row tiles for a dense GEMM over many pixels, so that its items can fit one round of
-  // the grid (resnet50's stem: 12544 x 64 in 64-row tiles is 196 items, two rounds).
-  if (!p.conv && p.m >= 1024 && !std::getenv("MONO_AB_NO_ROWFIT"))  // TEMPORARY A/B switch
-    for (int bn : {32, 64, 128})
-      for (int bm : {96, 128}) add(bm, bn, dense_bk, warps / 4);
+  return out;
+}
+
+// Measured as defaults and not kept (H100, bench/runs/run152, one call against the menu alone):
+// resnet50 334.9 -> 333.5 us, resnet18 148.0 -> 141.7 (within its noise), densenet121 727.0 ->
+// 730.9, mobilenet-v3-large 219.1 -> 219.9. The cost model prices them as dense tiles; the
+// channels-last stem gathers its A, and its 96-row items took 13.8 us against 6.9 for two
+// rounds of 64-row ones. Some of resnet50's 1x1 convolutions were faster in them (56x56 x 256
+// from K = 64: 10.8 -> 9.2 us), so the tuner tries them.
+std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx) {
+  std::vector<GemmSchedule> out;
+  if (!f16 || p.conv || p.m < 1024) return out;
+  for (int bn : {32, 64, 128})
+    for (int bm : {96, 128}) add_fitted(&out, ctx, bm, bn, dense_bk(p), ctx.threads / 32 / 4);
   return out;
 }
 
