@@ -3,7 +3,6 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -34,10 +33,11 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
   // map (batched ones, attention's, are not), where K >= 128: with A through tensor maps it
   // measured faster on all four full models (H100, bench/RESULTS.md session 10: bert-base
   // 659.1 -> 643.3 us, gpt2 677.0 -> 663.0, vit-base 1038.7 -> 919.0). Elsewhere the menu's.
-  const int bk = grp.f16 && !s.conv && s.batch == 1 && s.k >= 128 &&
-                         (grp.kind == GroupKind::kGemm || std::getenv("MONO_AB_CONV_BK128"))  // TEMPORARY A/B switch
-                     ? 128
-                     : 0;
+  // Channels-last convolutions (conv-gemm groups whose A is gathered, not a tensor map) take
+  // it too: the menu's k tiles for them measured mixed in one call (H100, bench/runs/run155:
+  // resnet50 336.5 -> 335.2 us, its stem 13.6 -> 12.3; resnet18 145.9 -> 139.3; densenet121,
+  // whose 3x3 convolutions have K = 1152, 732.2 -> 747.3), so the rule stays as it is.
+  const int bk = grp.f16 && !s.conv && s.batch == 1 && s.k >= 128 ? 128 : 0;
   double best = 1e30;
   auto choose = [&](int k_tile) {
     for (GemmSchedule t : tiles) {
