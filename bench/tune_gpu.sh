@@ -2,7 +2,7 @@
 # The tuning service on the GPU machine, in one command (issue 4, point 9):
 #   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS] [--gpus N]
 #                     [--no-bench] [--no-baselines] [--submit-budget N]
-#   bench/tune_gpu.sh --together [--models bert-base,gpt2,vit-base,resnet50] [--gpus N]
+#   bench/tune_gpu.sh --together [--models bert-base,gpt2,vit-base,resnet50] [--gpus N] [--default]
 # Starts mono-tuner-server and one measuring mono-worker per GPU (the first N GPUs; all by
 # default) on a fresh database and an empty kernel cache, submits each model (fp16) with mono-submit --wait --out, and records the wall
 # time from submit to artifact, candidates measured, and the latencies of the tuned artifact
@@ -11,14 +11,16 @@
 # --submit-budget N passes mono-submit --budget N (at most N candidates measured per submission).
 # --together (issue 23): the full models are submitted at once, as several users of one fleet
 # would; it records each model's submit -> artifact, all of them together, the jobs, busy and
-# idle seconds of each worker, and each tuned artifact's latency (the same whatever N).
+# idle seconds of each worker, and each tuned artifact's latency (the same whatever N); --default
+# also times each model's untuned default kernel after it (issue 21's tuned-vs-default ratio).
+# The service's binaries come with SERVICE=1 bash bench/build_gpu_bundle.sh.
 # Logs: $OUT/tune.tgz and $OUT/tune_summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/mono-tune}
 logs=/tmp/mono-tune-logs
 rm -rf "$logs" /tmp/mono-tune-run; mkdir -p "$out" "$logs" /tmp/mono-tune-run
-models= budget=540 baselines=1 use_gpus=0 bench=1 submit_budget=() together=0
+models= budget=540 baselines=1 use_gpus=0 bench=1 submit_budget=() together=0 default_too=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models=$2; shift ;;
@@ -28,12 +30,16 @@ while [ $# -gt 0 ]; do
     --no-bench) bench=0 ;;
     --submit-budget) submit_budget=(--budget "$2"); shift ;;
     --together) together=1 ;;
+    --default) default_too=1 ;;
     *) echo "tune_gpu.sh: unknown flag $1" >&2; exit 2 ;;
   esac
   shift
 done
 [ -n "$models" ] || { [ $together = 1 ] && models=bert-base,gpt2,vit-base,resnet50 || models=tiny-bert,bert-base; }
 source .gpu/env.sh
+for tool in mono-tuner-server mono-worker mono-submit; do
+  command -v $tool > /dev/null || { echo "tune_gpu.sh: $tool is not in the bundle: build it with SERVICE=1 bash bench/build_gpu_bundle.sh" >&2; exit 2; }
+done
 export PYTHONUNBUFFERED=1
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 )); }
@@ -154,6 +160,10 @@ if [ $together = 1 ]; then
       cp $run/art_$n/manifest.json "$logs/manifest_$n.json"
       mono-run $run/art_$n --test-data $d/test_data_set_0 --bench > "$logs/run_tuned_$n.log" 2>&1
       say "$n tuned: $(grep -hE 'bench:|worst|FAIL' "$logs/run_tuned_$n.log" | tr '\n' ' ')"
+      if [ $default_too = 1 ]; then  # the untuned default kernel, timed the same way in the same call
+        mono-run $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --bench > "$logs/run_default_$n.log" 2>&1
+        say "$n default: $(grep -hE 'bench:|worst|FAIL' "$logs/run_default_$n.log" | tr '\n' ' ')"
+      fi
     done
   fi
   say "done"
