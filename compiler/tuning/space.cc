@@ -58,6 +58,15 @@ std::vector<GemmSchedule> tuning_wgmma_tiles(const KernelContext& ctx) {
 
 std::vector<int> tuning_ilp_factors() { return {1, 2, 4, 8}; }
 
+void keep_lowest_estimates(std::vector<Candidate>* candidates, int most) {
+  if (most <= 0) return;
+  std::vector<Candidate> kept;
+  int others = 0;
+  for (const Candidate& c : *candidates)  // already in estimate order (group_candidates)
+    if (c.is_default || others++ < most - 1) kept.push_back(c);
+  *candidates = std::move(kept);
+}
+
 std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, double prune_factor, int* before) {
   const KernelContext& ctx = plan.ctx;
   std::vector<Candidate> all;
@@ -174,6 +183,7 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
       t.default_schedule = g.schedule();
       t.default_est_us = g.est_us;
       t.candidates = group_candidates(plan, g, opts.prune_factor, &t.candidates_before);
+      keep_lowest_estimates(&t.candidates, opts.max_candidates);
       task_of[g.signature] = space.tasks.size();
       space.tasks.push_back(std::move(t));
     }

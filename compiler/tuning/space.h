@@ -26,6 +26,13 @@ struct SpaceOptions {
   // of its lowest estimate (bench/prune_check.py; test tuning_data_checks): 1.5 keeps it and
   // a third of the candidates.
   double prune_factor = 1.5;
+  // At most this many candidates a task: the default and the lowest estimates after it; 0 (or
+  // less) keeps every candidate the factor keeps. In three tuning databases measured in full
+  // (bench/runs/run54 bert-base, run119 and run154 resnet50, H100), the default and the 4
+  // lowest estimates kept all the gain of the measured bests over the defaults, summed over
+  // each model's groups, from 11 % (bert-base) and 43-45 % (resnet50) of the candidates
+  // (bench/topk_check.py; test tuning_data_checks). 3 in all kept 77-99 %.
+  int max_candidates = 5;
 };
 
 struct Candidate {
@@ -85,6 +92,9 @@ SpaceSummary summarize(const TuningSpace& space);
 // The candidates of one group of a plan (in the plan's context), pruned, with the count
 // before pruning in *before.
 std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& group, double prune_factor, int* before);
+// Keeps the default and the `most - 1` first others of candidates in estimate order (`most` <= 0:
+// all of them).
+void keep_lowest_estimates(std::vector<Candidate>* candidates, int most);
 // The GEMM tile menu of the tuning space in a context (split-K 1; valid tiles that fit).
 std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx);
 // The wgmma (GemmWg) tiles tried for groups whose operands allow them (cost_model.h

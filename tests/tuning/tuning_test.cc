@@ -467,7 +467,8 @@ TEST(TunedSchedules, PoolWarps) {
 
 // ---- the tuning space ----------------------------------------------------------------------
 
-void check_space(const Graph& g, const PlanOptions& po, const TuningSpace& space, double factor) {
+void check_space(const Graph& g, const PlanOptions& po, const TuningSpace& space, double factor,
+                 int most = SpaceOptions{}.max_candidates) {
   std::map<std::string, KernelPlan> plans;  // by context key
   for (const Context& c : space.contexts) {
     PlanOptions o = po;
@@ -483,6 +484,7 @@ void check_space(const Graph& g, const PlanOptions& po, const TuningSpace& space
     EXPECT_EQ(example.signature, t.signature);
     ASSERT_FALSE(t.candidates.empty());
     EXPECT_LE(static_cast<int>(t.candidates.size()), t.candidates_before);
+    if (most > 0) EXPECT_LE(static_cast<int>(t.candidates.size()), most) << t.description;
     int defaults = 0;
     double best = 1e30;
     for (const Candidate& c : t.candidates) best = std::min(best, c.est_us);
@@ -576,6 +578,7 @@ TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
   const TuningSpace pruned = enumerate_space(*g, po);
   SpaceOptions keep_all;
   keep_all.prune_factor = 0;
+  keep_all.max_candidates = 0;
   const TuningSpace all = enumerate_space(*g, po, keep_all);
   const SpaceSummary a = summarize(all), p = summarize(pruned);
   EXPECT_EQ(a.candidates_before, p.candidates_before);
@@ -591,7 +594,37 @@ TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
     }
   EXPECT_TRUE(split);
   check_space(*g, po, pruned, SpaceOptions{}.prune_factor);
-  check_space(*g, po, all, 0);
+  check_space(*g, po, all, 0, 0);
+}
+
+// A task measures its default and the lowest estimates after it, at most max_candidates in all
+// (the others of the uncapped list, in its order); 0 keeps them all.
+TEST(Space, MeasuresTheDefaultAndTheLowestEstimates) {
+  MlpSpec big;
+  big.m = 128, big.k = 768, big.n = 3072;
+  auto g = make_mlp(big);
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  SpaceOptions uncapped, three;
+  uncapped.max_candidates = 0;
+  three.max_candidates = 3;
+  const TuningSpace all = enumerate_space(*g, po, uncapped), capped = enumerate_space(*g, po, three);
+  ASSERT_EQ(all.tasks.size(), capped.tasks.size());
+  for (size_t i = 0; i < all.tasks.size(); ++i) {
+    const std::vector<Candidate>& a = all.tasks[i].candidates;
+    const std::vector<Candidate>& c = capped.tasks[i].candidates;
+    ASSERT_GT(a.size(), 3u) << all.tasks[i].description;  // the cap has something to drop
+    EXPECT_EQ(c.size(), 3u);
+    std::vector<Schedule> got;
+    for (const Candidate& x : c) got.push_back(x.schedule);
+    std::vector<Schedule> expect;
+    int others = 0;
+    for (const Candidate& x : a)
+      if (x.is_default || others++ < 2) expect.push_back(x.schedule);
+    EXPECT_EQ(got, expect);
+    EXPECT_EQ(std::count_if(c.begin(), c.end(), [](const Candidate& x) { return x.is_default; }), 1);
+  }
+  check_space(*g, po, capped, SpaceOptions{}.prune_factor, 3);
 }
 
 TEST(Space, EveryTinyModelEnumerates) {
