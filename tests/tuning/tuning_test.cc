@@ -568,13 +568,17 @@ TEST(Space, TinyBertDedupsLayersAndKeepsDefaults) {
   }
 }
 
-TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
-  // BERT-base's FFN up-projection: [1,128,768] x [768,3072].
+// BERT-base's FFN up-projection, [1,128,768] x [768,3072], planned in fp16.
+std::unique_ptr<Graph> bert_ffn_up(PlanOptions* po) {
+  po->settings.precision = Precision::kF16;
   MlpSpec big;
   big.m = 128, big.k = 768, big.n = 3072;
-  auto g = make_mlp(big);
+  return make_mlp(big);
+}
+
+TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
   PlanOptions po;
-  po.settings.precision = Precision::kF16;
+  auto g = bert_ffn_up(&po);
   const TuningSpace pruned = enumerate_space(*g, po);
   SpaceOptions keep_all;
   keep_all.prune_factor = 0;
@@ -600,11 +604,8 @@ TEST(Space, PrunesFarSlowerCandidatesOfALargeGemm) {
 // A task measures its default and the lowest estimates after it, at most max_candidates in all
 // (the others of the uncapped list, in its order); 0 keeps them all.
 TEST(Space, MeasuresTheDefaultAndTheLowestEstimates) {
-  MlpSpec big;
-  big.m = 128, big.k = 768, big.n = 3072;
-  auto g = make_mlp(big);
   PlanOptions po;
-  po.settings.precision = Precision::kF16;
+  auto g = bert_ffn_up(&po);
   SpaceOptions uncapped, three;
   uncapped.max_candidates = 0;
   three.max_candidates = 3;
