@@ -13,7 +13,7 @@ candidates the factor keeps, and exits 1 if any task's best would be pruned.
 """
 import argparse, collections, json, re, sqlite3
 
-from tuning_db import conv_problem, parse
+from tuning_db import conv_problem, measure_jobs, parse
 
 
 def cdiv(a, b):
@@ -43,16 +43,14 @@ def main():
               for m in re.finditer(r"constexpr double (kConv\w+) = ([0-9.eE+-]+);", open(a.cost_model).read())}
     db = sqlite3.connect(a.db)
     tasks = {}
-    for jid, payload in db.execute("select id, payload from jobs where kind = 'measure'"):
-        p = json.loads(payload)
-        ctx, cands, frag = parse(p["context"]), parse(p["candidates"]), parse(p["fragment"])
+    for _, p, res in measure_jobs(db):
+        ctx, cands, frag = p["context"], p["candidates"], parse(p["fragment"])
         kind = cands[0]["schedule"]["kind"]
         grid = 132 * ctx["blocks_per_sm"]
         shape = conv_problem(frag["ir"]) if kind == "conv-gemm" else None
         if kind == "conv-gemm" and not shape:
             raise SystemExit(f"task {p['signature']}: its Conv could not be read")
         t = tasks.setdefault((p["signature"], ctx["blocks_per_sm"]), {"kind": kind, "est": {}, "meas": {}})
-        res = {c: (ok, us) for c, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (jid,))}
         for c in cands:
             key = json.dumps(c["schedule"], sort_keys=True)
             t["est"][key] = conv_estimate(consts, c["schedule"], shape, grid) if shape else c["est_us"]

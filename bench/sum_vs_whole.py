@@ -15,7 +15,7 @@ whole kernel by about that fixed cost per group.
 """
 import json, sqlite3, sys
 
-from tuning_db import parse
+from tuning_db import measure_jobs, parse
 
 
 def canon_ctx(c):
@@ -33,11 +33,10 @@ def main():
     db = sqlite3.connect(sys.argv[1])
     # (signature, context) -> {schedule: median us}
     timed, default_of = {}, {}
-    for payload, jid in db.execute("select j.payload, j.id from jobs j where j.kind = 'measure'"):
-        p = json.loads(payload)
-        key = (p["signature"], canon_ctx(parse(p["context"])))
-        res = {c: us for c, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (jid,)) if ok}
-        for c in parse(p["candidates"]):
+    for _, p, results in measure_jobs(db):
+        key = (p["signature"], canon_ctx(p["context"]))
+        res = {c: us for c, (ok, us) in results.items() if ok}
+        for c in p["candidates"]:
             if c.get("default"):
                 default_of[key] = canon_sched(c["schedule"])
             if c["index"] in res:

@@ -11,18 +11,18 @@ max_candidates - 1 lowest estimates (the estimates stored in the jobs: the cost 
 code that made them). Exits 1 if a database keeps less than --least of its gain."""
 import argparse, collections, re, sqlite3
 
-from tuning_db import parse
+from tuning_db import measure_jobs
 
 
 def gains(db_path, most):
     db = sqlite3.connect(db_path)
     instances = dict(db.execute("select task_id, instances from submission_tasks"))
     tasks = collections.defaultdict(list)  # task -> [(estimate, measured us, default?)]
-    for job, task, payload in db.execute("select id, task_id, payload from jobs where kind = 'measure'"):
-        cands = {c["index"]: c for c in parse(payload)["candidates"]}
-        for index, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (job,)):
-            if ok and index in cands:
-                tasks[task].append((cands[index]["est_us"], us, bool(cands[index].get("default"))))
+    for task, payload, results in measure_jobs(db):
+        for c in payload["candidates"]:
+            ok, us = results.get(c["index"], (0, None))
+            if ok:
+                tasks[task].append((c["est_us"], us, bool(c.get("default"))))
     total = kept = 0.0
     measured = capped = 0
     for task, rows in tasks.items():

@@ -82,6 +82,10 @@ done
 sleep 2
 say "server and $gpus worker(s) started ($(grep -h registered "$logs"/worker*.log | tr '\n' ' '))"
 
+bench_default() {  # bench_default NAME MODEL_DIR TESTDATA: the untuned kernel, checked and timed (run_default_NAME.log)
+  mono-run "$2/model.onnx" --gpu --dtype fp16 --test-data "$3" --bench > "$logs/run_default_$1.log" 2>&1
+}
+
 tune() {  # tune NAME MODEL_DIR TESTDATA [SHAPES...]
   local name=$1 dir=$2 td=$3; shift 3
   local left=$(( budget - $(elapsed) ))
@@ -107,7 +111,7 @@ EOF
   [ $bench = 1 ] || return 0
   mono-run $run/art_$name --test-data "$td" --bench > "$logs/run_tuned_$name.log" 2>&1
   s=$(date +%s%N)
-  mono-run "$dir/model.onnx" --gpu --dtype fp16 --test-data "$td" --bench > "$logs/run_default_$name.log" 2>&1
+  bench_default $name "$dir" "$td"
   say "$name default kernel: compile + check + bench $(( ($(date +%s%N) - s) / 1000000 )) ms"
   say "$name tuned:   $(grep -hE 'bench:|worst' "$logs/run_tuned_$name.log" | tr '\n' ' ')"
   say "$name default: $(grep -hE 'bench:|worst' "$logs/run_default_$name.log" | tr '\n' ' ')"
@@ -161,7 +165,7 @@ if [ $together = 1 ]; then
       mono-run $run/art_$n --test-data $d/test_data_set_0 --bench > "$logs/run_tuned_$n.log" 2>&1
       say "$n tuned: $(grep -hE 'bench:|worst|FAIL' "$logs/run_tuned_$n.log" | tr '\n' ' ')"
       if [ $default_too = 1 ]; then  # the untuned default kernel, timed the same way in the same call
-        mono-run $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --bench > "$logs/run_default_$n.log" 2>&1
+        bench_default $n $d $d/test_data_set_0
         say "$n default: $(grep -hE 'bench:|worst|FAIL' "$logs/run_default_$n.log" | tr '\n' ' ')"
       fi
     done

@@ -1,5 +1,5 @@
 """Reading a tuning database (mono.db) from Python: the helpers bench/fit_conv_model.py,
-bench/prune_check.py and bench/sum_vs_whole.py share."""
+bench/prune_check.py, bench/sum_vs_whole.py and bench/topk_check.py share."""
 import ast, json, math, re
 
 
@@ -24,3 +24,13 @@ def conv_problem(ir):
     window = math.prod(wd[2:])
     return dict(M=int(conv.group(2)), K=wd[1] * window, N=int(conv.group(3) or 1) * int(conv.group(4) or 1),
                 batch=int(conv.group(1)), window=window)
+
+
+def measure_jobs(db):
+    """Every measure job of a database (an sqlite3 connection): (task id, payload with its
+    candidates and context parsed, {candidate index: (ok, median us)})."""
+    for job, task, payload in db.execute("select id, task_id, payload from jobs where kind = 'measure'"):
+        p = json.loads(payload)
+        p["candidates"], p["context"] = parse(p["candidates"]), parse(p["context"])
+        results = {c: (ok, us) for c, ok, us in db.execute("select candidate, ok, median_us from results where job_id = ?", (job,))}
+        yield task, p, results

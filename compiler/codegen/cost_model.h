@@ -61,6 +61,8 @@ std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, cons
 // Tuning candidates only: row tiles of 96 and 128 for an fp16 dense GEMM of M >= 1024
 // rows (pixels), over the menu's widths, so that its items can fit one round of the grid.
 std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx);
+// Appends to `tiles` those of `more` it does not hold yet, in order.
+void append_new_tiles(std::vector<GemmSchedule>* tiles, const std::vector<GemmSchedule>& more);
 
 // Pointwise: elements computed and output bytes of a group.
 struct PointwiseProblem {

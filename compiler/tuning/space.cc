@@ -87,9 +87,8 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
   if (gemm_like(g.kind)) {
     const GemmProblem p = gemm_problem(g);
     std::vector<GemmSchedule> tiles = tuning_gemm_tiles(g.f16, ctx);
-    for (const auto& more : {fitted_gemm_tiles(p, g.f16, ctx), tall_gemm_tiles(p, g.f16, ctx)})
-      for (const GemmSchedule& t : more)
-        if (std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+    append_new_tiles(&tiles, fitted_gemm_tiles(p, g.f16, ctx));
+    append_new_tiles(&tiles, tall_gemm_tiles(p, g.f16, ctx));
     // The wgmma tiles where the operands allow (a job's fragment copies such an A into its
     // arena, fragment.h "arena_inputs", so the worker times them on wgmma too).
     if (wgmma_operands(plan, g, nullptr))

@@ -258,6 +258,14 @@ std::string gemv_dot(Expressions& ex, ParamList& params, const KernelPlan& plan,
                        "#pragma unroll\n        for (int j = 0; j < ", per_chunk, "; ++j) v += to_float(wv[j]) * to_float(xv[j]);\n      }\n");
 }
 
+// Statements adding up `v` over each group of `lanes` lanes (a shuffle tree; every lane of the
+// warp must reach them).
+std::string lanes_sum(int lanes) {
+  std::string s;
+  for (int o = lanes / 2; o > 0; o /= 2) s += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
+  return s;
+}
+
 // Output i of a GEMV from its dot `v`: alpha, then Gemm's C or Conv's B.
 std::string gemv_scale_bias(Expressions& ex, const Node& n, const GemvForm& f, const std::string& indent) {
   std::string s;
@@ -297,7 +305,7 @@ std::string squeeze_code(Module& m, Expressions& ex, ParamList& params, const Gr
                           "    const int lane = threadIdx.x % ", lanes, ";\n",
                           "    const bool live = i < ", f.n, "LL;\n",
                           "    float v = 0.0f;\n    if (live) {\n", gemv_dot(ex, params, plan, n, f, lanes, ""), "    }\n");
-  for (int o = lanes / 2; o > 0; o /= 2) s += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
+  s += lanes_sum(lanes);
   s += "    if (live && lane == 0) {\n";
   s += decompose("i", n.outputs[0]->type.shape, "o");
   s += gemv_scale_bias(ex, n, f, "      ");
@@ -337,7 +345,7 @@ GroupWork emit_gemv(Module& m, const Group& g, const GemvForm& f) {
   body += parts > 1 ? str_cat("    const long long i = u / ", parts, ", part = u % ", parts, ";  // the output; its part of the plane\n")
                     : "    const long long i = u;  // the output\n";
   body += "    float v = 0.0f;\n    if (live) {\n" + gemv_dot(ex, params, plan, n, f, lanes, xs) + "    }\n";
-  for (int o = lanes / 2; o > 0; o /= 2) body += str_cat("    v += __shfl_xor_sync(0xffffffffu, v, ", o, ");\n");
+  body += lanes_sum(lanes);
   // `continue`, not `return`: a warp can hold live and dead units, and its dead lanes must
   // still reach the next element's shuffles.
   body += "    if (!live) continue;\n";

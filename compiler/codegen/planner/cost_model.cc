@@ -243,11 +243,6 @@ std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx,
   return out;
 }
 
-// Fitted tiles, measured in one call against the menu alone (H100, bench/runs/run151, fp16
-// medians): mobilenet-v2 191.3 -> 182.2 us (its 112x112 expansions 8.7 -> 6.4 us, the K = 16
-// projection 3.8 -> 1.8, the stem 5.4 -> 3.1), mobilenet-v3-large 224.9 -> 221.0,
-// regnet-y-400mf 357.1 -> 353.8; efficientnet-b0 325.8 -> 327.0 and densenet121 735.7 -> 737.6
-// within the call's noise.
 namespace {
 
 // Adds the fp16 tile (BM, BN, BK) with `wm` warps across M to `out` if it is valid in the
@@ -256,14 +251,18 @@ void add_fitted(std::vector<GemmSchedule>* out, const KernelContext& ctx, int bm
   const int warps = ctx.threads / 32;
   if (bm * bn > 48 * ctx.threads || wm < 1 || warps % wm) return;
   const GemmSchedule s{bm, bn, bk, wm, warps / wm, bk == 32 ? 3 : 4, 1};
-  if (gemm_schedule_problem(true, s, ctx, nullptr).empty() && std::find(out->begin(), out->end(), s) == out->end())
-    out->push_back(s);
+  if (gemm_schedule_problem(true, s, ctx, nullptr).empty()) append_new_tiles(out, {s});
 }
 
 int dense_bk(const GemmProblem& p) { return p.k <= 32 ? 32 : 64; }
 
 }  // namespace
 
+// Fitted tiles, measured in one call against the menu alone (H100, bench/runs/run151, fp16
+// medians): mobilenet-v2 191.3 -> 182.2 us (its 112x112 expansions 8.7 -> 6.4 us, the 32 -> 16
+// channel projection 3.8 -> 1.8, the stem 5.4 -> 3.1), mobilenet-v3-large 224.9 -> 221.0,
+// regnet-y-400mf 357.1 -> 353.8; efficientnet-b0 325.8 -> 327.0 and densenet121 735.7 -> 737.6
+// within the call's noise.
 std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx) {
   std::vector<GemmSchedule> out;
   // The output channels: N of a dense GEMM (pixels x channels), M of a convolution (weights
@@ -281,6 +280,11 @@ std::vector<GemmSchedule> fitted_gemm_tiles(const GemmProblem& p, bool f16, cons
     }
   }
   return out;
+}
+
+void append_new_tiles(std::vector<GemmSchedule>* tiles, const std::vector<GemmSchedule>& more) {
+  for (const GemmSchedule& t : more)
+    if (std::find(tiles->begin(), tiles->end(), t) == tiles->end()) tiles->push_back(t);
 }
 
 // Measured as defaults and not kept (H100, bench/runs/run152, one call against the menu alone):

@@ -25,7 +25,7 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
   const GemmProblem s = gemm_problem(grp);
   // The menu, and tiles fitted to output channels that the menu's widths do not divide.
   std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx, s.conv);
-  for (const GemmSchedule& t : fitted_gemm_tiles(s, grp.f16, ctx)) tiles.push_back(t);
+  append_new_tiles(&tiles, fitted_gemm_tiles(s, grp.f16, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
@@ -175,7 +175,10 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
         grp.smem_bytes = pointwise_smem_bytes(*plan, grp, grp.pointwise.warps);
-        if (grp.fused_into >= 0) grp.items = 0, grp.est_us = 0;  // a squeeze: its consumer's items compute it
+        if (grp.fused_into >= 0) {  // a squeeze: its consumer's items compute it
+          grp.items = 0;
+          grp.est_us = 0;
+        }
         break;
       }
     }

@@ -2,6 +2,8 @@
 // channels, a GEMV of the pooled vector) becomes a prologue of the excite GEMV that reads it,
 // each excite item computing it again into shared memory. Its stage, barrier and arena round
 // trip go; the price is the squeeze's weights read once per excite item.
+#include <algorithm>
+
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
 
@@ -20,9 +22,8 @@ void fuse_squeezes(const Uses& uses, KernelPlan* plan) {
     if (!squeeze_fits_inside(fs) || squeeze_smem_bytes(fs.n) > plan->ctx.smem_limit) continue;
     // A Transpose step moves where an output lands; shared memory holds x in the squeeze's own
     // order (found in review: the emitter stored it there unpermuted).
-    bool moves = false;
-    for (const Node* n : s.epilogue) moves = moves || n->op == OpKind::kTranspose;
-    if (moves) continue;
+    if (std::any_of(s.epilogue.begin(), s.epilogue.end(), [](const Node* n) { return n->op == OpKind::kTranspose; }))
+      continue;
     e.squeeze = s.id;
     s.fused_into = e.id;
   }
