@@ -17,7 +17,7 @@
 # (zoo_census.json in the logs); --zoo full exports and checks only the full-size ones. A model already
 # exported by an earlier call on the same warm machine is not exported again. --zoo-time times every
 # full-size zoo model in fp16 (mono-run --bench, one at a time) and in PyTorch (bench/zoo_baselines.py:
-# torch.compile; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
+# torch.compile, unless --no-baselines; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
 # ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in; ZOO_ONLY=NAME,... limits
 # the zoo (export, checks and timings) to those models of export_zoo.py. TINY_FLAGS adds mono-run
 # flags to every tiny-model run (e.g. "--set blocks-per-sm=2"). --correctness N adds,
@@ -139,9 +139,11 @@ if [ $zoo_time = 1 ]; then
       grep -h "bench:\|error" "$logs/zootime_${v%%|*}_$n.log" 2>/dev/null | sed "s/^/${v%%|*}: /"
     done
   done
-  stamp "zoo: PyTorch eager and torch.compile"
-  timeout 300 python3 bench/zoo_baselines.py --only "$full_zoo" --modes "${ZOO_MODES:-compile}" --json "$logs/zoo_baselines.json" > "$logs/zoo_baselines.txt" 2>&1
-  echo "exit $?" >> "$logs/zoo_baselines.txt"; tail -20 "$logs/zoo_baselines.txt"
+  if [ $baselines = 1 ]; then  # --no-baselines: no PyTorch here either (an A/B of Mono variants)
+    stamp "zoo: PyTorch eager and torch.compile"
+    timeout 300 python3 bench/zoo_baselines.py --only "$full_zoo" --modes "${ZOO_MODES:-compile}" --json "$logs/zoo_baselines.json" > "$logs/zoo_baselines.txt" 2>&1
+    echo "exit $?" >> "$logs/zoo_baselines.txt"; tail -20 "$logs/zoo_baselines.txt"
+  fi
   python3 bench/zoo_table.py "$logs" | tee "$logs/zoo_table.txt"; cp "$logs/zoo_table.txt" "$out/"
 fi
 

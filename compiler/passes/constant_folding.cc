@@ -6,8 +6,29 @@
 
 namespace mono {
 
-// Results above this size stay computed at run time (folding would only bloat the weights).
+// Results above this size stay computed at run time (folding would only bloat the weights)...
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
+
+// ...unless the node only moves or converts its data input's elements and makes no more of them
+// than it reads. Such a result costs no more weight memory than the constant it comes from (which
+// dies when it has no other reader), and left to run time it is the worst case: ALBERT-xxlarge's
+// two 4096x16384 FFN weights were transposed into the arena on every run (2 x 134 MB), and the
+// MatMuls reading them lost the packed-weight GEMM path.
+static bool moves_elements(OpKind op) {
+  switch (op) {
+    case OpKind::kTranspose:
+    case OpKind::kReshape:
+    case OpKind::kFlatten:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+    case OpKind::kIdentity:
+    case OpKind::kCast:
+    case OpKind::kSlice:
+      return true;
+    default:
+      return false;
+  }
+}
 
 static bool foldable(const Node& n) {
   bool has_input = false;
@@ -18,8 +39,9 @@ static bool foldable(const Node& n) {
   }
   // A node without inputs (Constant, or a ConstantOfShape-less generator) folds too.
   if (!has_input && n.op != OpKind::kConstant) return false;
+  const int64_t data = has_input && moves_elements(n.op) ? n.inputs[0]->type.numel() : 0;
   for (const Value* out : n.outputs)
-    if (out && out->type.numel() > kMaxFoldedElements) return false;
+    if (out && out->type.numel() > kMaxFoldedElements && out->type.numel() > data) return false;
   return true;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -123,6 +124,46 @@ TEST(Simplify, SkipLeavesOnePassOutAndRefusesUnknownNames) {
 
 // The IR text round-trips integers exactly over the whole int64 range (exporters write
 // INT64_MAX as a Slice's "to the end"; a parse through double turned it into INT64_MIN).
+// Above the folding size limit, a node that only moves a constant's elements (ALBERT-xxlarge's
+// transposed 4096x16384 FFN weights) still folds: the weight it makes is no larger than the one
+// it replaces. A node that would make more elements than it reads (Expand) stays at run time.
+TEST(ConstantFolding, MovesAWeightOfAnySizeButGrowsNone) {
+  ParseOptions fill;
+  fill.fill_elided = true;
+  auto g = parse_graph(R"(graph g (opset 20) {
+  input %x: f32[2,4096]
+  input %r: f32[4097,4097]
+  const %w: f32[4097,4096] = <16781312 elements>
+  const %row: f32[1,4097] = <4097 elements>
+  const %shape: i64[2] = [4097, 4097]
+  %wt = Transpose(%w) {perm=[1, 0]}
+  %y = MatMul(%x, %wt)
+  %big = Expand(%row, %shape)
+  %z = Add(%r, %big)
+  output %y
+  output %z
+})", fill);
+  infer_shapes(*g);
+  auto find = [&](const std::string& name) -> const Value* {
+    for (const auto& v : g->values())
+      if (v->name == name) return v.get();
+    return nullptr;
+  };
+  const Tensor w = *find("w")->constant;
+  ASSERT_TRUE(constant_folding(*g));
+  std::map<OpKind, int> ops;
+  for (const auto& n : g->nodes()) ++ops[n->op];
+  EXPECT_EQ(ops[OpKind::kTranspose], 0) << "the transposed weight is a constant now";
+  EXPECT_EQ(ops[OpKind::kExpand], 1) << "a result larger than its input stays at run time";
+  const Value* wt = find("wt");
+  ASSERT_TRUE(wt && wt->is_constant());
+  EXPECT_EQ(wt->type.shape, (Shape{4096, 4097}));
+  EXPECT_EQ(find("w"), nullptr) << "the untransposed weight has no reader left";
+  for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{4095}})
+    for (int64_t j : {int64_t{0}, int64_t{2}, int64_t{4096}})
+      EXPECT_EQ(wt->constant->as_double(i * 4097 + j), w.as_double(j * 4096 + i)) << i << "," << j;
+}
+
 TEST(IrText, IntegerConstantsRoundTripExactly) {
   const std::string text =
       "graph g (opset 17) {\n"
