@@ -28,6 +28,10 @@ bool codegen_supports(const Node& n);
 // Row length of a row-wise op (LayerNormalization: product of normalized dims; Softmax: the
 // normalised extent).
 int64_t row_length(const Node& n);
+// Whether a rows group runs a block per row (device/rows.cuh *_block_f): rows longer than the
+// 1024 values a warp caches in registers. Over one warp, ALBERT-xxlarge's 4096-wide LayerNorm
+// kept 16 of 132 blocks busy for its 128 rows.
+bool block_per_row(const Node& n);
 // The value epilogue node `e` of group `g` reads as its running input: the previous step's
 // output (an IsNaN step, the condition of the Where after it, is not one), the anchor's for the
 // first; with e not in the epilogue, the group's result.

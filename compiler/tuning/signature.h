@@ -81,7 +81,11 @@ namespace mono::tuning {
 //  21 (2026-11-27): a small squeeze GEMV (at most 4096 weights) runs inside every item of the
 //     GEMV that reads it (Group::squeeze, planner/squeeze_fusion.cc), without a stage of its own;
 //     the consumer's signature includes it (issue 20).
-constexpr int kSignatureVersion = 21;
+//  22 (2026-11-27): LayerNormalization and Softmax rows longer than 1024 values read in chunks of
+//     16 a thread, every load of a chunk before any store (device/rows.cuh kRowChunk), and a rows
+//     group of such rows runs a block per row (support.h block_per_row): the device library
+//     changed; shorter rows compile as before (issue 19, the zoo's ALBERT and whisper).
+constexpr int kSignatureVersion = 22;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

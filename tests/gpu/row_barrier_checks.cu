@@ -216,11 +216,23 @@ __global__ void softmax_kernel(const T* x, T* y, int rows, int len) {
   const int r = mono_dev::warp_row(blockIdx.x);
   if (r < rows) mono_dev::softmax_row<T>(RowIn<T>{x, len}, r, len, y);
 }
+// The block-per-row variants (rows longer than a warp caches): one block per row.
+template <class T, class P>
+__global__ void layer_norm_block_kernel(const T* x, const P* g, const P* b, T* y, int len, float eps) {
+  __shared__ float scratch[33];
+  mono_dev::layer_norm_row_block_f(RowIn<T>{x, len}, blockIdx.x, len, g, b, eps, scratch,
+                                   mono_dev::detail::RowStore<T>{y, len});
+}
+template <class T>
+__global__ void softmax_block_kernel(const T* x, T* y, int len) {
+  __shared__ float scratch[33];
+  mono_dev::softmax_row_block_f(RowIn<T>{x, len}, blockIdx.x, len, scratch, mono_dev::detail::RowStore<T>{y, len});
+}
 
 template <class T>
 static void row_checks_for(const char* tname, double tol) {
   const int rows = 37;
-  const int lens[] = {31, 768, 1000, 1024, 1025, 3000};
+  const int lens[] = {31, 768, 1000, 1024, 1025, 1500, 3000, 4096};
   for (int len : lens) {
     for (int with_beta = 0; with_beta < 2; ++with_beta) {
       auto X = rand_vec(size_t(rows) * len, 2.f, 4.f);  // non-zero mean: tests the two-pass variance
@@ -247,6 +259,13 @@ static void row_checks_for(const char* tname, double tol) {
       std::snprintf(buf, sizeof buf, "layer_norm_row<%s> rows=%d len=%d beta=%s", tname, rows, len,
                     with_beta ? "yes" : "null");
       report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+      CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
+      layer_norm_block_kernel<T, T><<<rows, 256>>>(dx, dg, with_beta ? db : nullptr, dy, len, 1e-5f);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      std::snprintf(buf, sizeof buf, "layer_norm_row_block<%s> rows=%d len=%d beta=%s", tname, rows, len,
+                    with_beta ? "yes" : "null");
+      report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
       CK(cudaFree(dx));
       CK(cudaFree(dg));
       CK(cudaFree(db));
@@ -269,6 +288,12 @@ static void row_checks_for(const char* tname, double tol) {
       CK(cudaDeviceSynchronize());
       char buf[96];
       std::snprintf(buf, sizeof buf, "softmax_row<%s> rows=%d len=%d", tname, rows, len);
+      report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+      CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
+      softmax_block_kernel<T><<<rows, 256>>>(dx, dy, len);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      std::snprintf(buf, sizeof buf, "softmax_row_block<%s> rows=%d len=%d", tname, rows, len);
       report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
       CK(cudaFree(dx));
       CK(cudaFree(dy));

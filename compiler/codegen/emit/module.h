@@ -91,9 +91,11 @@ GroupWork emit_pointwise(Module& m, const Group& g);  // pointwise.cc
 GroupWork emit_rows(Module& m, const Group& g);       // rows.cc
 GroupWork emit_gemm(Module& m, const Group& g);       // gemm.cc (also convolutions)
 GroupWork emit_attention(Module& m, const Group& g);  // attention.cc
-// The row function of a rows group (rows.cc): one row per call (`row_item`: the item is the
-// row itself, for attention) or one block of rows.
-Call rows_call(Module& m, const Group& g, bool row_item);
+// The row function of a rows group (rows.cc). An item is a warp per row over a block of rows
+// (kWarps), the row itself for the calling warp (kWarpItem: attention's softmax), or the row
+// itself for the whole block (kBlock: rows longer than a warp caches, support.h block_per_row).
+enum class RowMode { kWarps, kWarpItem, kBlock };
+Call rows_call(Module& m, const Group& g, RowMode mode);
 // The tile function of a GEMM group (gemm.cc): one item is one output tile (and split).
 Call gemm_call(Module& m, const Group& g);
 

@@ -1,4 +1,5 @@
-// Rows groups: LayerNormalization and Softmax over contiguous rows, one warp per row (rows.cuh).
+// Rows groups: LayerNormalization and Softmax over contiguous rows, one warp per row, or one
+// block per row where rows are longer than a warp caches (rows.cuh).
 // The row function reads through an input functor and stores through an output functor that
 // applies the group's epilogue steps.
 #include <set>
@@ -12,7 +13,7 @@
 
 namespace mono::emit {
 
-Call rows_call(Module& m, const Group& g, bool row_item) {
+Call rows_call(Module& m, const Group& g, RowMode mode) {
   const Node& n = *g.anchor;
   ParamList params(m);
   Expressions ex(m.plan, params);
@@ -30,8 +31,14 @@ Call rows_call(Module& m, const Group& g, bool row_item) {
   const EpilogueSteps steps = epilogue_steps(ex, m.plan, g, "i");
   epi += steps.code;
   epi += str_cat("    ", params.ref(g.output, {}, "out"), "[", steps.store_index, "] = ", ex.store(m.plan.dtype_of(g.output), "v"), ";\n");
-  std::string body = str_cat(row_item ? "  const int row = item;\n" : "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n",
-                             "  if (row >= ", rows, ") return;\n  const RowIn_", tag, " in{", x, ", ", len, "};\n",
+  const bool block = mode == RowMode::kBlock;
+  std::string body = str_cat(mode == RowMode::kWarps ? "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n"
+                                                     : "  const int row = item;\n",
+                             "  if (row >= ", rows, ") return;\n",
+                             block ? "  extern __shared__ __align__(1024) unsigned char smem[];\n"
+                                     "  float* scratch = reinterpret_cast<float*>(smem);  // block_sum's 33 floats\n"
+                                   : "",
+                             "  const RowIn_", tag, " in{", x, ", ", len, "};\n",
                              "  const auto store = [&](int row, int col, float v) {\n", epi, "  };\n");
   std::set<const Value*> written = {m.plan.root(g.output)};
   if (n.op == OpKind::kLayerNormalization) {
@@ -51,19 +58,20 @@ Call rows_call(Module& m, const Group& g, bool row_item) {
       written.insert(m.plan.root(out));
     }
     if (!stats.empty())
-      body += str_cat("  const auto stats = [&](int row, float mean, float rstd) {\n    if ((threadIdx.x & 31) != 0) return;\n",
-                      stats, "  };\n");
-    body += str_cat("  layer_norm_row_f(in, row, ", len, ", ", gamma, ", ", beta, ", ",
-                    literal(node_attrs(n).attr_float("epsilon")), ", store", stats.empty() ? "" : ", stats", ");\n");
+      body += str_cat("  const auto stats = [&](int row, float mean, float rstd) {\n    if ((threadIdx.x & ",
+                      block ? "(MONO_THREADS - 1)" : "31", ") != 0) return;\n", stats, "  };\n");
+    body += str_cat("  layer_norm_row", block ? "_block" : "", "_f(in, row, ", len, ", ", gamma, ", ", beta, ", ",
+                    literal(node_attrs(n).attr_float("epsilon")), block ? ", scratch" : "", ", store",
+                    stats.empty() ? "" : ", stats", ");\n");
   } else {
-    body += str_cat("  softmax_row_f(in, row, ", len, ", store);\n");
+    body += str_cat("  softmax_row", block ? "_block" : "", "_f(in, row, ", len, block ? ", scratch" : "", ", store);\n");
   }
   const std::string name = m.function(g, "int item" + params.declarations(written), body);
   return {name, params.arguments()};
 }
 
 GroupWork emit_rows(Module& m, const Group& g) {
-  const Call call = rows_call(m, g, /*row_item=*/false);
+  const Call call = rows_call(m, g, block_per_row(*g.anchor) ? RowMode::kBlock : RowMode::kWarps);
   return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
