@@ -30,7 +30,8 @@ bool codegen_supports(const Node& n);
 int64_t row_length(const Node& n);
 // Whether a rows group runs a block per row (device/rows.cuh *_block_f): rows longer than the
 // 1024 values a warp caches in registers. Over one warp, ALBERT-xxlarge's 4096-wide LayerNorm
-// kept 16 of 132 blocks busy for its 128 rows.
+// kept 16 of 132 blocks busy for its 128 rows: 63 us a stage, against 11 a block a row (H100,
+// bench/RESULTS.md session 16). Attention's softmax keeps a warp a row (emit/attention.cc).
 bool block_per_row(const Node& n);
 // The value epilogue node `e` of group `g` reads as its running input: the previous step's
 // output (an IsNaN step, the condition of the Where after it, is not one), the anchor's for the

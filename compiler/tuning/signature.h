@@ -81,10 +81,10 @@ namespace mono::tuning {
 //  21 (2026-11-27): a small squeeze GEMV (at most 4096 weights) runs inside every item of the
 //     GEMV that reads it (Group::squeeze, planner/squeeze_fusion.cc), without a stage of its own;
 //     the consumer's signature includes it (issue 20).
-//  22 (2026-11-27): LayerNormalization and Softmax rows longer than 1024 values read in chunks of
-//     16 a thread, every load of a chunk before any store (device/rows.cuh kRowChunk), and a rows
-//     group of such rows runs a block per row (support.h block_per_row): the device library
-//     changed; shorter rows compile as before (issue 19, the zoo's ALBERT and whisper).
+//  22 (2026-11-27): a LayerNormalization or Softmax group whose rows are longer than 1024 values
+//     runs a block per row (support.h block_per_row, device/rows.cuh *_block_f), reading in chunks
+//     of 16 values a thread; shorter rows, and attention's softmax, compile as before (issue 19,
+//     the zoo's ALBERT-xxlarge and swin-t).
 constexpr int kSignatureVersion = 22;
 
 struct GroupSignature {

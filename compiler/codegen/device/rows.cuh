@@ -11,7 +11,7 @@
 // Output: either a pointer T* out to a row-major [rows][len] tensor (element row*len + i), or a
 // functor `void out(int row, int i, float y) const` (fused consumers): the *_f variants.
 // Rows of up to 1024 elements are cached in registers (32 per lane); longer rows re-read the
-// input functor per pass, 16 values a thread at a time. All arithmetic in fp32.
+// input functor per pass (the block variants 16 values a thread at a time). All arithmetic in fp32.
 #pragma once
 
 namespace mono_dev {
@@ -23,7 +23,7 @@ __device__ __forceinline__ int warp_row(int item) {
 
 namespace detail {
 constexpr int kRowCache = 32;  // values per lane cached in registers (len <= 1024)
-constexpr int kRowChunk = 16;  // longer rows: values per thread loaded together, a chunk at a time
+constexpr int kRowChunk = 16;  // the block variants: values per thread loaded together, a chunk at a time
 
 template <class T>
 struct RowStore {
@@ -39,62 +39,51 @@ namespace detail {
 struct NoStats {
   __device__ __forceinline__ void operator()(int, float, float) const {}
 };
+
+// The kRowChunk values of a row from `base`, `stride` apart, `fill` past its end: all loads
+// issued before any is used (the block variants' passes).
+template <class InF>
+__device__ __forceinline__ void load_chunk(const InF& in, int row, int len, int base, int stride, float fill,
+                                           float (&v)[kRowChunk]) {
+#pragma unroll
+  for (int j = 0; j < kRowChunk; ++j) {
+    const int i = base + stride * j;
+    v[j] = i < len ? in(row, i) : fill;
+  }
+}
 }  // namespace detail
 
-namespace detail {
-// Who shares a row: the lanes of one warp, or every thread of a block (rows too long for one
-// warp to finish quickly; every thread of the block must call).
-struct WarpRow {
-  __device__ __forceinline__ int first() const { return (int)(threadIdx.x & 31); }
-  __device__ __forceinline__ int stride() const { return 32; }
-  __device__ __forceinline__ float sum(float v) const { return warp_sum(v); }
-  __device__ __forceinline__ float max(float v) const { return warp_max(v); }
-};
-struct BlockRow {
-  float* scratch;  // 33 floats of shared memory (block_sum)
-  __device__ __forceinline__ int first() const { return (int)threadIdx.x; }
-  __device__ __forceinline__ int stride() const { return (int)blockDim.x; }
-  __device__ __forceinline__ float sum(float v) const { return block_sum(v, scratch); }
-  __device__ __forceinline__ float max(float v) const { return block_max(v, scratch); }
-};
-}  // namespace detail
-
-// Rows longer than the register cache: three passes over the input functor, each in chunks of
-// kRowChunk values a thread, all of a chunk's loads issued before any is used and before any
-// store. A loop of single loads, or of a load after the previous element's store, waits out the
-// memory latency once per element: ALBERT-xxlarge's 4096-wide LayerNorm took 63 us a stage so
-// (H100, bench/RESULTS.md session 16).
-template <class Team, class G, class B, class InF, class OutF, class StatsF>
-__device__ void layer_norm_row_chunked(const Team& team, const InF& in, int row, int len, const G* gamma,
-                                       const B* beta, float eps, const OutF& out, const StatsF& stats) {
+// One row over every thread of the block, for rows longer than a warp caches, in a group of
+// their own (a block per row; support.h block_per_row). Every thread of the block must call, with
+// the same row; `scratch` is 33 floats of shared memory (block_sum). Three passes over the input
+// functor, each in chunks of kRowChunk values a thread, all of a chunk's loads issued before any
+// is used and before any store. Over one warp a row, ALBERT-xxlarge's 4096-wide LayerNorm kept 16
+// of 132 blocks busy and took 63 us a stage; a block a row, 11 us (H100, bench/RESULTS.md
+// session 16). The warp variants' long rows keep their element loops: chunked the same way inside
+// whisper's attention, its attention stages went 292 -> 437 us (same session).
+template <class G, class B, class InF, class OutF, class StatsF = detail::NoStats>
+__device__ void layer_norm_row_block_f(const InF& in, int row, int len, const G* gamma, const B* beta, float eps,
+                                       float* scratch, const OutF& out, const StatsF& stats = StatsF{}) {
   using detail::kRowChunk;
-  const int first = team.first(), stride = team.stride();
+  const int first = (int)threadIdx.x, stride = (int)blockDim.x;
   const float inv_len = 1.0f / (float)len;
   const float shift = in(row, 0);
   float s = 0.0f;
   for (int base = first; base < len; base += stride * kRowChunk) {
     float v[kRowChunk];
-#pragma unroll
-    for (int j = 0; j < kRowChunk; ++j) {
-      const int i = base + stride * j;
-      v[j] = i < len ? in(row, i) : shift;
-    }
+    detail::load_chunk(in, row, len, base, stride, shift, v);
 #pragma unroll
     for (int j = 0; j < kRowChunk; ++j) s += v[j] - shift;
   }
-  const float mean = shift + team.sum(s) * inv_len;
+  const float mean = shift + block_sum(s, scratch) * inv_len;
   float q = 0.0f;
   for (int base = first; base < len; base += stride * kRowChunk) {
     float v[kRowChunk];
-#pragma unroll
-    for (int j = 0; j < kRowChunk; ++j) {
-      const int i = base + stride * j;
-      v[j] = i < len ? in(row, i) : mean;
-    }
+    detail::load_chunk(in, row, len, base, stride, mean, v);
 #pragma unroll
     for (int j = 0; j < kRowChunk; ++j) q += (v[j] - mean) * (v[j] - mean);
   }
-  const float rstd = rsqrtf(team.sum(q) * inv_len + eps);
+  const float rstd = rsqrtf(block_sum(q, scratch) * inv_len + eps);
   stats(row, mean, rstd);
   for (int base = first; base < len; base += stride * kRowChunk) {
     float v[kRowChunk], g[kRowChunk], b[kRowChunk];
@@ -113,61 +102,36 @@ __device__ void layer_norm_row_chunked(const Team& team, const InF& in, int row,
   }
 }
 
-template <class Team, class InF, class OutF>
-__device__ void softmax_row_chunked(const Team& team, const InF& in, int row, int len, const OutF& out) {
+template <class InF, class OutF>
+__device__ void softmax_row_block_f(const InF& in, int row, int len, float* scratch, const OutF& out) {
   using detail::kRowChunk;
-  const int first = team.first(), stride = team.stride();
+  const int first = (int)threadIdx.x, stride = (int)blockDim.x;
   const float neg_inf = -__int_as_float(0x7f800000);
   float mx = neg_inf;
   for (int base = first; base < len; base += stride * kRowChunk) {
     float v[kRowChunk];
-#pragma unroll
-    for (int j = 0; j < kRowChunk; ++j) {
-      const int i = base + stride * j;
-      v[j] = i < len ? in(row, i) : neg_inf;
-    }
+    detail::load_chunk(in, row, len, base, stride, neg_inf, v);
 #pragma unroll
     for (int j = 0; j < kRowChunk; ++j) mx = fmaxf(mx, v[j]);
   }
-  mx = team.max(mx);
+  mx = block_max(mx, scratch);
   float s = 0.0f;
   for (int base = first; base < len; base += stride * kRowChunk) {
     float v[kRowChunk];
-#pragma unroll
-    for (int j = 0; j < kRowChunk; ++j) {
-      const int i = base + stride * j;
-      v[j] = i < len ? in(row, i) : neg_inf;
-    }
+    detail::load_chunk(in, row, len, base, stride, neg_inf, v);
 #pragma unroll
     for (int j = 0; j < kRowChunk; ++j) s += expf(v[j] - mx);
   }
-  const float inv = 1.0f / team.sum(s);
+  const float inv = 1.0f / block_sum(s, scratch);
   for (int base = first; base < len; base += stride * kRowChunk) {
     float v[kRowChunk];
-#pragma unroll
-    for (int j = 0; j < kRowChunk; ++j) {
-      const int i = base + stride * j;
-      v[j] = i < len ? in(row, i) : neg_inf;
-    }
+    detail::load_chunk(in, row, len, base, stride, neg_inf, v);
 #pragma unroll
     for (int j = 0; j < kRowChunk; ++j) {
       const int i = base + stride * j;
       if (i < len) out(row, i, expf(v[j] - mx) * inv);
     }
   }
-}
-
-// One row over every thread of the block (rows longer than a warp's register cache, in a group
-// of their own: a block per row). Every thread of the block must call, with the same row.
-template <class G, class B, class InF, class OutF, class StatsF = detail::NoStats>
-__device__ __forceinline__ void layer_norm_row_block_f(const InF& in, int row, int len, const G* gamma, const B* beta,
-                                                       float eps, float* scratch, const OutF& out,
-                                                       const StatsF& stats = StatsF{}) {
-  layer_norm_row_chunked(detail::BlockRow{scratch}, in, row, len, gamma, beta, eps, out, stats);
-}
-template <class InF, class OutF>
-__device__ __forceinline__ void softmax_row_block_f(const InF& in, int row, int len, float* scratch, const OutF& out) {
-  softmax_row_chunked(detail::BlockRow{scratch}, in, row, len, out);
 }
 
 // y = (x - mean) / sqrt(var + eps) * gamma + beta   (biased variance; beta may be null).
@@ -215,7 +179,22 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const G* gamma
       if (i < len) out(row, i, (v[j] - mean) * rstd * g[j] + b[j]);
     }
   } else {
-    layer_norm_row_chunked(detail::WarpRow{}, in, row, len, gamma, beta, eps, out, stats);
+    const float shift = in(row, 0);
+    float s = 0.0f;
+    for (int i = lane; i < len; i += 32) s += in(row, i) - shift;
+    const float mean = shift + warp_sum(s) * inv_len;
+    float q = 0.0f;
+    for (int i = lane; i < len; i += 32) {
+      const float d = in(row, i) - mean;
+      q += d * d;
+    }
+    const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+    stats(row, mean, rstd);
+    for (int i = lane; i < len; i += 32) {
+      float y = (in(row, i) - mean) * rstd * to_float(gamma[i]);
+      if (beta) y += to_float(beta[i]);
+      out(row, i, y);
+    }
   }
 }
 
@@ -254,7 +233,13 @@ __device__ void softmax_row_f(const InF& in, int row, int len, const OutF& out) 
       if (i < len) out(row, i, v[j] * inv);
     }
   } else {
-    softmax_row_chunked(detail::WarpRow{}, in, row, len, out);
+    float mx = neg_inf;
+    for (int i = lane; i < len; i += 32) mx = fmaxf(mx, in(row, i));
+    mx = warp_max(mx);
+    float s = 0.0f;
+    for (int i = lane; i < len; i += 32) s += expf(in(row, i) - mx);
+    const float inv = 1.0f / warp_sum(s);
+    for (int i = lane; i < len; i += 32) out(row, i, expf(in(row, i) - mx) * inv);
   }
 }
 
