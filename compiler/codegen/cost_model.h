@@ -80,7 +80,7 @@ int pointwise_smem_bytes(const KernelPlan& plan, const Group& g, int warps);
 // Why an ILP factor cannot be used ("" if it can): 1..64.
 std::string ilp_problem(int ilp);
 
-// A rows group (one warp per row) that reads and writes `bytes`.
+// A rows group (a warp per row, or a block per row past 1024 values) that reads and writes `bytes`.
 double estimate_rows_us(double bytes);
 // The softmax rows of one attention work item.
 constexpr double kAttentionRowsUs = 1.0;

@@ -39,7 +39,7 @@ struct KernelContext {
 enum class GroupKind {
   kGemm,       // MatMul / Gemm: tiled GEMM on tensor cores (fp16) or FFMA (fp32)
   kConvGemm,   // Conv (group 1) as implicit GEMM: weights x im2col(input)
-  kRows,       // LayerNormalization / Softmax over the last axis: one warp per row
+  kRows,       // LayerNormalization / Softmax over the last axis: a warp per row (a block past 1024)
   kPointwise,  // any op computed element by element (loops inside for pools, reductions...)
 };
 const char* group_kind_name(GroupKind k);

@@ -9,11 +9,12 @@ namespace mono {
 // Results above this size stay computed at run time (folding would only bloat the weights)...
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
 
-// ...unless the node only moves or converts its data input's elements and makes no more of them
-// than it reads. Such a result costs no more weight memory than the constant it comes from (which
-// dies when it has no other reader), and left to run time it is the worst case: ALBERT-xxlarge's
-// two 4096x16384 FFN weights were transposed into the arena on every run (2 x 134 MB), and the
-// MatMuls reading them lost the packed-weight GEMM path.
+// ...unless the node only moves or converts its data input's elements, makes no more of them
+// than it reads, and is that constant's one reader. Such a result replaces the constant it comes
+// from with no more elements (a widening Cast may take more bytes, as the run-time copy would;
+// a constant read elsewhere too would stay beside a second copy), and left to run time it is the worst case: ALBERT-xxlarge's two 4096x16384 FFN weights were
+// transposed into the arena on every run (2 x 134 MB), and the MatMuls reading them lost the
+// packed-weight GEMM path.
 static bool moves_elements(OpKind op) {
   switch (op) {
     case OpKind::kTranspose:
@@ -30,7 +31,7 @@ static bool moves_elements(OpKind op) {
   }
 }
 
-static bool foldable(const Node& n) {
+static bool foldable(const Graph& g, const Node& n) {
   bool has_input = false;
   for (const Value* in : n.inputs) {
     if (!in) continue;
@@ -39,7 +40,8 @@ static bool foldable(const Node& n) {
   }
   // A node without inputs (Constant, or a ConstantOfShape-less generator) folds too.
   if (!has_input && n.op != OpKind::kConstant) return false;
-  const int64_t data = has_input && moves_elements(n.op) ? n.inputs[0]->type.numel() : 0;
+  const Value* in = has_input && moves_elements(n.op) ? n.inputs[0] : nullptr;
+  const int64_t data = in && g.users(in).size() == 1 && !g.is_graph_output(in) ? in->type.numel() : 0;
   for (const Value* out : n.outputs)
     if (out && out->type.numel() > kMaxFoldedElements && out->type.numel() > data) return false;
   return true;
@@ -48,7 +50,7 @@ static bool foldable(const Node& n) {
 bool constant_folding(Graph& g) {
   bool changed = false;
   for (const auto& n : g.nodes()) {
-    if (!foldable(*n)) continue;
+    if (!foldable(g, *n)) continue;
     std::vector<const Tensor*> in;
     for (const Value* v : n->inputs) in.push_back(v ? v->constant.get() : nullptr);
     std::vector<Tensor> outs = evaluate_node(*n, in);

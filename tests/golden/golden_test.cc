@@ -122,11 +122,10 @@ TEST(Simplify, SkipLeavesOnePassOutAndRefusesUnknownNames) {
   EXPECT_THROW(simplify(*unknown, o), UserError);
 }
 
-// The IR text round-trips integers exactly over the whole int64 range (exporters write
-// INT64_MAX as a Slice's "to the end"; a parse through double turned it into INT64_MIN).
 // Above the folding size limit, a node that only moves a constant's elements (ALBERT-xxlarge's
 // transposed 4096x16384 FFN weights) still folds: the weight it makes is no larger than the one
-// it replaces. A node that would make more elements than it reads (Expand) stays at run time.
+// it replaces. A node that would make more elements than it reads (Expand), or one whose weight
+// has another reader (a second copy beside it), stays at run time.
 TEST(ConstantFolding, MovesAWeightOfAnySizeButGrowsNone) {
   ParseOptions fill;
   fill.fill_elided = true;
@@ -162,8 +161,26 @@ TEST(ConstantFolding, MovesAWeightOfAnySizeButGrowsNone) {
   for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{4095}})
     for (int64_t j : {int64_t{0}, int64_t{2}, int64_t{4096}})
       EXPECT_EQ(wt->constant->as_double(i * 4097 + j), w.as_double(j * 4096 + i)) << i << "," << j;
+
+  auto shared = parse_graph(R"(graph g (opset 20) {
+  input %x: f32[2,4096]
+  input %ids: i64[3]
+  const %w: f32[4097,4096] = <16781312 elements>
+  %wt = Transpose(%w) {perm=[1, 0]}
+  %y = MatMul(%x, %wt)
+  %rows = Gather(%w, %ids) {axis=0}
+  output %y
+  output %rows
+})", fill);
+  infer_shapes(*shared);
+  constant_folding(*shared);
+  int transposes = 0;
+  for (const auto& n : shared->nodes()) transposes += n->op == OpKind::kTranspose;
+  EXPECT_EQ(transposes, 1) << "a weight with another reader is not copied";
 }
 
+// The IR text round-trips integers exactly over the whole int64 range (exporters write
+// INT64_MAX as a Slice's "to the end"; a parse through double turned it into INT64_MIN).
 TEST(IrText, IntegerConstantsRoundTripExactly) {
   const std::string text =
       "graph g (opset 17) {\n"

@@ -58,8 +58,8 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
       written.insert(m.plan.root(out));
     }
     if (!stats.empty())
-      body += str_cat("  const auto stats = [&](int row, float mean, float rstd) {\n    if ((threadIdx.x & ",
-                      block ? "(MONO_THREADS - 1)" : "31", ") != 0) return;\n", stats, "  };\n");
+      body += str_cat("  const auto stats = [&](int row, float mean, float rstd) {\n    if (",
+                      block ? "threadIdx.x" : "(threadIdx.x & 31)", " != 0) return;\n", stats, "  };\n");
     body += str_cat("  layer_norm_row", block ? "_block" : "", "_f(in, row, ", len, ", ", gamma, ", ", beta, ", ",
                     literal(node_attrs(n).attr_float("epsilon")), block ? ", scratch" : "", ", store",
                     stats.empty() ? "" : ", stats", ");\n");
