@@ -55,7 +55,7 @@ int64_t row_length(const Node& n) {
   return n.op == OpKind::kSoftmax ? softmax_layout(n).n : layer_norm_row_length(n);
 }
 
-bool block_per_row(const Node& n) { return row_length(n) > 1024; }
+bool block_per_row(const Node& n) { return row_length(n) > kWarpRowValues; }
 
 Packing constant_packing(const Node& n, int i) {
   Packing p;

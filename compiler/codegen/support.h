@@ -28,8 +28,12 @@ bool codegen_supports(const Node& n);
 // Row length of a row-wise op (LayerNormalization: product of normalized dims; Softmax: the
 // normalised extent).
 int64_t row_length(const Node& n);
+// Values of a row a warp caches in registers (device/rows.cuh: 32 lanes x detail::kRowCache).
+constexpr int64_t kWarpRowValues = 1024;
+// Shared memory of a block-per-row group: common.cuh block_sum's scratch of 33 floats.
+constexpr int kBlockRowScratchBytes = 33 * 4;
 // Whether a rows group runs a block per row (device/rows.cuh *_block_f): rows longer than the
-// 1024 values a warp caches in registers. Over one warp, ALBERT-xxlarge's 4096-wide LayerNorm
+// kWarpRowValues a warp caches in registers. Over one warp, ALBERT-xxlarge's 4096-wide LayerNorm
 // kept 16 of 132 blocks busy for its 128 rows: 63 us a stage, against 11 a block a row (H100,
 // bench/RESULTS.md session 16). Attention's softmax keeps a warp a row (emit/attention.cc).
 bool block_per_row(const Node& n);

@@ -11,10 +11,10 @@ constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
 
 // ...unless the node only moves or converts its data input's elements, makes no more of them
 // than it reads, and is that constant's one reader. Such a result replaces the constant it comes
-// from with no more elements (a widening Cast may take more bytes, as the run-time copy would;
-// a constant read elsewhere too would stay beside a second copy), and left to run time it is the worst case: ALBERT-xxlarge's two 4096x16384 FFN weights were
-// transposed into the arena on every run (2 x 134 MB), and the MatMuls reading them lost the
-// packed-weight GEMM path.
+// from with no more elements (a widening Cast may take more bytes, as the run-time copy would; a
+// constant read elsewhere too would stay beside a second copy). Left to run time it is the worst
+// case: ALBERT-xxlarge's two 4096x16384 FFN weights were transposed into the arena on every run
+// (2 x 134 MB), and the MatMuls reading them lost the packed-weight GEMM path.
 static bool moves_elements(OpKind op) {
   switch (op) {
     case OpKind::kTranspose:

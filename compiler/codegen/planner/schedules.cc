@@ -165,7 +165,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         const int64_t rows = grp.anchor->inputs[0]->type.numel() / row_length(*grp.anchor);
         const bool block = block_per_row(*grp.anchor);
         grp.items = block ? rows : ceil_div(rows, ctx.threads / 32);
-        grp.smem_bytes = block ? 33 * static_cast<int>(sizeof(float)) : 0;  // block_sum's scratch
+        grp.smem_bytes = block ? kBlockRowScratchBytes : 0;
         grp.est_us = estimate_rows_us(static_cast<double>(grp.output->type.numel()) * dtype_size(plan->dtype_of(grp.output)));
         break;
       }
