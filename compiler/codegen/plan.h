@@ -141,6 +141,9 @@ struct Group {
   // registers, no arena round trip; set by choose_flash (planner/attention_fusion.cc) where
   // the operands allow it, else the three parts run one after another as above.
   bool flash = false;
+  // A flash head over more keys than kFlashWholeKeys streams them in chunks of this many keys
+  // (FlashStream, attention.cuh); 0: all keys at once (FlashAttention).
+  int flash_chunk = 0;
   // A flash head whose scores' last epilogue step adds a constant causal mask (0 where key <=
   // row + keys - rows, <= -1e30 or -inf elsewhere; planner/attention_fusion.cc): that Add node,
   // which the item applies by index instead (skipping the masked key tiles), or null.

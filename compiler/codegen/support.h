@@ -37,6 +37,9 @@ constexpr int kBlockRowScratchBytes = 33 * 4;
 // kept 16 of 132 blocks busy for its 128 rows: 63 us a stage, against 11 a block a row (H100,
 // bench/RESULTS.md session 16). Attention's softmax keeps a warp a row (emit/attention.cc).
 bool block_per_row(const Node& n);
+// Keys a flash attention item holds in shared memory at once (FlashAttention); a head with
+// more streams them in chunks (FlashStream: planner/attention_fusion.cc choose_flash).
+constexpr int64_t kFlashWholeKeys = 256;
 // The value epilogue node `e` of group `g` reads as its running input: the previous step's
 // output (an IsNaN step, the condition of the Where after it, is not one), the anchor's for the
 // first; with e not in the epilogue, the group's result.

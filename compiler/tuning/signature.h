@@ -85,7 +85,12 @@ namespace mono::tuning {
 //     runs a block per row (support.h block_per_row, device/rows.cuh *_block_f), reading in chunks
 //     of 16 values a thread; shorter rows, and attention's softmax, compile as before (issue 19,
 //     the zoo's ALBERT-xxlarge and swin-t).
-constexpr int kSignatureVersion = 22;
+//  23 (2026-11-27): a flash attention head over more than 256 keys streams K and V in chunks
+//     with an online softmax (device/attention.cuh FlashStream, Group::flash_chunk) instead of
+//     running the three phases through the arena; FlashAttention's staging, score and P V steps
+//     are shared helpers (its PTX register numbering changed, not its arithmetic) (issue 19, the
+//     zoo's whisper-encoder).
+constexpr int kSignatureVersion = 23;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

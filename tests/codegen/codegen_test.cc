@@ -314,6 +314,48 @@ TEST(Codegen, FlashAttentionOnlyWhereVHasQsHeadSize) {
   }
 }
 
+// Past kFlashWholeKeys (256) keys a flash head streams K and V in chunks (FlashStream, an online
+// softmax) instead of holding them whole; that needs a softmax without an epilogue, since the
+// probabilities are never normalized before P V: with a NaN guard after it, 300 keys keep the
+// three-phase path, while 256 keys stay FlashAttention with or without the guard.
+TEST(Codegen, FlashStreamsKeysPastWhatAnItemHolds) {
+  for (const int keys : {256, 300}) {
+    for (const bool guard : {false, true}) {
+      SCOPED_TRACE(str_cat(keys, " keys", guard ? ", NaN guard" : ""));
+      const std::string text = str_cat(
+          "graph g (opset 20) {\n"
+          "  input %x: f32[64,32]\n"
+          "  input %m: f32[", keys, ",32]\n"
+          "  const %w: f32[32,32] = <1024 elements>\n"
+          "  const %zero: f32[] = <1 elements>\n"
+          "  %q = MatMul(%x, %w)\n"
+          "  %k = MatMul(%m, %w)\n"
+          "  %kt = Transpose(%k) {perm=[1, 0]}\n"
+          "  %v = MatMul(%m, %w)\n"
+          "  %s = MatMul(%q, %kt)\n"
+          "  %p = Softmax(%s) {axis=-1}\n",
+          guard ? "  %nan = IsNaN(%p)\n  %pg = Where(%nan, %zero, %p)\n  %o = MatMul(%pg, %v)\n"
+                : "  %o = MatMul(%p, %v)\n",
+          "  output %o\n}\n");
+      auto g = ir_graph(text);
+      PlanOptions po;
+      po.settings.precision = Precision::kF16;
+      const KernelPlan p = plan_kernel(*g, po);
+      const Group* head = nullptr;
+      for (const Group& grp : p.groups)
+        if (!grp.fused.empty()) head = &grp;
+      ASSERT_NE(head, nullptr);
+      const bool stream = keys > 256;
+      EXPECT_EQ(head->flash, !(stream && guard));
+      EXPECT_EQ(head->flash_chunk, stream && !guard ? 256 : 0);
+      const std::string src = emit_cuda(*g, p, "test");
+      EXPECT_EQ(src.find("FlashStream<32, 1, 16>") != std::string::npos, stream && !guard);
+      EXPECT_EQ(src.find("FlashAttention<32, 1, ") != std::string::npos, !stream);
+      if (head->flash_chunk) EXPECT_EQ(src.find("p_fn"), std::string::npos) << "a streamed head has no probabilities' functor";
+    }
+  }
+}
+
 // How many epilogue structs of a source declare 8-wide stores.
 int vec8_epilogues(const std::string& src) {
   const std::regex head(R"(struct G[0-9]+Epilogue \{)");

@@ -1,9 +1,10 @@
-// FlashAttention cases of the device-library check (device_lib_check.cu): one item per block over
+// FlashAttention and FlashStream cases of the device-library check (device_lib_check.cu): one item per block over
 // random fp16 Q, K and V, scores scaled in s_fn, against a double-precision softmax(Q K^T) V, with
 // and without the causal mode (a key is masked for a row unless key <= row + offset): whole and
 // partial row blocks, key counts that are not multiples of 16, keys beyond the rows (offset > 0),
 // and 1, 2 and 4 row blocks per item; several items a block, later ones with fewer keys; errors
-// per output row.
+// per output row. FlashStream (keys in chunks, online softmax) also over keys that end mid-chunk,
+// masked rows whose first chunks hold no live key, and Whisper's 1500 keys.
 #include "tests/gpu/device_lib_check.cuh"
 
 #include "compiler/codegen/device/attention.cuh"
@@ -13,21 +14,25 @@ namespace {
 // Each block runs items blockIdx.x, blockIdx.x + gridDim.x, ... counted from the last row block
 // down, as a persistent kernel's blocks do: a block's later item then has fewer unmasked keys
 // than its earlier one, whose K and V rows are still in shared memory.
-template <int D, int RB, int KT, bool CAUSAL>
+// FA: FlashAttention, or FlashStream (STREAM: no probabilities' functor).
+template <class FA, int D, bool STREAM>
 __global__ void __launch_bounds__(256) flash_kernel(const half_t* Q, const half_t* K, const half_t* V, int batch,
-                                                    int rows, int keys, float scale, int off, float* O) {
+                                                    int rows, int keys, float scale, int off, int lead, float* O) {
   extern __shared__ __align__(1024) unsigned char smem[];
-  using FA = mono_dev::FlashAttention<D, RB, KT, CAUSAL>;
-  constexpr int BQ = 16 * RB;
+  constexpr int BQ = FA::BQ;
   const int tm = (rows + BQ - 1) / BQ, items = batch * tm;
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
     const int item = items - 1 - it;
     const int b = item / tm, q0 = (item % tm) * BQ, nq = rows - q0 < BQ ? rows - q0 : BQ;
-    const auto s_fn = [&](int, int, float x) { return x * scale; };
+    // odd rows' first `lead` keys masked by the scores' epilogue
+    const auto s_fn = [&](int r, int c, float x) { return (r & 1) && c < lead ? -INFINITY : x * scale; };
     const auto p_fn = [&](int, int, float x) { return isnan(x) ? 0.0f : x; };  // the models' NaN guard
     const auto o_fn = [&](int r, int c, float x) { O[((long long)b * rows + r) * D + c] = x; };
-    FA::item(Q + (long long)b * rows * D, K + (long long)b * keys * D, V + (long long)b * keys * D, q0, nq, keys,
-             s_fn, p_fn, o_fn, smem, off);
+    const half_t *q = Q + (long long)b * rows * D, *k = K + (long long)b * keys * D, *v = V + (long long)b * keys * D;
+    if constexpr (STREAM)
+      FA::item(q, k, v, q0, nq, keys, s_fn, o_fn, smem, off);
+    else
+      FA::item(q, k, v, q0, nq, keys, s_fn, p_fn, o_fn, smem, off);
   }
 }
 
@@ -48,8 +53,8 @@ double row_rel_err(const std::vector<float>& got, const std::vector<double>& ref
   return worst;
 }
 
-template <int D, int RB, int KT, bool CAUSAL>
-void flash_case(int batch, int rows, int keys) {
+template <class FA, int D, bool CAUSAL, bool STREAM>
+void flash_case(const char* what, int batch, int rows, int keys, int lead = 0) {
   const int off = keys - rows;
   const float scale = 1.0f / std::sqrt((float)D);
   auto q = rand_vec(size_t(batch) * rows * D), k = rand_vec(size_t(batch) * keys * D),
@@ -63,7 +68,7 @@ void flash_case(int batch, int rows, int keys) {
       for (int j = 0; j < keys; ++j) {
         double acc = 0;
         for (int d = 0; d < D; ++d) acc += (double)q[(size_t(b) * rows + r) * D + d] * k[(size_t(b) * keys + j) * D + d];
-        s[j] = CAUSAL && j > r + off ? -INFINITY : acc * scale;
+        s[j] = (CAUSAL && j > r + off) || ((r & 1) && j < lead) ? -INFINITY : acc * scale;
         mx = std::max(mx, s[j]);
       }
       double sum = 0;
@@ -80,16 +85,15 @@ void flash_case(int batch, int rows, int keys) {
   float* dout;
   CK(cudaMalloc(&dout, sizeof(float) * ref.size()));
   CK(cudaMemset(dout, 0xff, sizeof(float) * ref.size()));  // NaN: an output nobody writes shows
-  using FA = mono_dev::FlashAttention<D, RB, KT, CAUSAL>;
-  auto kern = flash_kernel<D, RB, KT, CAUSAL>;
+  auto kern = flash_kernel<FA, D, STREAM>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, FA::kSmemBytes));
-  const int items = batch * ((rows + 16 * RB - 1) / (16 * RB));
-  kern<<<(items + 2) / 3, 256, FA::kSmemBytes>>>(dq, dk, dv, batch, rows, keys, scale, off, dout);  // ~3 items a block
+  const int items = batch * ((rows + FA::BQ - 1) / FA::BQ);
+  kern<<<(items + 2) / 3, 256, FA::kSmemBytes>>>(dq, dk, dv, batch, rows, keys, scale, off, lead, dout);  // ~3 items a block
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   char name[160];
-  std::snprintf(name, sizeof name, "FlashAttention<%d,%d,%d%s> batch=%d rows=%d keys=%d", D, RB, KT,
-                CAUSAL ? ",causal" : "", batch, rows, keys);
+  std::snprintf(name, sizeof name, "%s batch=%d rows=%d keys=%d%s", what, batch, rows, keys,
+                lead ? " (odd rows' first keys masked)" : "");
   report(name, row_rel_err(from_dev(dout, ref.size()), ref, D), 5e-3);
   for (void* p : {(void*)dq, (void*)dk, (void*)dv, (void*)dout}) CK(cudaFree(p));
 }
@@ -97,10 +101,27 @@ void flash_case(int batch, int rows, int keys) {
 }  // namespace
 
 void attention_checks() {
-  flash_case<64, 1, 8, false>(2, 128, 128);  // BERT's heads
-  flash_case<64, 1, 8, true>(2, 128, 128);   // GPT-2's: every key group of a late row block busy
-  flash_case<64, 2, 5, true>(1, 77, 77);     // a partial last row block and key tile
-  flash_case<32, 1, 7, true>(2, 60, 100);    // keys beyond the rows: offset 40
-  flash_case<64, 4, 4, true>(1, 50, 50);     // four row blocks per item
-  flash_case<64, 2, 13, false>(1, 197, 197); // ViT's
+  using mono_dev::FlashAttention;
+  using mono_dev::FlashStream;
+  flash_case<FlashAttention<64, 1, 8>, 64, false, false>("FlashAttention<64,1,8>", 2, 128, 128);  // BERT's heads
+  // GPT-2's: every key group of a late row block busy
+  flash_case<FlashAttention<64, 1, 8, true>, 64, true, false>("FlashAttention<64,1,8,causal>", 2, 128, 128);
+  // a partial last row block and key tile
+  flash_case<FlashAttention<64, 2, 5, true>, 64, true, false>("FlashAttention<64,2,5,causal>", 1, 77, 77);
+  // keys beyond the rows: offset 40
+  flash_case<FlashAttention<32, 1, 7, true>, 32, true, false>("FlashAttention<32,1,7,causal>", 2, 60, 100);
+  // four row blocks per item
+  flash_case<FlashAttention<64, 4, 4, true>, 64, true, false>("FlashAttention<64,4,4,causal>", 1, 50, 50);
+  flash_case<FlashAttention<64, 2, 13>, 64, false, false>("FlashAttention<64,2,13>", 1, 197, 197);  // ViT's
+  // Whisper's encoder: 1500 keys, six chunks of 256 (the last partial)
+  flash_case<FlashStream<64, 4, 16>, 64, false, true>("FlashStream<64,4,16>", 2, 1500, 1500);
+  // one row block, key chunks of 128 (8 tiles, one a warp), keys ending mid-tile
+  flash_case<FlashStream<64, 1, 8>, 64, false, true>("FlashStream<64,1,8>", 3, 70, 300);
+  // odd rows' first 200 keys masked: their first chunk has no live key (running maximum -inf)
+  flash_case<FlashStream<64, 1, 8>, 64, false, true>("FlashStream<64,1,8>", 1, 40, 600, 200);
+  // causal: early rows' later chunks are skipped, late rows see every chunk
+  flash_case<FlashStream<64, 2, 8, true>, 64, true, true>("FlashStream<64,2,8,causal>", 1, 333, 333);
+  // keys beyond the rows (offset 300), a head size of 32 and of 128
+  flash_case<FlashStream<32, 2, 16, true>, 32, true, true>("FlashStream<32,2,16,causal>", 2, 90, 390);
+  flash_case<FlashStream<128, 4, 8>, 128, false, true>("FlashStream<128,4,8>", 1, 100, 700);
 }

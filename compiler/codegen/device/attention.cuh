@@ -8,8 +8,8 @@
 // whole into shared memory (Q and K, then V, which S and the softmax do not wait for), S stays in
 // registers, the softmax reduces across warps through shared memory, P is reused from S's
 // accumulators as the A operand of the second MMA, and the warps' partial O are summed through
-// shared memory. No score or
-// probability goes to global memory.
+// shared memory. No score or probability goes to global memory. FlashStream (below) takes keys
+// beyond what shared memory holds at once, in chunks, with an online softmax.
 // Warps: 8, as RB row blocks of 16 rows x KG = 8 / RB key groups; key group kg takes the
 // 16-key tiles kg, kg + KG, ... (KT tiles cover the keys; those past `sk` are masked).
 // The functors: s_fn(row, key, v) -> the score after its epilogue; p_fn(row, key, v) -> the
@@ -23,6 +23,60 @@
 
 namespace mono_dev {
 
+// Copies rows [0, n) of a [rows][D] fp16 matrix into shared rows of stride D + 8 halves from
+// shared address `dst`, with the flash items' 256 threads; rows n .. total-1 are zero-filled (their source is row 0, not read).
+// Shared addresses here are 32-bit offsets from one smem_u32, never generic pointers converted
+// back (the ptxas fault gemm_f32.cuh describes).
+template <int D>
+__device__ __forceinline__ void stage_head_rows(unsigned int dst, const half_t* src, int n, int total) {
+  constexpr int CH = D / 8, kLd = D + 8;
+  for (int c = threadIdx.x; c < total * CH; c += 256) {
+    const int r = c / CH, k8 = c % CH;
+    const half_t* from = src + (long long)(r < n ? r : 0) * D + k8 * 8;
+    cp_async_16(dst + (unsigned int)((r * kLd + k8 * 8) * 2), from, r < n ? 16 : 0);
+  }
+}
+
+// One warp's 16 query rows (A fragments qa, from ldmatrix) against the 16 keys of a K tile at
+// shared address k_tile ([16][D + 8] halves): s[nb][e] += scores in the mma accumulator layout
+// (row g + 8 (e / 2), key 8 nb + 2 t + e % 2).
+template <int D>
+__device__ __forceinline__ void score_tile(float (&s)[2][4], const unsigned int (&qa)[D / 16][4], unsigned int k_tile) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    unsigned int kb[4];
+    ldmatrix_x4(kb, k_tile + (unsigned int)((((lane & 7) + (lane >> 4) * 8) * (D + 8) + ks * 16 + ((lane >> 3) & 1) * 8) * 2));
+    mma_16816(s[0], qa[ks], kb[0], kb[1]);
+    mma_16816(s[1], qa[ks], kb[2], kb[3]);
+  }
+}
+
+// o += P V for one 16-key tile: p in the accumulator layout of score_tile (fp32, rounded to fp16
+// here as the A operand), V's tile at shared address v_tile ([16][D + 8] halves).
+template <int D>
+__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&p)[2][4], unsigned int v_tile) {
+  const int lane = threadIdx.x & 31;
+  const unsigned int pa[4] = {pack_half2(p[0][0], p[0][1]), pack_half2(p[0][2], p[0][3]),
+                              pack_half2(p[1][0], p[1][1]), pack_half2(p[1][2], p[1][3])};
+#pragma unroll
+  for (int np = 0; np < D / 16; ++np) {
+    unsigned int vb[4];
+    ldmatrix_x4_trans(vb, v_tile + (unsigned int)((((lane & 7) + ((lane >> 3) & 1) * 8) * (D + 8) + np * 16 + (lane >> 4) * 8) * 2));
+    mma_16816(o[2 * np], pa, vb[0], vb[1]);
+    mma_16816(o[2 * np + 1], pa, vb[2], vb[3]);
+  }
+}
+
+// The warp's Q fragments: rows rb * 16 .. + 15 of the shared Q at sQ ([BQ][D + 8] halves).
+template <int D>
+__device__ __forceinline__ void load_q_fragments(unsigned int (&qa)[D / 16][4], unsigned int sQ, int rb) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks)
+    ldmatrix_x4(qa[ks], sQ + (unsigned int)(((rb * 16 + (lane & 15)) * (D + 8) + ks * 16 + (lane >> 4) * 8) * 2));
+}
+
 template <int D, int RB, int KT, bool CAUSAL = false>
 struct FlashAttention {
   static_assert(D % 16 == 0 && D <= 128, "head size: a multiple of 16 up to 128");
@@ -33,19 +87,6 @@ struct FlashAttention {
   static constexpr int kQBytes = BQ * kLd * 2, kKVBytes = SKP * kLd * 2;
   static constexpr int kOBytes = kWarps * 16 * D * 4, kRedBytes = 2 * kWarps * 16 * 4;
   static constexpr int kSmemBytes = kQBytes + 2 * kKVBytes + kOBytes + kRedBytes;
-
-  // Copies rows [0, n) of a [rows][D] matrix into shared rows of stride kLd from shared address
-  // `dst`; rows n .. total-1 are zero-filled (their source is row 0, not read). Shared addresses
-  // here are 32-bit offsets from one smem_u32, never generic pointers converted back (the ptxas
-  // fault gemm_f32.cuh describes).
-  __device__ static void stage_rows(unsigned int dst, const half_t* src, int n, int total) {
-    constexpr int CH = D / 8;
-    for (int c = threadIdx.x; c < total * CH; c += kWarps * 32) {
-      const int r = c / CH, k8 = c % CH;
-      const half_t* from = src + (long long)(r < n ? r : 0) * D + k8 * 8;
-      cp_async_16(dst + (unsigned int)((r * kLd + k8 * 8) * 2), from, r < n ? 16 : 0);
-    }
-  }
 
   // The rows' totals under `op` (max or sum) of a per-thread pair v (rows g and g + 8 of the
   // warp's 16 query rows): over the quad of lanes that share a row, then over the KG warps that
@@ -85,10 +126,10 @@ struct FlashAttention {
     const int ktc = CAUSAL ? (kv_end + 15) / 16 : KT;
     // Q and K, then V, as two copy groups: S and the softmax start once Q and K are in, while V
     // is still on its way.
-    stage_rows(sQ, Q + (long long)q0 * D, nq, BQ);
-    stage_rows(sK, K, kv_end, 16 * ktc);
+    stage_head_rows<D>(sQ, Q + (long long)q0 * D, nq, BQ);
+    stage_head_rows<D>(sK, K, kv_end, 16 * ktc);
     cp_async_commit();
-    stage_rows(sV, V, kv_end, 16 * ktc);
+    stage_head_rows<D>(sV, V, kv_end, 16 * ktc);
     cp_async_commit();
     cp_async_wait<1>();  // run105 on the H100: gpt2 423.9 us against 430.6 waiting for all three
     __syncthreads();
@@ -97,9 +138,7 @@ struct FlashAttention {
     const int rb = w / KG, kg = w % KG, g = lane >> 2, t = lane & 3;
     const float neg_inf = -__int_as_float(0x7f800000);
     unsigned int qa[D / 16][4];
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks)
-      ldmatrix_x4(qa[ks], sQ + (unsigned int)(((rb * 16 + (lane & 15)) * kLd + ks * 16 + (lane >> 4) * 8) * 2));
+    load_q_fragments<D>(qa, sQ, rb);
 
     // S = Q K^T for this warp's key tiles; s[j][nb][e]: tile kg + KG j, n8 block nb, the mma
     // accumulator layout (row g + 8 (e / 2), key 8 nb + 2 t + e % 2).
@@ -111,14 +150,7 @@ struct FlashAttention {
       for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[j][nb][e] = 0.0f;
-      if (kt >= ktc) continue;
-#pragma unroll
-      for (int ks = 0; ks < D / 16; ++ks) {
-        unsigned int kb[4];
-        ldmatrix_x4(kb, sK + (unsigned int)(((kt * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + ks * 16 + ((lane >> 3) & 1) * 8) * 2));
-        mma_16816(s[j][0], qa[ks], kb[0], kb[1]);
-        mma_16816(s[j][1], qa[ks], kb[2], kb[3]);
-      }
+      if (kt < ktc) score_tile<D>(s[j], qa, sK + (unsigned int)(kt * 16 * kLd * 2));
     }
     // The scores' epilogue; padding (rows past nq, keys past sk) is -inf. Row maxima.
     float mx[2] = {neg_inf, neg_inf};
@@ -174,15 +206,7 @@ struct FlashAttention {
           const int r = rb * 16 + g + 8 * (e >> 1), key = kt * 16 + nb * 8 + 2 * t + (e & 1);
           p[nb][e] = (r < nq && key < sk) ? p_fn(q0 + r, key, s[j][nb][e] * inv[e >> 1]) : 0.0f;
         }
-      const unsigned int pa[4] = {pack_half2(p[0][0], p[0][1]), pack_half2(p[0][2], p[0][3]),
-                                  pack_half2(p[1][0], p[1][1]), pack_half2(p[1][2], p[1][3])};
-#pragma unroll
-      for (int np = 0; np < D / 16; ++np) {
-        unsigned int vb[4];
-        ldmatrix_x4_trans(vb, sV + (unsigned int)(((kt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + np * 16 + (lane >> 4) * 8) * 2));
-        mma_16816(o[2 * np], pa, vb[0], vb[1]);
-        mma_16816(o[2 * np + 1], pa, vb[2], vb[3]);
-      }
+      pv_tile<D>(o, p, sV + (unsigned int)(kt * 16 * kLd * 2));
     }
     // The key groups' partial O summed through shared memory, then stored row by row.
 #pragma unroll
@@ -196,6 +220,168 @@ struct FlashAttention {
       float v = 0.0f;
       for (int k = 0; k < KG; ++k) v += sO[(((r / 16) * KG + k) * 16 + r % 16) * D + c];
       o_fn(q0 + r, c, v);
+    }
+    __syncthreads();  // the next item rewrites shared memory
+  }
+};
+
+// Attention over more keys than shared memory holds at once: the keys in chunks of CT 16-key
+// tiles, streamed through two shared buffers (the next chunk's K and V copies in flight while this
+// one computes), and an online softmax. Each warp keeps, for its 16 rows, a running maximum, sum
+// and O over its own key tiles (tile kg + KG j of every chunk), rescaling them when the maximum
+// grows; the KG key groups' results are merged once, at the end. There is no probabilities'
+// epilogue (the planner checks it is empty): P is stored unnormalized in fp16 as the A operand of
+// P V, and O is divided by the row's sum at the end. Items and functors as FlashAttention's;
+// CAUSAL also as there (chunks past the item's last unmasked key are not copied).
+template <int D, int RB, int CT, bool CAUSAL = false>
+struct FlashStream {
+  static_assert(D % 16 == 0 && D <= 128, "head size: a multiple of 16 up to 128");
+  static_assert(RB == 1 || RB == 2 || RB == 4, "row blocks per item: 1, 2 or 4");
+  static constexpr int kWarps = 8, KG = kWarps / RB, J = CT / KG;
+  static_assert(CT % KG == 0, "a chunk's key tiles split evenly over the key groups");
+  static constexpr int BQ = 16 * RB, CK = 16 * CT;  // query rows an item, keys a chunk
+  static constexpr int kLd = D + 8;
+  static constexpr int kQBytes = BQ * kLd * 2, kChunkBytes = CK * kLd * 2;  // K (or V) of a chunk
+  // The buffers: K0, V0, K1, V1; the warps' partial O reuse them after the last chunk.
+  static constexpr int kOBytes = kWarps * 16 * D * 4;
+  static constexpr int kBufBytes = 4 * kChunkBytes > kOBytes ? 4 * kChunkBytes : kOBytes;
+  static constexpr int kRedBytes = 2 * kWarps * 16 * 4;
+  static constexpr int kSmemBytes = kQBytes + kBufBytes + kRedBytes;
+
+  template <class SFn, class OFn>
+  __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
+                              const SFn& s_fn, const OFn& o_fn, unsigned char* smem, int causal_off = 0) {
+    const unsigned int sQ = smem_u32(smem), sB = sQ + kQBytes;  // shared addresses
+    float* sO = reinterpret_cast<float*>(smem + kQBytes);
+    float* sMax = reinterpret_cast<float*>(smem + kQBytes + kBufBytes);
+    float* sSum = sMax + kWarps * 16;
+    __syncthreads();  // the block's previous work may still read shared memory
+    const int kv_end = CAUSAL ? (q0 + nq + causal_off < sk ? q0 + nq + causal_off : sk) : sk;
+    const int chunks = (kv_end + CK - 1) / CK;
+    const auto stage_chunk = [&](int c) {
+      const unsigned int kd = sB + (unsigned int)((c & 1) * 2 * kChunkBytes);
+      const int k0 = c * CK, n = kv_end - k0 < CK ? kv_end - k0 : CK;
+      stage_head_rows<D>(kd, K + (long long)k0 * D, n, CK);
+      stage_head_rows<D>(kd + kChunkBytes, V + (long long)k0 * D, n, CK);
+    };
+    stage_head_rows<D>(sQ, Q + (long long)q0 * D, nq, BQ);
+    stage_chunk(0);
+    cp_async_commit();
+
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int rb = w / KG, kg = w % KG, g = lane >> 2, t = lane & 3;
+    const float neg_inf = -__int_as_float(0x7f800000);
+    unsigned int qa[D / 16][4];
+    float o[D / 8][4];
+#pragma unroll
+    for (int nb = 0; nb < D / 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[nb][e] = 0.0f;
+    // Rows g and g + 8 of the warp's 16: running maximum, and this thread's part of the sum.
+    float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};
+    for (int c = 0; c < chunks; ++c) {
+      if (c + 1 < chunks) stage_chunk(c + 1);
+      cp_async_commit();  // (empty at the last chunk: the wait below counts groups)
+      cp_async_wait<1>();
+      __syncthreads();
+      if (c == 0) load_q_fragments<D>(qa, sQ, rb);
+      const unsigned int sK = sB + (unsigned int)((c & 1) * 2 * kChunkBytes), sV = sK + kChunkBytes;
+      // Scores of this warp's tiles, after their epilogue; padding and masked keys are -inf.
+      float s[J][2][4];
+      float mx[2] = {neg_inf, neg_inf};
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const int kt = kg + KG * j, key0 = c * CK + kt * 16;
+#pragma unroll
+        for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[j][nb][e] = 0.0f;
+        if (key0 < kv_end) score_tile<D>(s[j], qa, sK + (unsigned int)(kt * 16 * kLd * 2));
+#pragma unroll
+        for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int r = rb * 16 + g + 8 * (e >> 1), key = key0 + nb * 8 + 2 * t + (e & 1);
+            const bool live = r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off);
+            const float v = live ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
+            s[j][nb][e] = v;
+            mx[e >> 1] = fmaxf(mx[e >> 1], v);
+          }
+      }
+      // The new running maximum (shared by the quad of lanes holding a row), the old sum and O
+      // rescaled to it. A maximum still -inf (every key so far masked) counts as 0: exp gives 0.
+      float base[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        const float mn = fmaxf(m[h], mx[h]);
+        base[h] = mn == neg_inf ? 0.0f : mn;
+        const float alpha = __expf(m[h] - base[h]);
+        l[h] *= alpha;
+#pragma unroll
+        for (int nb = 0; nb < D / 8; ++nb) {
+          o[nb][2 * h] *= alpha;
+          o[nb][2 * h + 1] *= alpha;
+        }
+        m[h] = mn;
+      }
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const int kt = kg + KG * j;
+        if (c * CK + kt * 16 >= kv_end) continue;
+        float p[2][4];
+#pragma unroll
+        for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            p[nb][e] = __expf(s[j][nb][e] - base[e >> 1]);
+            l[e >> 1] += p[nb][e];
+          }
+        pv_tile<D>(o, p, sV + (unsigned int)(kt * 16 * kLd * 2));
+      }
+      __syncthreads();  // the next chunk's copy overwrites the buffers this one read
+    }
+    cp_async_wait<0>();
+    // Merge the key groups: each warp's maximum per row, then every warp rescales its sum and O
+    // to the rows' maximum over the key groups; the sums and O are added through shared memory.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+    if (t == 0) {
+      sMax[w * 16 + g] = m[0];
+      sMax[w * 16 + g + 8] = m[1];
+    }
+    __syncthreads();
+    float f[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float top = neg_inf;
+      for (int k = 0; k < KG; ++k) top = fmaxf(top, sMax[(rb * KG + k) * 16 + g + 8 * h]);
+      f[h] = __expf(m[h] - (top == neg_inf ? 0.0f : top));
+    }
+    if (t == 0) {
+      sSum[w * 16 + g] = l[0] * f[0];
+      sSum[w * 16 + g + 8] = l[1] * f[1];
+    }
+#pragma unroll
+    for (int nb = 0; nb < D / 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        sO[(w * 16 + g + 8 * (e >> 1)) * D + nb * 8 + 2 * t + (e & 1)] = o[nb][e] * f[e >> 1];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < BQ * D; idx += kWarps * 32) {
+      const int r = idx / D, c = idx % D;
+      if (r >= nq) continue;
+      float v = 0.0f, sum = 0.0f;
+      for (int k = 0; k < KG; ++k) {
+        const int wr = ((r / 16) * KG + k) * 16 + r % 16;
+        v += sO[wr * D + c];
+        sum += sSum[wr];
+      }
+      o_fn(q0 + r, c, v / sum);
     }
     __syncthreads();  // the next item rewrites shared memory
   }

@@ -1,6 +1,6 @@
 // Attention as one group (plan.h Group::fused): work item = (batch entry, BM query rows). A
-// flash head (Group::flash) runs the item as FlashAttention (attention.cuh), everything in
-// registers and shared memory. Otherwise the block computes those rows of S = QK^T (all key
+// flash head (Group::flash) runs the item as FlashAttention (or FlashStream over many keys;
+// attention.cuh), everything in registers and shared memory. Otherwise the block computes those rows of S = QK^T (all key
 // tiles), their softmax (a warp per row), then the same rows of O = PV, with a block barrier
 // between the phases: S and P go through the arena, written and read back by this block only.
 #include "compiler/codegen/cost_model.h"
@@ -36,7 +36,8 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
   const std::vector<std::string> bidx = index_vars("bb", static_cast<int64_t>(batch_shape.size()));
   auto offset = [&](const Value* x, int64_t mat) { return batch_matrix_offset(x->type.shape, bidx, mat); };
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
-                             "  using FA = FlashAttention<", d, ", ", rb, ", ", ceil_div(keys, 16), qk.causal_mask ? ", true" : "", ">;",
+                             "  using FA = ", qk.flash_chunk ? "FlashStream<" : "FlashAttention<", d, ", ", rb, ", ",
+                             qk.flash_chunk ? qk.flash_chunk / 16 : ceil_div(keys, 16), qk.causal_mask ? ", true" : "", ">;",
                              qk.causal_mask ? str_cat("  // ", comment_text(qk.causal_mask->name), ": causal mask by index") : "",
                              "\n",
                              "  static_assert(FA::kSmemBytes <= MONO_SMEM_BYTES, \"attention item does not fit the context\");\n",
@@ -48,15 +49,18 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
   const EpilogueSteps ep = epilogue_steps(ex, plan, sm, "i");
   const EpilogueSteps eo = epilogue_steps(ex, plan, pv, "i");
   const std::string out = params.ref(pv.output, {}, "out");
-  // S and P: [b][row][key]; the functor returns the element after its part's epilogue.
-  for (const auto& [fn, steps] : {std::pair<const char*, const std::string*>{"s_fn", &es.code}, {"p_fn", &ep.code}})
+  // S and P: [b][row][key]; the functor returns the element after its part's epilogue. A
+  // streamed head has no probabilities' epilogue (choose_flash) and no p_fn.
+  for (const auto& [fn, steps] : {std::pair<const char*, const std::string*>{"s_fn", &es.code}, {"p_fn", &ep.code}}) {
+    if (qk.flash_chunk && std::string(fn) == "p_fn") continue;
     body += str_cat("  const auto ", fn, " = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
                     "LL + (long long)r * ", keys, " + c;\n", *steps, "    return v;\n  };\n");
+  }
   body += str_cat("  const auto o_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * d,
                   "LL + (long long)r * ", d, " + c;\n", eo.code, "    ", out, "[", eo.store_index,
                   "] = ", ex.store(plan.dtype_of(pv.output), "v"), ";\n  };\n");
   body += str_cat("  FA::item(", q, " + ", offset(qn.inputs[0], rows * d), ", ", k, " + ", offset(qn.inputs[1], keys * d), ", ",
-                  v, " + ", offset(vn.inputs[1], keys * d), ", q0, nq, ", keys, ", s_fn, p_fn, o_fn, smem",
+                  v, " + ", offset(vn.inputs[1], keys * d), ", q0, nq, ", keys, qk.flash_chunk ? ", s_fn, o_fn, smem" : ", s_fn, p_fn, o_fn, smem",
                   qk.causal_mask ? str_cat(", ", keys - rows) : "", ");\n");  // the mask's diagonal offset
   const std::string name = m.function(qk, "int item" + params.declarations({plan.root(pv.output)}), body);
   const Call call{name, params.arguments()};

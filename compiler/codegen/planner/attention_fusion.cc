@@ -2,6 +2,7 @@
 // Softmax(S) over the last axis [+ NaN guard], O = MatMul(P, V) [+ epilogue], with S and P read
 // by nothing else. One work item carries a batch entry's BM query rows through all three.
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -60,6 +61,7 @@ bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const
       break;
     }
   }
+  if (const char* ab = std::getenv("MONO_AB_FLASH_BQ"); ab && s.n > kFlashWholeKeys) bq = std::atoi(ab);  // TEMPORARY A/B
   const int bk1 = f16 ? (s.k <= 16 ? 16 : s.k <= 32 ? 32 : 64) : 16;
   *t1 = GemmSchedule{bq, cover(s.n), bk1, 1, wn, 2, 1};
   *t3 = GemmSchedule{bq, cover(o.n), f16 ? 64 : 16, 1, wn, f16 ? 3 : 2, 1};
@@ -137,11 +139,14 @@ void fuse_attention(const Uses& uses, KernelPlan* plan) {
   }
 }
 
-// Flash attention (Group::flash) where FlashAttention can run the group: fp16 operands and
-// probabilities, 256 threads, Q, K and V activations in the arena (not graph inputs or outputs:
-// 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D] (the
-// same head size D for Q, K and V), D a multiple of 16 up to 128, at most 256 keys, and its shared memory within the
-// context's budget. Sets the head's smem_bytes (its parts keep their own) and raises the
+// Flash attention (Group::flash) where FlashAttention or FlashStream can run the group: fp16
+// operands and probabilities, 256 threads, Q, K and V activations in the arena (not graph inputs
+// or outputs: 16-byte aligned rows), K stored [keys][D] (KernelPlan::swapped_last2) and V [keys][D]
+// (the same head size D for Q, K and V), D a multiple of 16 up to 128, and its shared memory
+// within the context's budget. Up to kFlashWholeKeys keys the item holds all of K and V
+// (FlashAttention); beyond, it streams them in chunks of 256 or 128 keys (FlashStream,
+// Group::flash_chunk), which needs a softmax without an epilogue (its probabilities are never
+// normalized before P V). Sets the head's smem_bytes (its parts keep their own) and raises the
 // context's shared memory to it, and its causal mask (Group::causal_mask) where it has one.
 void choose_flash(const Uses& uses, KernelPlan* plan) {
   const KernelContext& ctx = plan->ctx;
@@ -160,13 +165,27 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     const GemmProblem a = gemm_problem(qk);
     const int64_t d = a.k, keys = a.n, bq = qk.gemm.bm;
     // One head size D for Q, K, V and O (FlashAttention<D, ..>): V's columns must equal Q's.
-    ok = ok && gemm_problem(pv).n == d && d % 16 == 0 && d <= 128 && keys <= 256 && (bq == 16 || bq == 32 || bq == 64);
+    ok = ok && gemm_problem(pv).n == d && d % 16 == 0 && d <= 128 && (bq == 16 || bq == 32 || bq == 64);
     if (!ok) continue;
-    // attention.cuh FlashAttention::kSmemBytes
-    const int64_t padded_keys = ceil_div(keys, 16) * 16, ld = d + 8;
-    const int64_t smem = (bq + 2 * padded_keys) * ld * 2 + 8 * 16 * d * 4 + 2 * 8 * 16 * 4;
+    const int64_t ld = d + 8, reduce = 2 * 8 * 16 * 4, partial_o = 8 * 16 * d * 4;
+    int64_t smem = 0;
+    int chunk = 0;
+    if (keys <= kFlashWholeKeys) {
+      // attention.cuh FlashAttention::kSmemBytes
+      smem = (bq + 2 * ceil_div(keys, 16) * 16) * ld * 2 + partial_o + reduce;
+    } else {
+      if (!sm.epilogue.empty()) continue;
+      // attention.cuh FlashStream::kSmemBytes: Q, then two chunks of K and V (the partial O
+      // reuse them), for the largest chunk that fits
+      for (int c : {256, 128}) {
+        smem = bq * ld * 2 + std::max<int64_t>(4 * c * ld * 2, partial_o) + reduce;
+        chunk = c;
+        if (smem <= ctx.smem_limit) break;
+      }
+    }
     if (smem > ctx.smem_limit) continue;
     qk.flash = true;
+    qk.flash_chunk = chunk;
     qk.causal_mask = causal_mask(*plan, qk, sm, a.m, keys);
     qk.smem_bytes = static_cast<int>(smem);
     plan->ctx.smem_bytes = std::max(plan->ctx.smem_bytes, qk.smem_bytes);
