@@ -86,7 +86,8 @@ namespace mono::tuning {
 //     of 16 values a thread; shorter rows, and attention's softmax, compile as before (issue 19,
 //     the zoo's ALBERT-xxlarge and swin-t).
 //  23 (2026-11-27): a flash attention head over more than 256 keys streams K and V in chunks
-//     with an online softmax (device/attention.cuh FlashStream, Group::flash_chunk) instead of
+//     with an online softmax (device/attention.cuh FlashStream, Group::flash_chunk; 32 query rows
+//     an item at most, exp as ex2.approx, no per-score tests in whole chunks) instead of
 //     running the three phases through the arena; FlashAttention's staging, score and P V steps
 //     are shared helpers (its PTX register numbering changed, not its arithmetic) (issue 19, the
 //     zoo's whisper-encoder).

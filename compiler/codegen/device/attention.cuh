@@ -247,6 +247,7 @@ struct FlashStream {
   static constexpr int kBufBytes = 4 * kChunkBytes > kOBytes ? 4 * kChunkBytes : kOBytes;
   static constexpr int kRedBytes = 2 * kWarps * 16 * 4;
   static constexpr int kSmemBytes = kQBytes + kBufBytes + kRedBytes;
+  static constexpr float kLog2e = 1.4426950408889634f;
 
   template <class SFn, class OFn>
   __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
@@ -286,38 +287,49 @@ struct FlashStream {
       __syncthreads();
       if (c == 0) load_q_fragments<D>(qa, sQ, rb);
       const unsigned int sK = sB + (unsigned int)((c & 1) * 2 * kChunkBytes), sV = sK + kChunkBytes;
-      // Scores of this warp's tiles, after their epilogue; padding and masked keys are -inf.
+      // Scores of this warp's tiles, after their epilogue; padding and masked keys are -inf. A
+      // chunk of whole rows, all its keys below kv_end and unmasked, skips the per-score tests.
+      const bool whole = nq == BQ && (c + 1) * CK <= kv_end && (!CAUSAL || (c + 1) * CK - 1 <= q0 + causal_off);
       float s[J][2][4];
-      float mx[2] = {neg_inf, neg_inf};
 #pragma unroll
       for (int j = 0; j < J; ++j) {
-        const int kt = kg + KG * j, key0 = c * CK + kt * 16;
+        const int kt = kg + KG * j;
 #pragma unroll
         for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
           for (int e = 0; e < 4; ++e) s[j][nb][e] = 0.0f;
-        if (key0 < kv_end) score_tile<D>(s[j], qa, sK + (unsigned int)(kt * 16 * kLd * 2));
-#pragma unroll
-        for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = rb * 16 + g + 8 * (e >> 1), key = key0 + nb * 8 + 2 * t + (e & 1);
-            const bool live = r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off);
-            const float v = live ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
-            s[j][nb][e] = v;
-            mx[e >> 1] = fmaxf(mx[e >> 1], v);
-          }
+        if (c * CK + kt * 16 < kv_end) score_tile<D>(s[j], qa, sK + (unsigned int)(kt * 16 * kLd * 2));
       }
+      float mx[2] = {neg_inf, neg_inf};
+      const auto epilogue = [&](auto masked) {
+#pragma unroll
+        for (int j = 0; j < J; ++j)
+#pragma unroll
+          for (int nb = 0; nb < 2; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = rb * 16 + g + 8 * (e >> 1), key = c * CK + (kg + KG * j) * 16 + nb * 8 + 2 * t + (e & 1);
+              const bool live = !masked.value || (r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off));
+              const float v = live ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
+              s[j][nb][e] = v;
+              mx[e >> 1] = fmaxf(mx[e >> 1], v);
+            }
+      };
+      if (whole)
+        epilogue(Constant<bool, false>{});
+      else
+        epilogue(Constant<bool, true>{});
       // The new running maximum (shared by the quad of lanes holding a row), the old sum and O
       // rescaled to it. A maximum still -inf (every key so far masked) counts as 0: exp gives 0.
+      // exp(x - base) is computed as 2^(x log2(e) - base log2(e)): one fused multiply-add.
       float base[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
         const float mn = fmaxf(m[h], mx[h]);
-        base[h] = mn == neg_inf ? 0.0f : mn;
-        const float alpha = __expf(m[h] - base[h]);
+        base[h] = (mn == neg_inf ? 0.0f : mn) * kLog2e;
+        const float alpha = ex2_approx(fmaf(m[h], kLog2e, -base[h]));
         l[h] *= alpha;
 #pragma unroll
         for (int nb = 0; nb < D / 8; ++nb) {
@@ -335,7 +347,7 @@ struct FlashStream {
         for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            p[nb][e] = __expf(s[j][nb][e] - base[e >> 1]);
+            p[nb][e] = ex2_approx(fmaf(s[j][nb][e], kLog2e, -base[e >> 1]));
             l[e >> 1] += p[nb][e];
           }
         pv_tile<D>(o, p, sV + (unsigned int)(kt * 16 * kLd * 2));

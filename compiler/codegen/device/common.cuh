@@ -39,6 +39,13 @@ struct alignas(8) u32x2 {
   unsigned int x, y;
 };
 
+// A compile-time value as an argument (std::integral_constant without the header): a generic
+// lambda called with Constant<bool, true>{} and Constant<bool, false>{} compiles twice.
+template <class T, T V>
+struct Constant {
+  static constexpr T value = V;
+};
+
 // ------------------------------------------------------------------------------------------------
 // Conversions
 // ------------------------------------------------------------------------------------------------

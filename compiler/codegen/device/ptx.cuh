@@ -12,6 +12,12 @@ __device__ __forceinline__ void cp_async_16(unsigned int dst_smem, const void* s
                "r"(src_bytes)
                : "memory");
 }
+// 2^x by the special function unit (ex2.approx: about 2 ulp, subnormal results flushed; -inf gives +0).
+__device__ __forceinline__ float ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");

@@ -2,7 +2,6 @@
 // Softmax(S) over the last axis [+ NaN guard], O = MatMul(P, V) [+ epilogue], with S and P read
 // by nothing else. One work item carries a batch entry's BM query rows through all three.
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -47,7 +46,7 @@ bool inputs_before(int head, const std::vector<const Group*>& set, const KernelP
 }
 
 // The fixed tiles of the two GEMMs: BM query rows (the smallest of 16, 32, 64 whose items fit
-// the grid in one round), all warps along N, BN covering all keys (S) / the head size (O) up to
+// the grid in one round; 32 at most over streamed keys), all warps along N, BN covering all keys (S) / the head size (O) up to
 // 256 columns per tile.
 bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const KernelContext& ctx, GemmSchedule* t1,
                      GemmSchedule* t3) {
@@ -61,7 +60,10 @@ bool attention_tiles(const GemmProblem& s, const GemmProblem& o, bool f16, const
       break;
     }
   }
-  if (const char* ab = std::getenv("MONO_AB_FLASH_BQ"); ab && s.n > kFlashWholeKeys) bq = std::atoi(ab);  // TEMPORARY A/B
+  // Keys streamed in chunks (FlashStream): 32 rows rather than 64 where neither fits one round.
+  // whisper-encoder (6 heads x 1500 rows, 1500 keys) ran 633.6 us against 638.5 with 64 (H100,
+  // bench/RESULTS.md session 17).
+  if (s.n > kFlashWholeKeys && bq == 64) bq = 32;
   const int bk1 = f16 ? (s.k <= 16 ? 16 : s.k <= 32 ? 32 : 64) : 16;
   *t1 = GemmSchedule{bq, cover(s.n), bk1, 1, wn, 2, 1};
   *t3 = GemmSchedule{bq, cover(o.n), f16 ? 64 : 16, 1, wn, f16 ? 3 : 2, 1};
