@@ -10,7 +10,11 @@
 //   y = Reshape(Transpose(Reshape(z, [N, OH*OW, F]), [0, 2, 1]), [N, F, OH, OW])
 // The Reshape/Transpose chains then fold with their neighbours (ViT flattens y and transposes
 // it back to [N, OH*OW, F]).
+#include <algorithm>
+#include <string>
+
 #include "compiler/ops/pool.h"
+#include "compiler/ops/transpose.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -73,6 +77,68 @@ bool rewrite_one(Graph& g, Node* conv) {
   return true;
 }
 
+// A 1-D convolution (one group, constant weights, channels in and out in whole 8-element vectors)
+// as a channels-last 2-D one of height 1 (ops/conv.cc, mono.channels_last):
+//   y = Conv(x [N][C][L], w [F][C][K], b)
+// ->
+//   y' = Conv(Reshape(Transpose(x, [0, 2, 1]), [N, 1, L, C]), w as [F][1][K][C], b) {channels last}
+//   y  = Transpose(Reshape(y', [N, OL, F]), [0, 2, 1])
+// The NCHW convolution gathered its receptive field 2 bytes at a time (samples of a channel
+// contiguous, channels L apart); channels last, a pixel's channels are one 16-byte gather.
+// whisper-encoder's stem (80 -> 384 channels over 3000 frames, then 384 -> 384 at stride 2) took
+// 41 and 63 us that way (H100, bench/RESULTS.md session 17). The transposes fold into the
+// neighbouring groups' loads and stores (Whisper transposes the result back to [N][OL][F]).
+bool rewrite_1d(Graph& g, Node* conv) {
+  Value* x = conv->inputs[0];
+  Value* w = conv->input(1);
+  Value* b = conv->input(2);
+  if (!w || !w->is_constant() || (b && !b->is_constant()) || x->type.rank() != 3 || w->type.rank() != 3) return false;
+  if (const AttrValue* a = conv->attr("group"); a && std::get<int64_t>(*a) != 1) return false;
+  if (const AttrValue* a = conv->attr("auto_pad")) {
+    const std::string& p = std::get<std::string>(*a);
+    if (p != "NOTSET" && p != "VALID") return false;
+  }
+  const Shape& xs = x->type.shape;
+  const Shape& ws = w->type.shape;
+  const int64_t N = xs[0], C = xs[1], L = xs[2], F = ws[0], K = ws[2];
+  if (ws[1] != C || C % 8 != 0 || F % 8 != 0) return false;
+  const std::vector<int64_t> st = ints_attr(conv, "strides"), dl = ints_attr(conv, "dilations"),
+                             pads = ints_attr(conv, "pads"), kernel = ints_attr(conv, "kernel_shape");
+  if (!kernel.empty() && kernel != std::vector<int64_t>{K}) return false;
+  const int64_t s = st.empty() ? 1 : st[0], d = dl.empty() ? 1 : dl[0];
+  const int64_t p0 = pads.empty() ? 0 : pads[0], p1 = pads.empty() ? 0 : pads[1];
+  Value* y = conv->outputs[0];
+  if (y->type.rank() != 3) return false;
+  const int64_t OL = y->type.shape[2];
+  if (y->type.shape != Shape{N, F, OL} || OL != (L + p0 + p1 - d * (K - 1) - 1) / s + 1) return false;
+  const DType dt = x->type.dtype;
+  const std::string base = conv->name + ".nwc";
+  auto add = [&](OpKind op, const std::string& name, std::vector<Value*> ins, const Shape& out) {
+    Node* n = g.insert_node_before(conv, op, base + name, std::move(ins), {base + name + ".y"}, conv->opset);
+    n->outputs[0]->type = TensorType{dt, out};
+    return n;
+  };
+  auto reshape = [&](const std::string& name, Value* v, const Shape& sh) {
+    return insert_reshape(g, conv, base + name, v, sh, base + name, base + name + ".y");
+  };
+  Node* xt = add(OpKind::kTranspose, ".rows", {x}, {N, L, C});
+  xt->attrs["perm"] = std::vector<int64_t>{0, 2, 1};
+  std::vector<Value*> ins = {reshape(".image", xt->outputs[0], {N, 1, L, C}),
+                             g.add_constant(base + ".weight", permute(*w->constant, {0, 2, 1}).reshaped({F, 1, K, C}))};
+  if (b) ins.push_back(b);
+  Node* last = add(OpKind::kConv, "", ins, {N, 1, OL, F});
+  last->attrs = conv->attrs;
+  last->attrs.erase("kernel_shape");  // W's shape says it (in the channels-last layout)
+  last->attrs["strides"] = std::vector<int64_t>{1, s};
+  last->attrs["dilations"] = std::vector<int64_t>{1, d};
+  last->attrs["pads"] = std::vector<int64_t>{0, p0, 0, p1};
+  last->attrs[kChannelsLastAttr] = int64_t{1};
+  Node* back = add(OpKind::kTranspose, ".channels", {reshape(".frames", last->outputs[0], {N, OL, F})}, {N, F, OL});
+  back->attrs["perm"] = std::vector<int64_t>{0, 2, 1};
+  g.replace_all_uses(y, back->outputs[0]);
+  return true;
+}
+
 }  // namespace
 
 bool patch_conv(Graph& g) {
@@ -80,7 +146,7 @@ bool patch_conv(Graph& g) {
   for (const auto& n : g.nodes())
     if (n->op == OpKind::kConv) convs.push_back(n.get());
   bool changed = false;
-  for (Node* c : convs) changed |= rewrite_one(g, c);
+  for (Node* c : convs) changed |= rewrite_one(g, c) || rewrite_1d(g, c);
   if (changed) g.remove_dead_code();
   return changed;
 }
