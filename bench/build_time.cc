@@ -1,17 +1,24 @@
-// build_time FRAGMENT.json... [--cache DIR] [--source DIR]
+// build_time FRAGMENT.json... [--cache DIR] [--source DIR] [--plan [--simplify]]
 // How long a whole kernel takes to build (issue 21, point 4): for each whole-model fragment
 // (mono-compile MODEL --emit fragment), the kernel is planned and emitted, then compiled twice
 // through the cubin cache: once with the cache empty (cold) and once with it full (cached).
 // Prints one line per fragment: groups, group functions out of line, and each step's seconds.
+// --plan prints each fragment's kernel plan instead, without compiling: a model exported on the
+// GPU machine can be planned here from its fragment (no weights needed; made-up ones are filled
+// in). --simplify first runs the simplification passes again on the fragment's IR, which was taken
+// after them: to see what a pass changed since would do to the model.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/backend/build.h"
+#include "compiler/codegen/plan.h"
+#include "compiler/passes/passes.h"
 #include "compiler/support/elapsed.h"
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
@@ -21,9 +28,11 @@ namespace mono {
 namespace {
 
 const char kUsage[] =
-    "usage: build_time FRAGMENT.json... [--cache DIR] [--source DIR]\n"
+    "usage: build_time FRAGMENT.json... [--cache DIR] [--source DIR] [--plan [--simplify]]\n"
     "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n"
-    "  --source DIR  also write each kernel's CUDA source (NAME.cu) and NVRTC/ptxas log (NAME.log) there\n";
+    "  --source DIR  also write each kernel's CUDA source (NAME.cu) and NVRTC/ptxas log (NAME.log) there\n"
+    "  --plan        print each fragment's kernel plan (mono-compile --emit plan's), compile nothing\n"
+    "  --simplify    with --plan, run the simplification passes on the fragment's IR first\n";
 
 int build_time_main(int argc, char** argv) {
   Flags args(argc, argv);
@@ -31,8 +40,11 @@ int build_time_main(int argc, char** argv) {
   std::string cache = "/tmp/mono-build-time-cache";
   std::string source_dir;
   std::string flag;
+  bool plan_only = false, resimplify = false;
   while (args.next(&flag)) {
     if (flag == "--cache") cache = args.value(flag);
+    else if (flag == "--plan") plan_only = true;
+    else if (flag == "--simplify") resimplify = true;
     else if (flag == "--source") source_dir = args.value(flag);
     else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
@@ -44,7 +56,9 @@ int build_time_main(int argc, char** argv) {
     }
   }
   if (fragments.empty()) user_error("give at least one fragment (mono-compile MODEL --emit fragment)");
-  std::printf("%-28s %7s %9s %9s %9s %9s  %s\n", "fragment", "groups", "functions", "plan+emit", "cold s", "cached s",
+  if (resimplify && !plan_only) user_error("--simplify goes with --plan");
+  if (!plan_only)
+    std::printf("%-28s %7s %9s %9s %9s %9s  %s\n", "fragment", "groups", "functions", "plan+emit", "cold s", "cached s",
               "kernel");
   for (const std::string& path : fragments) {
     std::ifstream in(path);
@@ -52,12 +66,17 @@ int build_time_main(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     const tuning::LoadedFragment f = tuning::load_fragment(nlohmann::json::parse(text.str()), 1);
+    if (resimplify) simplify(*f.graph, SimplifyOptions{});
     std::filesystem::remove_all(cache);
     NvrtcOptions nvrtc;
     nvrtc.cache_dir = cache;
     auto t0 = std::chrono::steady_clock::now();
     BuiltKernel built = build_kernel(*f.graph, f.options, "build-time", nvrtc, /*compile=*/false);
     const double front = seconds_since(t0);
+    if (plan_only) {
+      print_plan(std::cout, *f.graph, built.plan);
+      continue;
+    }
     // The source first (a failing compile is when it is wanted most), the log after; named
     // after the fragment, with its position when two fragments share a name.
     std::string stem;

@@ -9,9 +9,11 @@
 //   p_0, .., p_k = Split(y', axis = last)
 // ->
 //   p_i = Reshape(Gemm(a, W[:, cols_i], C[cols_i]), shape of p_i)
+// and the same for parts selected by Gathers (select_parts, below).
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace mono {
@@ -55,6 +57,59 @@ bool slice_bias(const Tensor& c, int64_t N, int64_t c0, int64_t n, Tensor* out) 
   return false;
 }
 
+// The product a GEMM node computes: y = mm(a, W) with W a constant 2-D matrix (MatMul: [K][N];
+// Gemm: [K][N] or, transB, [N][K]) and an optional constant bias C; N its output columns.
+struct Product {
+  Node* mm = nullptr;
+  Value* w = nullptr;
+  Value* c = nullptr;
+  int cols_axis = 1;  // W's axis of the output columns
+  int64_t N = 0;
+};
+
+bool product_of(Value* y, Product* out) {
+  Node* mm = y->producer;
+  if (!mm || (mm->op != OpKind::kGemm && mm->op != OpKind::kMatMul)) return false;
+  const bool gemm = mm->op == OpKind::kGemm;
+  Product p;
+  p.mm = mm;
+  p.w = mm->inputs[1];
+  if (!p.w || !p.w->is_constant() || p.w->type.rank() != 2) return false;
+  if (gemm) {
+    const AttrValue* ta = mm->attr("transA");
+    if (ta && std::get<int64_t>(*ta) != 0) return false;
+    const AttrValue* tb = mm->attr("transB");
+    if (tb && std::get<int64_t>(*tb) != 0) p.cols_axis = 0;
+  }
+  p.N = p.w->type.shape[p.cols_axis];
+  if (y->type.rank() < 1 || y->type.shape.back() != p.N) return false;
+  p.c = gemm && mm->num_inputs() > 2 ? mm->inputs[2] : nullptr;
+  if (p.c && !p.c->is_constant()) return false;
+  *out = p;
+  return true;
+}
+
+// The weights (and bias) of the product's output columns [c0, c0 + n).
+bool part_operands(const Product& p, int64_t c0, int64_t n, Tensor* w, Tensor* c) {
+  *w = slice_columns(*p.w->constant, p.cols_axis, c0, n);
+  return !p.c || slice_bias(*p.c->constant, p.N, c0, n, c);
+}
+
+// Inserts before `at` the product of columns [c0, c0 + n) (operands from part_operands), named
+// BASE, reshaped to `shape`; returns the reshaped value.
+Value* insert_part(Graph& g, Node* at, const Product& p, const std::string& base, Tensor w, Tensor c, int64_t n,
+                   const Shape& shape) {
+  Node* mm = p.mm;
+  std::vector<Value*> ins = {mm->inputs[0], g.add_constant(base + ".weight", std::move(w))};
+  if (p.c) ins.push_back(g.add_constant(base + ".bias", std::move(c)));
+  Node* part = g.insert_node_before(at, mm->op, base, ins, {base + ".y"}, mm->opset);
+  part->attrs = mm->attrs;
+  Shape ys = mm->outputs[0]->type.shape;
+  ys.back() = n;
+  part->outputs[0]->type = TensorType{mm->outputs[0]->type.dtype, ys};
+  return insert_reshape(g, at, base + ".reshape", part->outputs[0], shape, base, base + ".r");
+}
+
 bool split_one(Graph& g, Node* split) {
   Value* x = split->inputs[0];
   const int64_t rank = x->type.rank();
@@ -69,23 +124,8 @@ bool split_one(Graph& g, Node* split) {
       return false;
     y = r->inputs[0];
   }
-  if (use_count(g, y) != 1 || !y->producer) return false;
-  Node* mm = y->producer;
-  const bool gemm = mm->op == OpKind::kGemm;
-  if (!gemm && mm->op != OpKind::kMatMul) return false;
-  Value* w = mm->inputs[1];
-  if (!w || !w->is_constant() || w->type.rank() != 2) return false;
-  int cols_axis = 1;
-  if (gemm) {
-    const AttrValue* ta = mm->attr("transA");
-    if (ta && std::get<int64_t>(*ta) != 0) return false;
-    const AttrValue* tb = mm->attr("transB");
-    if (tb && std::get<int64_t>(*tb) != 0) cols_axis = 0;
-  }
-  const int64_t N = w->type.shape[cols_axis];
-  if (y->type.shape.back() != N) return false;
-  Value* c = gemm && mm->num_inputs() > 2 ? mm->inputs[2] : nullptr;
-  if (c && !c->is_constant()) return false;
+  Product prod;
+  if (use_count(g, y) != 1 || !product_of(y, &prod)) return false;
   // Every output must be wanted (a dropped part needs no GEMM, but keep the rewrite simple).
   for (const Value* p : split->outputs)
     if (!p) return false;
@@ -93,26 +133,134 @@ bool split_one(Graph& g, Node* split) {
   int64_t c0 = 0;
   for (const Value* p : split->outputs) {
     const int64_t n = p->type.shape.back();
-    ws.push_back(slice_columns(*w->constant, cols_axis, c0, n));
-    if (c) {
-      Tensor ci;
-      if (!slice_bias(*c->constant, N, c0, n, &ci)) return false;
-      cs.push_back(std::move(ci));
-    }
+    Tensor w, c;
+    if (!part_operands(prod, c0, n, &w, &c)) return false;
+    ws.push_back(std::move(w));
+    cs.push_back(std::move(c));
     c0 += n;
   }
-  if (c0 != N) return false;
+  if (c0 != prod.N) return false;
   for (size_t i = 0; i < split->outputs.size(); ++i) {
     Value* p = split->outputs[i];
     const std::string base = split->name + ".part" + std::to_string(i);
-    std::vector<Value*> ins = {mm->inputs[0], g.add_constant(base + ".weight", std::move(ws[i]))};
-    if (c) ins.push_back(g.add_constant(base + ".bias", std::move(cs[i])));
-    Node* part = g.insert_node_before(split, mm->op, base, ins, {base + ".y"}, mm->opset);
-    part->attrs = mm->attrs;
-    Shape ys = y->type.shape;
-    ys.back() = p->type.shape.back();
-    part->outputs[0]->type = TensorType{y->type.dtype, ys};
-    g.replace_all_uses(p, insert_reshape(g, split, base + ".reshape", part->outputs[0], p->type.shape, base, base + ".r"));
+    g.replace_all_uses(p, insert_part(g, split, prod, base, std::move(ws[i]), std::move(cs[i]), p->type.shape.back(),
+                                      p->type.shape));
+  }
+  return true;
+}
+
+// The other form of a fused projection (PyTorch's nn.MultiheadAttention, torchvision's ViT):
+//   y = Gemm or MatMul(a, W)                         [rows..., S * E]
+//   v = Reshape / Unsqueeze / Transpose / Squeeze...(y), the columns viewed as [S][E], every
+//       step used only on this path
+//   p_i = Gather(v, i, axis of S)                    every reader of v selects one part
+// -> p_i = Reshape(Gemm(a, W[:, i E .. (i + 1) E]), shape of p_i), when each p_i holds its
+// part's elements in the product's order (rows in their order, then E; axes of size 1 aside).
+// The axis each dimension of a view came from: a row of the product (in order), the part axis
+// S, the part's columns E, or a dimension of size 1.
+enum class Tag { kRow, kPart, kCols, kUnit };
+
+// The non-unit dimensions of a view, in order.
+std::vector<std::pair<Tag, int64_t>> non_unit(const std::vector<std::pair<Tag, int64_t>>& v) {
+  std::vector<std::pair<Tag, int64_t>> out;
+  for (const auto& t : v)
+    if (t.first != Tag::kUnit) out.push_back(t);
+  return out;
+}
+
+// The tags of `shape` that has the non-unit dimensions `nu` in order (a view step that only adds
+// or removes dimensions of size 1), or false.
+bool retag(const std::vector<std::pair<Tag, int64_t>>& nu, const Shape& shape, std::vector<std::pair<Tag, int64_t>>* out) {
+  out->clear();
+  size_t k = 0;
+  for (int64_t d : shape) {
+    if (d == 1) {
+      out->push_back({Tag::kUnit, 0});
+      continue;
+    }
+    if (k == nu.size()) return false;
+    out->push_back(nu[k++]);
+  }
+  return k == nu.size();
+}
+
+bool select_parts(Graph& g, Value* v) {
+  // Every reader selects one part along the same axis, with a scalar constant index.
+  const std::vector<Node*> readers = g.users(v);
+  if (readers.empty() || g.is_graph_output(v)) return false;
+  const int64_t vr = v->type.rank();
+  int64_t axis = -1;
+  for (const Node* r : readers) {
+    if (r->op != OpKind::kGather || r->inputs[0] != v || !r->inputs[1]->is_constant() || r->inputs[1]->type.rank() != 0)
+      return false;
+    int64_t a = 0;
+    if (const AttrValue* at = r->attr("axis")) a = std::get<int64_t>(*at);
+    if (a < 0) a += vr;
+    if (axis >= 0 && a != axis) return false;
+    axis = a;
+  }
+  // Back to the product through view steps, each used only on this path.
+  std::vector<Node*> path;
+  Value* y = v;
+  for (;;) {
+    Node* n = y->producer;
+    if (!n || !(n->op == OpKind::kReshape || n->op == OpKind::kUnsqueeze || n->op == OpKind::kSqueeze ||
+                n->op == OpKind::kTranspose))
+      break;
+    if (y != v && (use_count(g, y) != 1 || g.is_graph_output(y))) return false;
+    path.insert(path.begin(), n);
+    y = n->inputs[0];
+  }
+  Product prod;
+  if (path.empty() || use_count(g, y) != 1 || g.is_graph_output(y) || !product_of(y, &prod)) return false;
+  // Follow the dimensions forward.
+  std::vector<std::pair<Tag, int64_t>> tags;
+  for (int64_t d = 0; d + 1 < y->type.rank(); ++d)
+    tags.push_back(y->type.shape[d] == 1 ? std::make_pair(Tag::kUnit, int64_t{0}) : std::make_pair(Tag::kRow, d));
+  tags.push_back({Tag::kCols, 0});
+  int64_t parts = 0, E = 0;
+  for (const Node* n : path) {
+    const Shape& out = n->outputs[0]->type.shape;
+    std::vector<std::pair<Tag, int64_t>> next;
+    if (n->op == OpKind::kTranspose) {
+      const AttrValue* pa = n->attr("perm");
+      if (!pa) return false;  // (the default, reversed axes: not a form this meets)
+      for (int64_t p : std::get<std::vector<int64_t>>(*pa)) next.push_back(tags[p]);
+    } else if (!retag(non_unit(tags), out, &next)) {
+      // A Reshape may also view the columns as [S][E], once.
+      if (n->op != OpKind::kReshape || parts) return false;
+      std::vector<std::pair<Tag, int64_t>> nu = non_unit(tags);
+      if (nu.empty() || nu.back().first != Tag::kCols) return false;
+      std::vector<int64_t> dims;
+      for (int64_t d : out)
+        if (d != 1) dims.push_back(d);
+      if (dims.size() != nu.size() + 1) return false;
+      parts = dims[dims.size() - 2], E = dims.back();
+      if (parts * E != prod.N) return false;
+      nu.back() = {Tag::kPart, 0};
+      nu.push_back({Tag::kCols, 0});
+      if (!retag(nu, out, &next)) return false;
+    }
+    tags = std::move(next);
+  }
+  if (!parts || tags[axis].first != Tag::kPart) return false;
+  // Without the part axis: the rows in order, then the columns.
+  tags.erase(tags.begin() + axis);
+  const std::vector<std::pair<Tag, int64_t>> rest = non_unit(tags);
+  if (rest.empty() || rest.back().first != Tag::kCols) return false;
+  for (size_t i = 0; i + 1 < rest.size(); ++i)
+    if (rest[i].first != Tag::kRow || (i > 0 && rest[i].second <= rest[i - 1].second)) return false;
+  std::vector<Tensor> ws(readers.size()), cs(readers.size());
+  for (size_t i = 0; i < readers.size(); ++i) {
+    int64_t part = readers[i]->inputs[1]->constant->as_int(0);
+    if (part < 0) part += parts;
+    if (part < 0 || part >= parts || !part_operands(prod, part * E, E, &ws[i], &cs[i])) return false;
+  }
+  for (size_t i = 0; i < readers.size(); ++i) {
+    Node* r = readers[i];
+    const Value* out = r->outputs[0];
+    g.replace_all_uses(r->outputs[0], insert_part(g, r, prod, r->name + ".part", std::move(ws[i]), std::move(cs[i]), E,
+                                                  out->type.shape));
   }
   return true;
 }
@@ -125,6 +273,11 @@ bool split_gemm(Graph& g) {
   for (const auto& n : g.nodes())
     if (n->op == OpKind::kSplit) splits.push_back(n.get());
   for (Node* s : splits) changed |= split_one(g, s);
+  std::vector<Value*> selected;  // the values Gathers select parts of
+  for (const auto& n : g.nodes())
+    if (n->op == OpKind::kGather && std::find(selected.begin(), selected.end(), n->inputs[0]) == selected.end())
+      selected.push_back(n->inputs[0]);
+  for (Value* v : selected) changed |= select_parts(g, v);
   if (changed) g.remove_dead_code();
   return changed;
 }

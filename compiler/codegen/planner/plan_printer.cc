@@ -58,7 +58,9 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
         os << "  group " << g.id << " [attention] " << g.nodes() << " + " << sm.nodes() << " + " << pv.nodes() << "\n";
         os << "    -> " << written(plan, pv.output) << ", " << g.items << " work items (batch x " << g.gemm.bm
            << " query rows), S = QK: " << g.gemm.str() << ", O = PV: " << pv.gemm.str() << (g.f16 ? ", fp16 mma" : ", fp32 ffma")
-           << (g.flash_chunk ? ", flash, keys streamed " + std::to_string(g.flash_chunk) + " at a time" : "")
+           << (g.flash_chunk ? ", flash, keys streamed " + std::to_string(g.flash_chunk) + " at a time"
+               : g.flash     ? ", flash"
+                             : "")
            << ", est " << format_us(g.est_us) << ", fixed tiles\n";
         continue;
       }
