@@ -149,39 +149,24 @@ bool split_one(Graph& g, Node* split) {
   return true;
 }
 
-// The other form of a fused projection (PyTorch's nn.MultiheadAttention, torchvision's ViT):
-//   y = Gemm or MatMul(a, W)                         [rows..., S * E]
-//   v = Reshape / Unsqueeze / Transpose / Squeeze...(y), the columns viewed as [S][E], every
-//       step used only on this path
-//   p_i = Gather(v, i, axis of S)                    every reader of v selects one part
-// -> p_i = Reshape(Gemm(a, W[:, i E .. (i + 1) E]), shape of p_i), when each p_i holds its
-// part's elements in the product's order (rows in their order, then E; axes of size 1 aside).
-// The axis each dimension of a view came from: a row of the product (in order), the part axis
-// S, the part's columns E, or a dimension of size 1.
-enum class Tag { kRow, kPart, kCols, kUnit };
+// The other form of a fused projection (PyTorch's nn.MultiheadAttention: torchvision's ViT and
+// Swin):
+//   y = Gemm or MatMul(a, W)                  [rows..., N]
+//   v = Reshape(y, D)                         D: the rows regrouped, then S parts, then the part's
+//                                             columns regrouped (N = S x E)
+//       then Transposes, and Reshape / Unsqueeze / Squeeze steps that only add or drop axes of
+//       size 1, each used only on this path
+//   p_i = Gather(v, i, axis of S)             every reader of v selects one part
+// -> p_i = Reshape(Transpose(Reshape(Gemm(a, W[:, i E .. (i + 1) E]), D without S), the order p_i
+//    has D's other axes in), shape of p_i); the Transpose is left out when the order is D's.
+// The Transpose and Reshapes then fuse into the part GEMM's epilogue (its stores permuted).
 
-// The non-unit dimensions of a view, in order.
-std::vector<std::pair<Tag, int64_t>> non_unit(const std::vector<std::pair<Tag, int64_t>>& v) {
-  std::vector<std::pair<Tag, int64_t>> out;
-  for (const auto& t : v)
-    if (t.first != Tag::kUnit) out.push_back(t);
+// The dimensions of `shape` longer than 1.
+std::vector<int64_t> long_dims(const Shape& shape) {
+  std::vector<int64_t> out;
+  for (int64_t d : shape)
+    if (d != 1) out.push_back(d);
   return out;
-}
-
-// The tags of `shape` that has the non-unit dimensions `nu` in order (a view step that only adds
-// or removes dimensions of size 1), or false.
-bool retag(const std::vector<std::pair<Tag, int64_t>>& nu, const Shape& shape, std::vector<std::pair<Tag, int64_t>>* out) {
-  out->clear();
-  size_t k = 0;
-  for (int64_t d : shape) {
-    if (d == 1) {
-      out->push_back({Tag::kUnit, 0});
-      continue;
-    }
-    if (k == nu.size()) return false;
-    out->push_back(nu[k++]);
-  }
-  return k == nu.size();
 }
 
 bool select_parts(Graph& g, Value* v) {
@@ -213,43 +198,58 @@ bool select_parts(Graph& g, Value* v) {
   }
   Product prod;
   if (path.empty() || use_count(g, y) != 1 || g.is_graph_output(y) || !product_of(y, &prod)) return false;
-  // Follow the dimensions forward.
-  std::vector<std::pair<Tag, int64_t>> tags;
-  for (int64_t d = 0; d + 1 < y->type.rank(); ++d)
-    tags.push_back(y->type.shape[d] == 1 ? std::make_pair(Tag::kUnit, int64_t{0}) : std::make_pair(Tag::kRow, d));
-  tags.push_back({Tag::kCols, 0});
-  int64_t parts = 0, E = 0;
+  const int64_t rows = y->type.numel() / prod.N;
+  // Follow D's axes forward: ids[d] is the axis of D that dimension d of the current view is
+  // (-1: a dimension of size 1). Before D, only steps that add or drop axes of size 1.
+  Shape D;
+  int64_t part_axis = -1, parts = 0;
+  std::vector<int64_t> ids;
   for (const Node* n : path) {
+    const Shape& in = n->inputs[0]->type.shape;
     const Shape& out = n->outputs[0]->type.shape;
-    std::vector<std::pair<Tag, int64_t>> next;
+    const bool units_only = n->op != OpKind::kTranspose && long_dims(in) == long_dims(out);
+    if (D.empty()) {
+      if (units_only) continue;
+      if (n->op != OpKind::kReshape) return false;
+      // The split view: a prefix of D holds the rows, the next axis (longer than 1) the parts.
+      int64_t prefix = 1;
+      size_t k = 0;
+      while (k < out.size() && (prefix != rows || out[k] == 1)) prefix *= out[k++];
+      if (k == out.size() || prefix != rows || prod.N % out[k] != 0) return false;
+      int64_t cols = 1;
+      for (size_t d = k + 1; d < out.size(); ++d) cols *= out[d];
+      if (cols * out[k] != prod.N) return false;
+      D = out, part_axis = static_cast<int64_t>(k), parts = out[k];
+      for (size_t d = 0; d < out.size(); ++d) ids.push_back(out[d] == 1 ? -1 : static_cast<int64_t>(d));
+      continue;
+    }
+    std::vector<int64_t> next;
     if (n->op == OpKind::kTranspose) {
       const AttrValue* pa = n->attr("perm");
       if (!pa) return false;  // (the default, reversed axes: not a form this meets)
-      for (int64_t p : std::get<std::vector<int64_t>>(*pa)) next.push_back(tags[p]);
-    } else if (!retag(non_unit(tags), out, &next)) {
-      // A Reshape may also view the columns as [S][E], once.
-      if (n->op != OpKind::kReshape || parts) return false;
-      std::vector<std::pair<Tag, int64_t>> nu = non_unit(tags);
-      if (nu.empty() || nu.back().first != Tag::kCols) return false;
-      std::vector<int64_t> dims;
-      for (int64_t d : out)
-        if (d != 1) dims.push_back(d);
-      if (dims.size() != nu.size() + 1) return false;
-      parts = dims[dims.size() - 2], E = dims.back();
-      if (parts * E != prod.N) return false;
-      nu.back() = {Tag::kPart, 0};
-      nu.push_back({Tag::kCols, 0});
-      if (!retag(nu, out, &next)) return false;
+      for (int64_t p : std::get<std::vector<int64_t>>(*pa)) next.push_back(ids[p]);
+    } else {
+      if (!units_only) return false;
+      std::vector<int64_t> kept;
+      for (int64_t id : ids)
+        if (id >= 0) kept.push_back(id);
+      size_t k = 0;
+      for (int64_t len : out) next.push_back(len == 1 ? -1 : kept[k++]);
     }
-    tags = std::move(next);
+    ids = std::move(next);
   }
-  if (!parts || tags[axis].first != Tag::kPart) return false;
-  // Without the part axis: the rows in order, then the columns.
-  tags.erase(tags.begin() + axis);
-  const std::vector<std::pair<Tag, int64_t>> rest = non_unit(tags);
-  if (rest.empty() || rest.back().first != Tag::kCols) return false;
-  for (size_t i = 0; i + 1 < rest.size(); ++i)
-    if (rest[i].first != Tag::kRow || (i > 0 && rest[i].second <= rest[i - 1].second)) return false;
+  if (D.empty() || ids[axis] != part_axis) return false;
+  const int64_t E = prod.N / parts;
+  // D's other long axes, in D's order (the part GEMM's output viewed), and the order p_i has them in.
+  Shape base;
+  std::vector<int64_t> base_ids, perm;
+  for (int64_t d = 0; d < static_cast<int64_t>(D.size()); ++d)
+    if (D[d] != 1 && d != part_axis) base.push_back(D[d]), base_ids.push_back(d);
+  for (int64_t d = 0; d < static_cast<int64_t>(ids.size()); ++d)
+    if (d != axis && ids[d] >= 0)
+      perm.push_back(std::find(base_ids.begin(), base_ids.end(), ids[d]) - base_ids.begin());
+  bool identity = true;
+  for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
   std::vector<Tensor> ws(readers.size()), cs(readers.size());
   for (size_t i = 0; i < readers.size(); ++i) {
     int64_t part = readers[i]->inputs[1]->constant->as_int(0);
@@ -259,8 +259,20 @@ bool select_parts(Graph& g, Value* v) {
   for (size_t i = 0; i < readers.size(); ++i) {
     Node* r = readers[i];
     const Value* out = r->outputs[0];
-    g.replace_all_uses(r->outputs[0], insert_part(g, r, prod, r->name + ".part", std::move(ws[i]), std::move(cs[i]), E,
-                                                  out->type.shape));
+    const std::string base_name = r->name + ".part";
+    if (identity) {
+      g.replace_all_uses(r->outputs[0], insert_part(g, r, prod, base_name, std::move(ws[i]), std::move(cs[i]), E,
+                                                    out->type.shape));
+      continue;
+    }
+    Value* viewed = insert_part(g, r, prod, base_name, std::move(ws[i]), std::move(cs[i]), E, base);
+    Shape permuted;
+    for (int64_t p : perm) permuted.push_back(base[p]);
+    Node* t = g.insert_node_before(r, OpKind::kTranspose, base_name + ".order", {viewed}, {base_name + ".order.y"}, r->opset);
+    t->attrs["perm"] = perm;
+    t->outputs[0]->type = TensorType{out->type.dtype, permuted};
+    g.replace_all_uses(r->outputs[0], insert_reshape(g, r, base_name + ".out", t->outputs[0], out->type.shape,
+                                                     base_name + ".out", base_name + ".out.y"));
   }
   return true;
 }
