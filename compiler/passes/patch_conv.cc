@@ -26,17 +26,26 @@ std::vector<int64_t> ints_attr(const Node* n, const char* name) {
   return a ? std::get<std::vector<int64_t>>(*a) : std::vector<int64_t>{};
 }
 
-bool rewrite_one(Graph& g, Node* conv) {
-  Value* x = conv->inputs[0];
-  Value* w = conv->input(1);
-  Value* b = conv->input(2);
-  if (!w || !w->is_constant() || (b && !b->is_constant()) || x->type.rank() != 4 || w->type.rank() != 4) return false;
-  if (channels_last_layout(*conv)) return false;
-  if (const AttrValue* a = conv->attr("group"); a && std::get<int64_t>(*a) != 1) return false;
-  if (const AttrValue* a = conv->attr("auto_pad")) {
+// A Conv these rewrites take: input and weights of rank `rank`, constant weights (and bias), one
+// group, padding given explicitly (auto_pad NOTSET or VALID).
+bool plain_conv(const Node& conv, int64_t rank) {
+  const Value* w = conv.input(1);
+  const Value* b = conv.input(2);
+  if (!w || !w->is_constant() || (b && !b->is_constant()) || conv.inputs[0]->type.rank() != rank || w->type.rank() != rank)
+    return false;
+  if (const AttrValue* a = conv.attr("group"); a && std::get<int64_t>(*a) != 1) return false;
+  if (const AttrValue* a = conv.attr("auto_pad")) {
     const std::string& p = std::get<std::string>(*a);
     if (p != "NOTSET" && p != "VALID") return false;
   }
+  return true;
+}
+
+bool rewrite_one(Graph& g, Node* conv) {
+  if (!plain_conv(*conv, 4) || channels_last_layout(*conv)) return false;
+  Value* x = conv->inputs[0];
+  Value* w = conv->input(1);
+  Value* b = conv->input(2);
   const Shape& xs = x->type.shape;
   const Shape& ws = w->type.shape;
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], F = ws[0], KH = ws[2], KW = ws[3];
@@ -89,15 +98,10 @@ bool rewrite_one(Graph& g, Node* conv) {
 // 41 and 63 us that way (H100, bench/RESULTS.md session 17). The transposes fold into the
 // neighbouring groups' loads and stores (Whisper transposes the result back to [N][OL][F]).
 bool rewrite_1d(Graph& g, Node* conv) {
+  if (!plain_conv(*conv, 3)) return false;
   Value* x = conv->inputs[0];
   Value* w = conv->input(1);
   Value* b = conv->input(2);
-  if (!w || !w->is_constant() || (b && !b->is_constant()) || x->type.rank() != 3 || w->type.rank() != 3) return false;
-  if (const AttrValue* a = conv->attr("group"); a && std::get<int64_t>(*a) != 1) return false;
-  if (const AttrValue* a = conv->attr("auto_pad")) {
-    const std::string& p = std::get<std::string>(*a);
-    if (p != "NOTSET" && p != "VALID") return false;
-  }
   const Shape& xs = x->type.shape;
   const Shape& ws = w->type.shape;
   const int64_t N = xs[0], C = xs[1], L = xs[2], F = ws[0], K = ws[2];
