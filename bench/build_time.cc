@@ -32,7 +32,8 @@ const char kUsage[] =
     "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n"
     "  --source DIR  also write each kernel's CUDA source (NAME.cu) and NVRTC/ptxas log (NAME.log) there\n"
     "  --plan        print each fragment's kernel plan (mono-compile --emit plan's), compile nothing\n"
-    "  --simplify    with --plan, run the simplification passes on the fragment's IR first\n";
+    "  --simplify    with --plan, run the simplification passes on the fragment's IR first (approximate:\n"
+    "                the fragment's calibrated ranges stay keyed by the values from before the passes)\n";
 
 int build_time_main(int argc, char** argv) {
   Flags args(argc, argv);

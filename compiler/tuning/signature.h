@@ -91,7 +91,10 @@ namespace mono::tuning {
 //     running the three phases through the arena; FlashAttention's staging, score and P V steps
 //     are shared helpers (its PTX register numbering changed, not its arithmetic) (issue 19, the
 //     zoo's whisper-encoder).
-constexpr int kSignatureVersion = 23;
+//  24 (2026-11-27): FlashStream scales its exponents to base 2 after subtracting the running
+//     maximum (not before), so a maximum near -FLT_MAX (a torch.finfo(float32).min padding mask)
+//     no longer overflows into NaN (found in review; device-library case added).
+constexpr int kSignatureVersion = 24;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -4,8 +4,11 @@
 // partial row blocks, key counts that are not multiples of 16, keys beyond the rows (offset > 0),
 // and 1, 2 and 4 row blocks per item; several items a block, later ones with fewer keys; errors
 // per output row. FlashStream (keys in chunks, online softmax) also over keys that end mid-chunk,
-// masked rows whose first chunks hold no live key, and Whisper's 1500 keys.
+// masked rows whose first chunks hold no live key (masked to -inf and to -FLT_MAX), and Whisper's
+// 1500 keys.
 #include "tests/gpu/device_lib_check.cuh"
+
+#include <cfloat>
 
 #include "compiler/codegen/device/attention.cuh"
 
@@ -17,15 +20,17 @@ namespace {
 // FA: FlashAttention, or FlashStream (STREAM: no probabilities' functor).
 template <class FA, int D, bool STREAM>
 __global__ void __launch_bounds__(256) flash_kernel(const half_t* Q, const half_t* K, const half_t* V, int batch,
-                                                    int rows, int keys, float scale, int off, int lead, float* O) {
+                                                    int rows, int keys, float scale, int off, int lead, float masked,
+                                                    float* O) {
   extern __shared__ __align__(1024) unsigned char smem[];
   constexpr int BQ = FA::BQ;
   const int tm = (rows + BQ - 1) / BQ, items = batch * tm;
   for (int it = blockIdx.x; it < items; it += gridDim.x) {
     const int item = items - 1 - it;
     const int b = item / tm, q0 = (item % tm) * BQ, nq = rows - q0 < BQ ? rows - q0 : BQ;
-    // odd rows' first `lead` keys masked by the scores' epilogue
-    const auto s_fn = [&](int r, int c, float x) { return (r & 1) && c < lead ? -INFINITY : x * scale; };
+    // odd rows' first `lead` keys masked by the scores' epilogue (to -inf, or -FLT_MAX as an
+    // additive torch.finfo(float32).min mask leaves them)
+    const auto s_fn = [&](int r, int c, float x) { return (r & 1) && c < lead ? masked : x * scale; };
     const auto p_fn = [&](int, int, float x) { return isnan(x) ? 0.0f : x; };  // the models' NaN guard
     const auto o_fn = [&](int r, int c, float x) { O[((long long)b * rows + r) * D + c] = x; };
     const half_t *q = Q + (long long)b * rows * D, *k = K + (long long)b * keys * D, *v = V + (long long)b * keys * D;
@@ -54,7 +59,7 @@ double row_rel_err(const std::vector<float>& got, const std::vector<double>& ref
 }
 
 template <class FA, int D, bool CAUSAL, bool STREAM>
-void flash_case(const char* what, int batch, int rows, int keys, int lead = 0) {
+void flash_case(const char* what, int batch, int rows, int keys, int lead = 0, float masked = -INFINITY) {
   const int off = keys - rows;
   const float scale = 1.0f / std::sqrt((float)D);
   auto q = rand_vec(size_t(batch) * rows * D), k = rand_vec(size_t(batch) * keys * D),
@@ -68,7 +73,7 @@ void flash_case(const char* what, int batch, int rows, int keys, int lead = 0) {
       for (int j = 0; j < keys; ++j) {
         double acc = 0;
         for (int d = 0; d < D; ++d) acc += (double)q[(size_t(b) * rows + r) * D + d] * k[(size_t(b) * keys + j) * D + d];
-        s[j] = (CAUSAL && j > r + off) || ((r & 1) && j < lead) ? -INFINITY : acc * scale;
+        s[j] = CAUSAL && j > r + off ? -INFINITY : (r & 1) && j < lead ? (double)masked : acc * scale;
         mx = std::max(mx, s[j]);
       }
       double sum = 0;
@@ -88,12 +93,12 @@ void flash_case(const char* what, int batch, int rows, int keys, int lead = 0) {
   auto kern = flash_kernel<FA, D, STREAM>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, FA::kSmemBytes));
   const int items = batch * ((rows + FA::BQ - 1) / FA::BQ);
-  kern<<<(items + 2) / 3, 256, FA::kSmemBytes>>>(dq, dk, dv, batch, rows, keys, scale, off, lead, dout);  // ~3 items a block
+  kern<<<(items + 2) / 3, 256, FA::kSmemBytes>>>(dq, dk, dv, batch, rows, keys, scale, off, lead, masked, dout);  // ~3 items a block
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   char name[160];
   std::snprintf(name, sizeof name, "%s batch=%d rows=%d keys=%d%s", what, batch, rows, keys,
-                lead ? " (odd rows' first keys masked)" : "");
+                !lead ? "" : masked == -INFINITY ? " (odd rows' first keys masked)" : " (odd rows' first keys at -FLT_MAX)");
   report(name, row_rel_err(from_dev(dout, ref.size()), ref, D), 5e-3);
   for (void* p : {(void*)dq, (void*)dk, (void*)dv, (void*)dout}) CK(cudaFree(p));
 }
@@ -119,6 +124,10 @@ void attention_checks() {
   flash_case<FlashStream<64, 1, 8>, 64, false, true>("FlashStream<64,1,8>", 3, 70, 300);
   // odd rows' first 200 keys masked: their first chunk has no live key (running maximum -inf)
   flash_case<FlashStream<64, 1, 8>, 64, false, true>("FlashStream<64,1,8>", 1, 40, 600, 200);
+  // the same masked by -FLT_MAX (a padding mask of torch.finfo(float32).min, added): a running
+  // maximum near -FLT_MAX must not overflow when scaled to base 2 (found in review)
+  flash_case<FlashStream<64, 2, 8>, 64, false, true>("FlashStream<64,2,8>", 1, 40, 600, 200, -FLT_MAX);
+  flash_case<FlashAttention<64, 2, 13>, 64, false, false>("FlashAttention<64,2,13>", 1, 40, 200, 100, -FLT_MAX);
   // causal: early rows' later chunks are skipped, late rows see every chunk
   flash_case<FlashStream<64, 2, 8, true>, 64, true, true>("FlashStream<64,2,8,causal>", 1, 333, 333);
   // keys beyond the rows (offset 300), a head size of 32 and of 128

@@ -321,15 +321,17 @@ struct FlashStream {
         epilogue(Constant<bool, true>{});
       // The new running maximum (shared by the quad of lanes holding a row), the old sum and O
       // rescaled to it. A maximum still -inf (every key so far masked) counts as 0: exp gives 0.
-      // exp(x - base) is computed as 2^(x log2(e) - base log2(e)): one fused multiply-add.
+      // exp(x - base) is computed as 2^((x - base) log2(e)): the difference first, so that a
+      // maximum near -FLT_MAX (a padding mask of torch.finfo(float32).min) does not overflow to
+      // -inf when scaled, which would make every exponent +inf and the row NaN.
       float base[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
         const float mn = fmaxf(m[h], mx[h]);
-        base[h] = (mn == neg_inf ? 0.0f : mn) * kLog2e;
-        const float alpha = ex2_approx(fmaf(m[h], kLog2e, -base[h]));
+        base[h] = mn == neg_inf ? 0.0f : mn;
+        const float alpha = ex2_approx((m[h] - base[h]) * kLog2e);
         l[h] *= alpha;
 #pragma unroll
         for (int nb = 0; nb < D / 8; ++nb) {
@@ -347,7 +349,7 @@ struct FlashStream {
         for (int nb = 0; nb < 2; ++nb)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            p[nb][e] = ex2_approx(fmaf(s[j][nb][e], kLog2e, -base[e >> 1]));
+            p[nb][e] = ex2_approx((s[j][nb][e] - base[e >> 1]) * kLog2e);
             l[e >> 1] += p[nb][e];
           }
         pv_tile<D>(o, p, sV + (unsigned int)(kt * 16 * kLd * 2));
