@@ -356,6 +356,64 @@ TEST(Codegen, FlashStreamsKeysPastWhatAnItemHolds) {
   }
 }
 
+// PyTorch's nn.MultiheadAttention (torchvision's ViT): one Q/K/V product viewed as
+// [rows][3][E], the 3 moved first, each part selected by a Gather, Q and K scaled (ViT's
+// scaled_dot_product_attention). After simplification the parts are three GEMMs (split_gemm
+// select_parts), no Gather is left, K (transposed, then viewed with a leading axis of size 1, then
+// scaled) is stored with its last two axes swapped, and the attention runs flash; before, K came
+// from a Gather and the attention ran three phases through the arena.
+TEST(Codegen, SelectedProjectionPartsRunAsGemmsIntoFlashAttention) {
+  auto g = ir_graph(R"(graph g (opset 20) {
+  input %x: f32[50,128]
+  const %w: f32[128,384] = <49152 elements>
+  const %view: i64[4] = [50, 1, 3, 128]
+  const %ax0: i64[1] = [0]
+  const %ax3: i64[1] = [3]
+  const %i0: i64[] = [0]
+  const %i1: i64[] = [1]
+  const %i2: i64[] = [2]
+  const %heads: i64[3] = [50, 2, 64]
+  const %q4: i64[4] = [1, 2, 50, 64]
+  const %k4: i64[4] = [1, 2, 64, 50]
+  const %sc: f32[] = <1 elements>
+  %y = MatMul(%x, %w)
+  %v = Reshape(%y, %view)
+  %u = Unsqueeze(%v, %ax0)
+  %t = Transpose(%u) {perm=[3, 1, 2, 0, 4]}
+  %s = Squeeze(%t, %ax3)
+  %q = Gather(%s, %i0) {axis=0}
+  %k = Gather(%s, %i1) {axis=0}
+  %vv = Gather(%s, %i2) {axis=0}
+  %qh = Reshape(%q, %heads)
+  %kh = Reshape(%k, %heads)
+  %vh = Reshape(%vv, %heads)
+  %qt = Transpose(%qh) {perm=[1, 0, 2]}
+  %kt = Transpose(%kh) {perm=[1, 2, 0]}
+  %vt = Transpose(%vh) {perm=[1, 0, 2]}
+  %q5 = Reshape(%qt, %q4)
+  %k5 = Reshape(%kt, %k4)
+  %qs = Mul(%q5, %sc)
+  %ks = Mul(%k5, %sc)
+  %sco = MatMul(%qs, %ks)
+  %p = Softmax(%sco) {axis=-1}
+  %o = MatMul(%p, %vt)
+  output %o
+})");
+  simplify(*g);
+  for (const auto& n : g->nodes()) EXPECT_NE(n->op, OpKind::kGather) << n->name;
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const KernelPlan p = plan_kernel(*g, po);
+  int gemms = 0, flash = 0;
+  for (const Group& grp : p.groups) {
+    gemms += grp.kind == GroupKind::kGemm && grp.fused.empty() && grp.fused_into < 0;
+    flash += grp.flash;
+  }
+  EXPECT_EQ(gemms, 3) << "one GEMM a part";
+  EXPECT_EQ(flash, 1);
+  EXPECT_EQ(p.swapped_last2.size(), 1u) << "K";
+}
+
 // How many epilogue structs of a source declare 8-wide stores.
 int vec8_epilogues(const std::string& src) {
   const std::regex head(R"(struct G[0-9]+Epilogue \{)");
