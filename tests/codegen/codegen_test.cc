@@ -356,6 +356,49 @@ TEST(Codegen, FlashStreamsKeysPastWhatAnItemHolds) {
   }
 }
 
+// A causal mask added to the scores as a constant (GPT-2's form) over more than 256 keys: the
+// streamed head applies it by index too (FlashStream's CAUSAL mode, the mask no longer packed),
+// with the diagonal offset keys - rows.
+TEST(Codegen, StreamedHeadsApplyACausalMaskByIndex) {
+  const int rows = 300, keys = 320;
+  auto g = ir_graph(str_cat("graph g (opset 20) {\n"
+                            "  input %x: f32[", rows, ",64]\n"
+                            "  input %m: f32[", keys, ",64]\n"
+                            "  const %w: f32[64,64] = <4096 elements>\n"
+                            "  const %mask: f32[", rows, ",", keys, "] = <", rows * keys, " elements>\n"
+                            "  %q = MatMul(%x, %w)\n"
+                            "  %k = MatMul(%m, %w)\n"
+                            "  %kt = Transpose(%k) {perm=[1, 0]}\n"
+                            "  %v = MatMul(%m, %w)\n"
+                            "  %s = MatMul(%q, %kt)\n"
+                            "  %sm = Add(%s, %mask)\n"
+                            "  %p = Softmax(%sm) {axis=-1}\n"
+                            "  %o = MatMul(%p, %v)\n"
+                            "  output %o\n}\n"));
+  Value* mask = nullptr;
+  for (const auto& v : g->values())
+    if (v->name == "mask") mask = v.get();
+  ASSERT_NE(mask, nullptr);
+  std::vector<float> causal(static_cast<size_t>(rows) * keys);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < keys; ++k) causal[static_cast<size_t>(r) * keys + k] = k <= r + (keys - rows) ? 0.0f : -3.4028235e38f;
+  mask->constant = std::make_shared<Tensor>(Tensor::from_floats(mask->type.shape, causal));
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const KernelPlan p = plan_kernel(*g, po);
+  const Group* head = nullptr;
+  for (const Group& grp : p.groups)
+    if (!grp.fused.empty()) head = &grp;
+  ASSERT_NE(head, nullptr);
+  EXPECT_TRUE(head->flash);
+  EXPECT_EQ(head->flash_chunk, 256);
+  EXPECT_NE(head->causal_mask, nullptr);
+  for (const auto& c : p.constants) EXPECT_NE(c.value, mask) << "the causal mask is still packed";
+  const std::string src = emit_cuda(*g, p, "test");
+  EXPECT_NE(src.find(", 16, true>"), std::string::npos) << "FlashStream<64, RB, 16, true>";
+  EXPECT_NE(src.find("smem, 20);"), std::string::npos) << "the diagonal offset keys - rows";
+}
+
 // PyTorch's nn.MultiheadAttention (torchvision's ViT): one Q/K/V product viewed as
 // [rows][3][E], the 3 moved first, each part selected by a Gather, Q and K scaled (ViT's
 // scaled_dot_product_attention). After simplification the parts are three GEMMs (split_gemm
