@@ -314,6 +314,19 @@ TEST(Codegen, FlashAttentionOnlyWhereVHasQsHeadSize) {
   }
 }
 
+// The fp16 plan of a graph, and its (last) attention head.
+KernelPlan plan_f16(const Graph& g) {
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  return plan_kernel(g, po);
+}
+const Group* attention_head(const KernelPlan& p) {
+  const Group* head = nullptr;
+  for (const Group& grp : p.groups)
+    if (!grp.fused.empty()) head = &grp;
+  return head;
+}
+
 // Past kFlashWholeKeys (256) keys a flash head streams K and V in chunks (FlashStream, an online
 // softmax) instead of holding them whole; that needs a softmax without an epilogue, since the
 // probabilities are never normalized before P V: with a NaN guard after it, 300 keys keep the
@@ -338,12 +351,8 @@ TEST(Codegen, FlashStreamsKeysPastWhatAnItemHolds) {
                 : "  %o = MatMul(%p, %v)\n",
           "  output %o\n}\n");
       auto g = ir_graph(text);
-      PlanOptions po;
-      po.settings.precision = Precision::kF16;
-      const KernelPlan p = plan_kernel(*g, po);
-      const Group* head = nullptr;
-      for (const Group& grp : p.groups)
-        if (!grp.fused.empty()) head = &grp;
+      const KernelPlan p = plan_f16(*g);
+      const Group* head = attention_head(p);
       ASSERT_NE(head, nullptr);
       const bool stream = keys > 256;
       EXPECT_EQ(head->flash, !(stream && guard));
@@ -383,12 +392,8 @@ TEST(Codegen, StreamedHeadsApplyACausalMaskByIndex) {
   for (int r = 0; r < rows; ++r)
     for (int k = 0; k < keys; ++k) causal[static_cast<size_t>(r) * keys + k] = k <= r + (keys - rows) ? 0.0f : -3.4028235e38f;
   mask->constant = std::make_shared<Tensor>(Tensor::from_floats(mask->type.shape, causal));
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
-  const KernelPlan p = plan_kernel(*g, po);
-  const Group* head = nullptr;
-  for (const Group& grp : p.groups)
-    if (!grp.fused.empty()) head = &grp;
+  const KernelPlan p = plan_f16(*g);
+  const Group* head = attention_head(p);
   ASSERT_NE(head, nullptr);
   EXPECT_TRUE(head->flash);
   EXPECT_EQ(head->flash_chunk, 256);
