@@ -57,6 +57,19 @@ inline int64_t dims_product(const Shape& s, size_t begin, size_t end) {
   return n;
 }
 
+// True if reshaping `from` to `to` only inserts or removes axes of size 1 (the other axes keep
+// their lengths and order).
+inline bool unit_reshape(const Shape& from, const Shape& to) {
+  size_t j = 0;
+  for (int64_t d : from) {
+    if (d == 1) continue;
+    while (j < to.size() && to[j] == 1) ++j;
+    if (j == to.size() || to[j++] != d) return false;
+  }
+  while (j < to.size() && to[j] == 1) ++j;
+  return j == to.size();
+}
+
 inline const uint8_t* bytes_of(const Tensor& t) { return static_cast<const uint8_t*>(t.raw()); }
 inline uint8_t* mutable_bytes_of(Tensor& t) { return static_cast<uint8_t*>(t.mutable_raw()); }
 

@@ -41,9 +41,11 @@ static bool foldable(const Graph& g, const Node& n) {
   // A node without inputs (Constant, or a ConstantOfShape-less generator) folds too.
   if (!has_input && n.op != OpKind::kConstant) return false;
   const Value* in = has_input && moves_elements(n.op) ? n.inputs[0] : nullptr;
-  const int64_t data = in && g.users(in).size() == 1 && !g.is_graph_output(in) ? in->type.numel() : 0;
-  for (const Value* out : n.outputs)
-    if (out && out->type.numel() > kMaxFoldedElements && out->type.numel() > data) return false;
+  for (const Value* out : n.outputs) {
+    if (!out || out->type.numel() <= kMaxFoldedElements) continue;
+    // (the readers are looked up only here: g.users scans the graph)
+    if (!in || out->type.numel() > in->type.numel() || g.users(in).size() != 1 || g.is_graph_output(in)) return false;
+  }
   return true;
 }
 

@@ -5,6 +5,7 @@
 //                                               remove size-1 axes (the torch.export form of a
 //                                               batched K^T: squeeze, transpose, unsqueeze)
 #include "compiler/ops/transpose.h"
+#include "compiler/ops/shape_util.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -18,14 +19,6 @@ std::vector<int64_t> non_unit_axes(const Shape& s) {
   for (size_t i = 0; i < s.size(); ++i)
     if (s[i] != 1) axes.push_back(static_cast<int64_t>(i));
   return axes;
-}
-
-// True if reshaping `from` to `to` only inserts or removes size-1 axes.
-bool unit_reshape(const Shape& from, const Shape& to) {
-  std::vector<int64_t> a, b;
-  for (int64_t d : from) if (d != 1) a.push_back(d);
-  for (int64_t d : to) if (d != 1) b.push_back(d);
-  return a == b;
 }
 
 Node* add_transpose(Graph& g, Node* before, Value* x, std::vector<int64_t> perm, const TensorType& type) {

@@ -10,6 +10,7 @@
 // ->
 //   p_i = Reshape(Gemm(a, W[:, cols_i], C[cols_i]), shape of p_i)
 // and the same for parts selected by Gathers (select_parts, below).
+#include "compiler/ops/shape_util.h"
 #include "compiler/passes/pass_util.h"
 #include "compiler/passes/passes.h"
 
@@ -161,14 +162,6 @@ bool split_one(Graph& g, Node* split) {
 //    has D's other axes in), shape of p_i); the Transpose is left out when the order is D's.
 // The Transpose and Reshapes then fuse into the part GEMM's epilogue (its stores permuted).
 
-// The dimensions of `shape` longer than 1.
-std::vector<int64_t> long_dims(const Shape& shape) {
-  std::vector<int64_t> out;
-  for (int64_t d : shape)
-    if (d != 1) out.push_back(d);
-  return out;
-}
-
 bool select_parts(Graph& g, Value* v) {
   // Every reader selects one part along the same axis, with a scalar constant index.
   const std::vector<Node*> readers = g.users(v);
@@ -207,7 +200,7 @@ bool select_parts(Graph& g, Value* v) {
   for (const Node* n : path) {
     const Shape& in = n->inputs[0]->type.shape;
     const Shape& out = n->outputs[0]->type.shape;
-    const bool units_only = n->op != OpKind::kTranspose && long_dims(in) == long_dims(out);
+    const bool units_only = n->op != OpKind::kTranspose && unit_reshape(in, out);
     if (D.empty()) {
       if (units_only) continue;
       if (n->op != OpKind::kReshape) return false;

@@ -1,8 +1,9 @@
 // Attention as one group (plan.h Group::fused): work item = (batch entry, BM query rows). A
 // flash head (Group::flash) runs the item as FlashAttention (or FlashStream over many keys;
-// attention.cuh), everything in registers and shared memory. Otherwise the block computes those rows of S = QK^T (all key
-// tiles), their softmax (a warp per row), then the same rows of O = PV, with a block barrier
-// between the phases: S and P go through the arena, written and read back by this block only.
+// attention.cuh), everything in registers and shared memory. Otherwise the block computes those
+// rows of S = QK^T (all key tiles), their softmax (a warp per row), then the same rows of O = PV,
+// with a block barrier between the phases: S and P go through the arena, written and read back
+// by this block only.
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/emit/epilogue.h"
 #include "compiler/codegen/emit/index_math.h"
@@ -46,16 +47,16 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
                              batch_shape.empty() ? "" : decompose("b", batch_shape, "bb"));
   // The parts' epilogues at the flat index i of S / P (b, row, key) and O (b, row, d).
   const EpilogueSteps es = epilogue_steps(ex, plan, qk, "i");
-  const EpilogueSteps ep = epilogue_steps(ex, plan, sm, "i");
   const EpilogueSteps eo = epilogue_steps(ex, plan, pv, "i");
   const std::string out = params.ref(pv.output, {}, "out");
   // S and P: [b][row][key]; the functor returns the element after its part's epilogue. A
-  // streamed head has no probabilities' epilogue (choose_flash) and no p_fn.
-  for (const auto& [fn, steps] : {std::pair<const char*, const std::string*>{"s_fn", &es.code}, {"p_fn", &ep.code}}) {
-    if (qk.flash_chunk && std::string(fn) == "p_fn") continue;
+  // streamed head has no probabilities' epilogue (choose_flash) and so no p_fn.
+  const auto score_fn = [&](const char* fn, const std::string& steps) {
     body += str_cat("  const auto ", fn, " = [&](int r, int c, float v) {\n    const long long i = b * ", rows * keys,
-                    "LL + (long long)r * ", keys, " + c;\n", *steps, "    return v;\n  };\n");
-  }
+                    "LL + (long long)r * ", keys, " + c;\n", steps, "    return v;\n  };\n");
+  };
+  score_fn("s_fn", es.code);
+  if (!qk.flash_chunk) score_fn("p_fn", epilogue_steps(ex, plan, sm, "i").code);
   body += str_cat("  const auto o_fn = [&](int r, int c, float v) {\n    const long long i = b * ", rows * d,
                   "LL + (long long)r * ", d, " + c;\n", eo.code, "    ", out, "[", eo.store_index,
                   "] = ", ex.store(plan.dtype_of(pv.output), "v"), ";\n  };\n");

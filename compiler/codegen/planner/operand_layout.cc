@@ -3,6 +3,7 @@
 // K^T) is stored with its last two axes swapped, so that its stores run along n and its
 // readers load [N][K] rows.
 #include "compiler/codegen/planner/steps.h"
+#include "compiler/ops/shape_util.h"
 #include "compiler/ops/transpose.h"
 
 namespace mono::planner {
@@ -31,16 +32,13 @@ bool stores_along_m(const Group& g) {
       // A view after a transpose: only one that adds or drops axes of size 1 keeps the strides
       // (torchvision's ViT transposes K to [heads][D][keys], then views it as [1][heads][D][keys]).
       const Shape& out = e->outputs[0]->type.shape;
-      std::vector<int64_t> lens, kept;  // cur's axes longer than 1, in order: their lengths and strides
+      if (!unit_reshape(cur, out)) return false;
+      std::vector<int64_t> kept;  // strides of cur's axes longer than 1, in order
       for (size_t d = 0; d < cur.size(); ++d)
-        if (cur[d] != 1) lens.push_back(cur[d]), kept.push_back(stride[d]);
+        if (cur[d] != 1) kept.push_back(stride[d]);
       std::vector<int64_t> next;
       size_t k = 0;
-      for (int64_t len : out) {
-        if (len != 1 && (k == lens.size() || lens[k] != len)) return false;  // not a view of size-1 axes only
-        next.push_back(len == 1 ? 0 : kept[k++]);
-      }
-      if (k != kept.size()) return false;
+      for (int64_t len : out) next.push_back(len == 1 ? 0 : kept[k++]);
       stride = next;
     }
     if (e->op != OpKind::kIsNaN) cur = e->outputs[0]->type.shape;
