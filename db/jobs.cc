@@ -37,15 +37,25 @@ constexpr const char* kNotExcluded = R"sql(
                        WHERE x.job_id = j.id AND x.worker_id = w.id)))
 )sql";
 
-// The ids of the jobs a worker can run: whole-kernel jobs first, then oldest (first inserted)
-// first. A submission's whole-kernel job comes after its measurements, so in rowid order it
-// waited behind every measurement other submissions had queued, and ran at the end with the
-// other GPUs idle (4 H200s, four models at once: resnet50 finished measuring at 32 s and got its
-// artifact at 97 s; bench/RESULTS.md, 2026-11-26). Compile jobs always;
-// measure and whole_kernel jobs only on a GPU worker, of its GPU kind or of any (''). Each
-// (kind, gpu_kind) is one branch that walks an index in rowid order and stops at the limit,
-// so a lease costs about the same with ten queued jobs or a hundred thousand.
-// ?1 = worker id, ?2 = its GPU name, ?3 = "alive since" time, ?4 = limit.
+// The ids of the jobs a worker can run, in this order:
+//   1. whole-kernel jobs queued for longer than StoreOptions::whole_kernel_wait_ms;
+//   2. compile and measure jobs;
+//   3. the other whole-kernel jobs;
+// oldest (first inserted) first within each. Measurements go before a newer whole-kernel job
+// because a whole-kernel job waits for every measurement of its own submission: with several
+// models submitted at once, whole-kernel jobs taken first held GPUs while the last model's
+// measurements waited, and that model's whole-kernel job (one NVRTC compile of the whole
+// kernel, 8-10 s) then ran alone at the end (4 H100s, four models: measurements ended at 25.8
+// s, the last artifact at 39.3 s; bench/RESULTS.md, session 17). Taken after the measurements,
+// the whole-kernel jobs run side by side on all GPUs. The wait bounds what a finished model's
+// artifact can lose to a stream of other submissions' measurements (taking whole-kernel jobs
+// first had been the cure for that: 4 H200s, resnet50 measured at 32 s and got its artifact at
+// 97 s; bench/RESULTS.md, 2026-11-26). Compile jobs always; measure and whole_kernel jobs only on
+// a GPU worker, of its GPU kind or of any (''). Each (kind, gpu_kind) is one branch that walks
+// an index in rowid order and stops at the limit, so a lease costs about the same with ten
+// queued jobs or a hundred thousand.
+// ?1 = worker id, ?2 = its GPU name, ?3 = "alive since" time, ?4 = limit, ?5 = a whole-kernel
+// job created at or before this time is overdue.
 std::string leasable_sql(bool has_gpu) {
   std::vector<std::string> conditions = {"j.kind = 'compile'"};
   if (has_gpu) {
@@ -58,11 +68,13 @@ std::string leasable_sql(bool has_gpu) {
   std::string sql = "SELECT id FROM (";
   for (size_t i = 0; i < conditions.size(); ++i) {
     absl::StrAppend(&sql, i == 0 ? "" : " UNION ALL ",
-                    "SELECT * FROM (SELECT j.id AS id, j.rowid AS rid, j.kind = 'whole_kernel' AS wk FROM jobs j "
+                    "SELECT * FROM (SELECT j.id AS id, j.rowid AS rid, "
+                    "CASE WHEN j.kind <> 'whole_kernel' THEN 1 WHEN j.created_at <= ?5 THEN 0 ELSE 2 END AS rank "
+                    "FROM jobs j "
                     "WHERE j.state = 'queued' AND ", conditions[i], " AND ", kNotExcluded,
                     " ORDER BY j.rowid LIMIT ?4)");
   }
-  absl::StrAppend(&sql, ") ORDER BY wk DESC, rid LIMIT ?4");
+  absl::StrAppend(&sql, ") ORDER BY rank, rid LIMIT ?4");
   return sql;
 }
 
@@ -180,7 +192,7 @@ absl::StatusOr<std::vector<JobRecord>> Store::lease(const std::string& worker_id
 
     MONO_ASSIGN_OR_RETURN(sql::Stmt pick, sql::Stmt::prepare(db, leasable_sql(has_gpu)));
     pick.bind_all(worker_id, gpu_name, now - options_.worker_alive_ms,
-                  static_cast<int64_t>(max_jobs));
+                  static_cast<int64_t>(max_jobs), now - options_.whole_kernel_wait_ms);
     std::vector<std::string> ids;
     while (true) {
       MONO_ASSIGN_OR_RETURN(bool row, pick.step());

@@ -34,6 +34,9 @@ struct StoreOptions {
   // A worker seen (register, lease, renew, report) within this window counts as alive when
   // deciding whether a job that failed on one worker can go to another instead.
   int64_t worker_alive_ms = 120'000;
+  // A whole-kernel job is leased after the queued compile and measure jobs until it has waited
+  // this long, and before them from then on (see lease).
+  int64_t whole_kernel_wait_ms = 60'000;
 };
 
 struct FailureCount {
@@ -98,8 +101,10 @@ class Store {
   absl::StatusOr<bool> add_job(const NewJob& job);
   absl::StatusOr<JobRecord> get_job(const std::string& id);  // NotFound
   absl::StatusOr<std::vector<JobRecord>> task_jobs(int64_t task_id);
-  // Up to max_jobs queued jobs for the worker, oldest (first added) first, each leased until
-  // now + lease_ms; a requeued job keeps its place.
+  // Up to max_jobs queued jobs for the worker, each leased until now + lease_ms: whole-kernel
+  // jobs queued longer than options.whole_kernel_wait_ms, then compile and measure jobs, then
+  // the other whole-kernel jobs; oldest (first added) first within each; a requeued job keeps
+  // its place.
   // Compile-only workers get compile jobs; GPU workers also get measure and whole_kernel
   // jobs pinned to their GPU kind (or to any: ""). NotFound for an unknown worker.
   absl::StatusOr<std::vector<JobRecord>> lease(const std::string& worker_id, int max_jobs,

@@ -37,7 +37,8 @@ Coordinator::Coordinator(db::Store* store, const db::Clock* clock, CoordinatorOp
     : store_(store), clock_(clock), options_(std::move(options)) {
   for (int i = 0; i < std::max(1, options_.build_threads); ++i)
     builders_.emplace_back([this] { work_loop(&build_queue_, /*artifact_builds=*/true); });
-  builders_.emplace_back([this] { work_loop(&prebuild_queue_, /*artifact_builds=*/false); });
+  for (int i = 0; i < std::max(1, options_.prebuild_threads); ++i)
+    builders_.emplace_back([this] { work_loop(&prebuild_queue_, /*artifact_builds=*/false); });
 }
 
 Coordinator::~Coordinator() {
@@ -46,6 +47,7 @@ Coordinator::~Coordinator() {
     stopping_ = true;
   }
   build_cv_.notify_all();
+  idle_cv_.notify_all();  // builds waiting for compiles ahead
   for (std::thread& t : builders_) t.join();
 }
 
@@ -71,6 +73,7 @@ bool Coordinator::drain(std::chrono::milliseconds limit) {
   build_queue_.clear();
   prebuild_queue_.clear();
   build_cv_.notify_all();
+  idle_cv_.notify_all();  // builds waiting for compiles ahead
   return idle_cv_.wait_for(lock, limit, [this] { return builds_running_ == 0; });
 }
 
@@ -245,6 +248,15 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_ || !building_.insert(s.id).second) return;
   build_queue_.push_back([this, s, l, f = std::move(f)] {
+    {
+      // The configurations compiled ahead include this build's: the cubin it needs is coming.
+      std::unique_lock<std::mutex> lock(mu_);
+      idle_cv_.wait(lock, [this, &s] { return stopping_ || !compiling_ahead_.count(s.id); });
+      if (stopping_) {  // it stays merging, and is built after a restart
+        building_.erase(s.id);
+        return;
+      }
+    }
     const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
     if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
       std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
@@ -266,6 +278,11 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   prebuild_queue_.push_back([this, submission, l, configs = std::move(configs)] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Its build started first and compiles for itself.
+      if (building_.count(submission) || !compiling_ahead_.insert(submission).second) return;
+    }
     // One thread per configuration, as the worker compiles them.
     std::vector<std::thread> compiles;
     for (const tuning::ContextChoice& c : configs) {
@@ -276,6 +293,9 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
       }
     }
     for (std::thread& t : compiles) t.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    compiling_ahead_.erase(submission);
+    idle_cv_.notify_all();  // a build may wait for these compiles
   });
   build_cv_.notify_all();
 }

@@ -47,6 +47,11 @@ struct CoordinatorOptions {
   std::function<std::string(const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json& info,
                             const nlohmann::json& verification, const std::string& dir)>
       build = tuning::write_tuned_artifact;
+  // Submissions whose whole-kernel configurations are compiled ahead at once (each
+  // configuration on a thread of its own). With several models submitted together, their
+  // whole-kernel jobs run side by side on the GPUs: one submission at a time left the last
+  // ones' artifacts to compile after their jobs, on the critical path.
+  int prebuild_threads = 4;
   // Compiles one configuration of a whole-kernel job into the cubin cache while the job runs
   // (tuning::prebuild_tuned_kernel), so that the artifact's build after it is a cache hit;
   // empty: nothing is compiled ahead.
@@ -93,8 +98,9 @@ class Coordinator {
   absl::Status advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l);
   void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
   // Queues the compiles of a new whole-kernel job's configurations (options_.prebuild) for the
-  // one thread that does those, apart from the artifact builds' pool: a build never waits for
-  // them.
+  // threads that do those (options_.prebuild_threads), apart from the artifact builds' pool. A
+  // build whose submission's compiles are running waits for them (they make its cubin); one
+  // whose compiles have not started yet compiles for itself, and they are skipped.
   void prebuild(const std::string& submission, std::shared_ptr<Loaded> l, std::vector<tuning::ContextChoice> configs);
   // One of those compiles (skipped once stopping); a failure is logged, not the submission's.
   void compile_ahead(const std::string& submission, const Loaded& l, const tuning::ContextChoice& c);
@@ -116,13 +122,14 @@ class Coordinator {
   std::mutex mu_;  // guards the members below; never held across a slow step
   std::map<std::string, std::shared_ptr<Loaded>> loaded_;
   std::set<std::string> building_;                 // submissions queued for or in a build
+  std::set<std::string> compiling_ahead_;          // submissions whose compiles ahead run
   std::deque<std::function<void()>> build_queue_;
-  std::deque<std::function<void()>> prebuild_queue_;  // compiles ahead (prebuild), one at a time
+  std::deque<std::function<void()>> prebuild_queue_;  // compiles ahead (prebuild), a submission each
   std::condition_variable build_cv_, idle_cv_, work_cv_;
   bool work_ = false;  // a submission was recorded since the last wait_for_work (under mu_)
   int builds_running_ = 0;
   bool stopping_ = false;
-  std::vector<std::thread> builders_;  // the artifact builds' pool, then the compiles-ahead thread
+  std::vector<std::thread> builders_;  // the artifact builds' pool, then the compiles-ahead pool
 };
 
 }  // namespace mono::server

@@ -157,7 +157,7 @@ TEST_F(StoreTest, LeaseRoutesByCapabilities) {
   EXPECT_EQ(lease(cpu, 1), std::vector<std::string>({"compile"}));
   // A GPU worker: compile jobs and the GPU jobs of its kind (or of any kind).
   EXPECT_EQ(lease(a100, 10), std::vector<std::string>({"measure-a100", "measure-any", "compile-2"}));
-  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"whole-h100", "measure-h100"}));  // whole-kernel first
+  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"measure-h100", "whole-h100"}));  // measurements first
   EXPECT_TRUE(lease(cpu).empty());
   EXPECT_TRUE(lease(h100).empty());
 
@@ -172,19 +172,35 @@ TEST_F(StoreTest, LeaseRoutesByCapabilities) {
 }
 
 // A submission's whole-kernel job is created after its measurements finish, behind whatever
-// other submissions queued: it is leased before those older measurements, so that building a
-// finished model's artifact overlaps the others' tuning instead of waiting for all of it.
-TEST_F(StoreTest, WholeKernelJobsAreLeasedBeforeOlderMeasurements) {
+// other submissions queued. Fresh, it waits for the measurements queued before and after it,
+// so that every model's measurements end early and the whole-kernel jobs run side by side;
+// once it has waited StoreOptions::whole_kernel_wait_ms it goes before them, so that a
+// finished model's artifact is not held back by a stream of other submissions.
+TEST_F(StoreTest, WholeKernelJobsWaitForMeasurementsUntilOverdue) {
+  const int64_t wait_ms = StoreOptions{}.whole_kernel_wait_ms;
   const std::string h100 = worker("h100", gpu_caps(kH100));
   add(job("measure-1", task_, JobKind::kMeasure, kH100));
+  add(job("whole-1", task_, JobKind::kWholeKernel, kH100));
   add(job("measure-2", task_, JobKind::kMeasure, ""));
   add(job("compile", task_, JobKind::kCompile));
-  add(job("whole-1", task_, JobKind::kWholeKernel, kH100));
-  add(job("measure-3", task_, JobKind::kMeasure, kH100));
   add(job("whole-2", task_, JobKind::kWholeKernel, ""));
-  EXPECT_EQ(lease(h100, 1), std::vector<std::string>({"whole-1"}));
-  EXPECT_EQ(lease(h100, 2), std::vector<std::string>({"whole-2", "measure-1"}));
-  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"measure-2", "compile", "measure-3"}));
+  add(job("measure-3", task_, JobKind::kMeasure, kH100));
+  EXPECT_EQ(lease(h100, 2), std::vector<std::string>({"measure-1", "measure-2"}));
+
+  // whole-1 is overdue, whole-2 (created 3 ms later) not yet.
+  clock_.advance(wait_ms - 3);
+  EXPECT_EQ(lease(h100, 2), std::vector<std::string>({"whole-1", "compile"}));
+  clock_.advance(3);  // now whole-2 too
+  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"whole-2", "measure-3"}));
+}
+
+TEST_F(StoreTest, FreshWholeKernelJobsComeAfterEveryMeasurement) {
+  const std::string h100 = worker("h100", gpu_caps(kH100));
+  add(job("whole-1", task_, JobKind::kWholeKernel, kH100));
+  add(job("measure-1", task_, JobKind::kMeasure, ""));
+  add(job("whole-2", task_, JobKind::kWholeKernel, ""));
+  add(job("measure-2", task_, JobKind::kMeasure, kH100));
+  EXPECT_EQ(lease(h100, 10), std::vector<std::string>({"measure-1", "measure-2", "whole-1", "whole-2"}));
 }
 
 TEST_F(StoreTest, CompileOnlyFlagWinsOverAGpuName) {

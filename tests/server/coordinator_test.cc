@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <mutex>
@@ -34,10 +35,10 @@ class CoordinatorTest : public ::testing::Test {
     worker_ = *w;
   }
   // A checked-in tiny model stored as the server stores uploads; the folder.
-  std::string upload(const std::string& name) {
+  std::string upload(const std::string& name, const std::string& model = "tiny-resnet-opset17") {
     const std::string dir = dir_.file(name);
     fs::create_directories(dir);
-    fs::copy_file(std::string(MONO_SOURCE_DIR) + "/tests/data/models/tiny-resnet-opset17/model.onnx", dir + "/model.onnx");
+    fs::copy_file(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx", dir + "/model.onnx");
     return dir;
   }
   // A dry-run submission of it.
@@ -57,6 +58,50 @@ class CoordinatorTest : public ::testing::Test {
     auto w = store_->register_worker("gpu", caps);
     EXPECT_TRUE(w.ok()) << w.status();
     return w.ok() ? *w : "";
+  }
+  // What a GPU worker would do with the queued measure jobs: every candidate measured at 10 us.
+  // Returns the whole-kernel jobs it leased on the way, unreported.
+  std::vector<db::JobRecord> measure_queued(const std::string& gpu) {
+    std::vector<db::JobRecord> whole;
+    auto jobs = store_->lease(gpu, 1000, 60'000);
+    EXPECT_TRUE(jobs.ok()) << jobs.status();
+    if (!jobs.ok()) return whole;
+    for (const db::JobRecord& j : *jobs) {
+      if (j.kind == db::JobKind::kWholeKernel) {
+        whole.push_back(j);
+        continue;
+      }
+      std::vector<db::CandidateResult> results;
+      const nlohmann::json payload = nlohmann::json::parse(j.payload);  // outlives the loop
+      for (const nlohmann::json& cand : payload.at("candidates")) {
+        db::CandidateResult res;
+        res.candidate = cand.at("index").get<int>();
+        res.ok = true;
+        res.samples_us = {10.0};
+        res.median_us = 10.0;
+        results.push_back(res);
+      }
+      db::Environment env;
+      env.gpu_name = "Test GPU";
+      EXPECT_TRUE(store_->report(gpu, j.id, results, env).ok());
+    }
+    return whole;
+  }
+  // A whole-kernel job's report: configuration `fastest` at 50 us, the others at 100.
+  void time_whole_kernel(const std::string& gpu, const db::JobRecord& job, int fastest) {
+    std::vector<db::CandidateResult> timed;
+    const nlohmann::json payload = nlohmann::json::parse(job.payload);  // outlives the loop
+    for (const nlohmann::json& cfg : payload.at("configs")) {
+      db::CandidateResult res;
+      res.candidate = cfg.at("index").get<int>();
+      res.ok = true;
+      res.median_us = res.candidate == fastest ? 50.0 : 100.0;
+      res.samples_us = {*res.median_us};
+      timed.push_back(res);
+    }
+    db::Environment env;
+    env.gpu_name = "Test GPU";
+    EXPECT_TRUE(store_->report(gpu, job.id, timed, env).ok());
   }
   // What compile-only workers would do: every queued job leased and reported.
   void finish_jobs() {
@@ -294,24 +339,7 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
   auto r = c.submit(h, upload("measured"), "measured-sha");
   ASSERT_TRUE(r.ok()) << r.status();
   const std::string id = r->submission_id();
-  // A GPU worker measures every candidate at 10 us.
-  auto jobs = store_->lease(gpu, 1000, 60'000);
-  ASSERT_TRUE(jobs.ok()) << jobs.status();
-  ASSERT_FALSE(jobs->empty());
-  for (const db::JobRecord& j : *jobs) {
-    std::vector<db::CandidateResult> results;
-    for (const nlohmann::json& cand : nlohmann::json::parse(j.payload).at("candidates")) {
-      db::CandidateResult res;
-      res.candidate = cand.at("index").get<int>();
-      res.ok = true;
-      res.samples_us = {10.0};
-      res.median_us = 10.0;
-      results.push_back(res);
-    }
-    db::Environment env;
-    env.gpu_name = "Test GPU";
-    ASSERT_TRUE(store_->report(gpu, j.id, results, env).ok());
-  }
+  EXPECT_TRUE(measure_queued(gpu).empty());
   c.step();  // the whole-kernel job is queued, and its configurations compiled ahead
   auto whole = store_->lease(gpu, 10, 60'000);
   ASSERT_TRUE(whole.ok()) << whole.status();
@@ -334,18 +362,7 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
     EXPECT_TRUE(built.empty()) << "the artifact was built before the job picked";
   }
   // The job finds the last configuration fastest: that one becomes the artifact.
-  std::vector<db::CandidateResult> timed;
-  for (const nlohmann::json& cfg : configs) {
-    db::CandidateResult res;
-    res.candidate = cfg.at("index").get<int>();
-    res.ok = true;
-    res.median_us = res.candidate + 1 == static_cast<int>(configs.size()) ? 50.0 : 100.0;
-    res.samples_us = {*res.median_us};
-    timed.push_back(res);
-  }
-  db::Environment env;
-  env.gpu_name = "Test GPU";
-  ASSERT_TRUE(store_->report(gpu, whole->front().id, timed, env).ok());
+  time_whole_kernel(gpu, whole->front(), configs.back().at("index").get<int>());
   c.step();
   for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto done = store_->get_submission(id);
@@ -354,6 +371,75 @@ TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesT
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(built.size(), 1u);
   EXPECT_EQ(built.front(), configs.back().at("context"));
+}
+
+// Several models submitted together finish their measurements close together, and their
+// whole-kernel jobs run side by side on the GPUs: their configurations are compiled ahead at
+// the same time too (CoordinatorOptions::prebuild_threads), not one submission after another.
+// An artifact's build whose compiles ahead still run waits for them instead of compiling the
+// same kernel again.
+TEST_F(CoordinatorTest, CompilesAheadOfSeveralSubmissionsRunAtOnceAndTheBuildWaitsForThem) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0, peak = 0;
+  bool release = false;
+  int built = 0;
+  CoordinatorOptions o;
+  o.data_dir = dir_.file("data");
+  o.prebuild = [&](const tuning::PreparedModel&, const tuning::ContextChoice&) {
+    std::unique_lock<std::mutex> lock(mu);
+    peak = std::max(peak, ++running);
+    cv.notify_all();
+    cv.wait_for(lock, seconds(20), [&] { return release; });
+    --running;
+  };
+  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&,
+                const nlohmann::json&, const std::string& out) {
+    fs::create_directories(out);
+    std::lock_guard<std::mutex> lock(mu);
+    ++built;
+    return std::string("{}");
+  };
+  Coordinator c(store_.get(), &clock_, o);
+  const std::string gpu = register_gpu_worker();
+  ASSERT_FALSE(gpu.empty());
+  std::vector<std::string> ids;
+  for (const char* model : {"tiny-resnet-opset17", "tiny-mobilenet-opset17"}) {
+    v1::SubmitHeader h;
+    h.set_model_name(model);
+    auto r = c.submit(h, upload(model, model), std::string(model) + "-sha");
+    ASSERT_TRUE(r.ok()) << r.status();
+    ids.push_back(r->submission_id());
+  }
+  EXPECT_TRUE(measure_queued(gpu).empty());
+  c.step();  // both whole-kernel jobs queued, and their configurations compiled ahead
+  std::vector<db::JobRecord> whole = measure_queued(gpu);
+  ASSERT_EQ(whole.size(), 2u);
+  size_t configs = 0;
+  for (const db::JobRecord& j : whole) configs += nlohmann::json::parse(j.payload).at("configs").size();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, seconds(10), [&] { return peak == static_cast<int>(configs); });
+    EXPECT_EQ(peak, static_cast<int>(configs)) << "the two submissions' configurations were not compiled at once";
+  }
+  // Both jobs report while the compiles still run: the builds wait for them.
+  for (const db::JobRecord& j : whole) time_whole_kernel(gpu, j, 0);
+  c.step();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(built, 0) << "an artifact was built while its configurations were still being compiled ahead";
+    release = true;
+  }
+  cv.notify_all();
+  for (int i = 0; i < 250 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const std::string& id : ids) {
+    auto done = store_->get_submission(id);
+    ASSERT_TRUE(done.ok());
+    EXPECT_EQ(done->state, db::SubmissionState::kDone) << done->error;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(built, 2);
 }
 
 }  // namespace
