@@ -3,7 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <cstdlib>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -20,13 +19,12 @@ std::string Call::str(const std::string& item) const {
   return s + ")";
 }
 
-std::string Module::function(const Group& g, const std::string& params, const std::string& body,
-                             const std::string& suffix) {
+std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
   const std::string text = str_cat("(", params, ") {\n", body, "}\n");
   const std::string code = code_without_comments(text);
   auto it = functions_.find(code);
   if (it == functions_.end()) {
-    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)), suffix);
+    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
     // static: only this translation unit's kernel calls them.
     const std::string head =
         plan.inline_groups ? "__device__ __forceinline__ void " : "static __device__ __noinline__ void ";
@@ -146,32 +144,10 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// Weights of the next stage's groups fetched before the grid barrier (GroupWork::ahead): each
-// block's first item of that stage is item blockIdx.x, so the block fetches that item's own. Returns
-// whether anything is fetched (the next stage's statements are then told, for that item).
-bool print_ahead(std::ostream& os, const std::vector<GroupWork>& next) {
-  int64_t start = 0;
-  bool any = false;
-  for (const GroupWork& w : next) {
-    const int64_t end = start + w.items;
-    if (w.ahead) {
-      if (!any) os << "  // the weights of this block's first item of the next stage, fetched ahead of the barrier\n";
-      any = true;
-      os << "  if (" << (start ? str_cat("blockIdx.x >= ", start, " && ") : std::string()) << "blockIdx.x < " << end << ") "
-         << w.ahead(start ? str_cat("blockIdx.x - ", start) : std::string("blockIdx.x")) << ";\n";
-    }
-    start = end;
-  }
-  return any;
-}
-
 // One stage: what its groups implement (comments), the loop over their work items, then the
-// weights fetched ahead for the next stage (`next`; see print_ahead), the grid barrier (`barrier`:
-// not after the last stage) and, in profiling builds, the stamps. `after_ahead`: the previous
-// stage fetched weights ahead for this one. Returns whether this one fetched for the next.
-bool print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
-                 const std::vector<GroupWork>& work, const std::vector<GroupWork>* next, bool after_ahead) {
-  const bool barrier = next != nullptr;
+// grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
+void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
+                 const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
@@ -179,9 +155,7 @@ bool print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::str
   int64_t start = 0;
   for (size_t i = 0; i < work.size(); ++i) {
     const int64_t end = start + work[i].items;
-    const std::string it = start ? str_cat("item - ", start) : std::string("item");
-    const std::string statement =
-        after_ahead && work[i].ahead ? work[i].statement_ahead(it, "item == blockIdx.x") : work[i].statement(it);
+    const std::string statement = work[i].statement(start ? str_cat("item - ", start) : std::string("item"));
     if (work.size() == 1)
       os << "    " << statement << ";\n";
     else
@@ -190,10 +164,8 @@ bool print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::str
   }
   os << "    __syncthreads();\n  }\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
-  const bool fetched = barrier && !std::getenv("MONO_NO_AHEAD") && print_ahead(os, *next);  // TEMPORARY A/B switch
   if (barrier) os << "  grid_barrier(p.sync);\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
-  return fetched;
 }
 
 // Graph outputs no group writes (KernelPlan::output_copies), copied after the stages; a barrier
@@ -310,9 +282,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  bool ahead = false;
-  for (int s = 0; s < n_stages; ++s)
-    ahead = print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages ? &work[s + 1] : nullptr, ahead);
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();

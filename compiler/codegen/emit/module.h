@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,11 +28,6 @@ struct Call {
 struct GroupWork {
   int64_t items = 0;
   std::function<std::string(const std::string& item)> statement;
-  // Where the group's items read weights that can be fetched before the grid barrier that ends
-  // the previous stage (GemmWg::b_ahead), else empty: the statement that fetches them for item
-  // `item`, and the one that runs item `item` told whether they were (`ahead`, a C boolean).
-  std::function<std::string(const std::string& item)> ahead;
-  std::function<std::string(const std::string& item, const std::string& ahead)> statement_ahead;
 };
 
 class Module {
@@ -45,10 +39,8 @@ class Module {
 
   // Defines the device function of group `g` (or of the groups whose code is the same:
   // `void NAME(params) { body }`, inlined or not as the plan says) unless one with the same code
-  // (comments aside) exists; returns its name, after the first group that defined it ("g12_mat_mul",
-  // then `suffix`: a group's second function).
-  std::string function(const Group& g, const std::string& params, const std::string& body,
-                       const std::string& suffix = "");
+  // (comments aside) exists; returns its name, after the first group that defined it ("g12_mat_mul").
+  std::string function(const Group& g, const std::string& params, const std::string& body);
   // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
   // aside) exists;
   // returns its name ("G12Epilogue").
@@ -104,19 +96,7 @@ GroupWork emit_attention(Module& m, const Group& g);  // attention.cc
 // itself for the whole block (kBlock: rows longer than a warp caches, support.h block_per_row).
 enum class RowMode { kWarps, kWarpItem, kBlock };
 Call rows_call(Module& m, const Group& g, RowMode mode);
-// The functions of a GEMM group (gemm.cc): one item is one output tile (and split). A wgmma
-// tile also has the function that fetches an item's weights ahead (GemmWg::b_ahead); its tile
-// call then takes one more argument, whether they were.
-struct GemmCalls {
-  Call tile;
-  std::optional<Call> ahead;
-  // The tile call, told whether the item's weights were fetched ahead (where it can be).
-  Call run(const std::string& fetched = "false") const {
-    Call c = tile;
-    if (ahead) c.args.push_back(fetched);
-    return c;
-  }
-};
-GemmCalls gemm_call(Module& m, const Group& g);
+// The tile function of a GEMM group (gemm.cc): one item is one output tile (and split).
+Call gemm_call(Module& m, const Group& g);
 
 }  // namespace mono::emit
