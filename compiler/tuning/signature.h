@@ -94,7 +94,9 @@ namespace mono::tuning {
 //  24 (2026-11-27): FlashStream scales its exponents to base 2 after subtracting the running
 //     maximum (not before), so a maximum near -FLT_MAX (a torch.finfo(float32).min padding mask)
 //     no longer overflows into NaN (found in review; device-library case added).
-constexpr int kSignatureVersion = 24;
+//  25 (2026-11-27): a GEMM group's items take their row tile fastest, then the column tile
+//     (was the column tile fastest), so the items that run at once share weight tiles.
+constexpr int kSignatureVersion = 25;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -76,9 +76,9 @@ GroupWork emit_attention(Module& m, const Group& qk) {
   if (qk.flash) return emit_flash(m, qk, sm, pv);
   const GemmProblem a = gemm_problem(qk), b = gemm_problem(pv);
   const int64_t tm = ceil_div(a.m, qk.gemm.bm), tn1 = ceil_div(a.n, qk.gemm.bn), tn3 = ceil_div(b.n, pv.gemm.bn);
-  const Call s = gemm_call(m, qk);
+  const Call s = gemm_call(m, qk, /*m_fastest=*/false);  // items ai * tn1 + t below
   const Call p = rows_call(m, sm, RowMode::kWarpItem);
-  const Call o = gemm_call(m, pv);
+  const Call o = gemm_call(m, pv, /*m_fastest=*/false);
   const int bm = qk.gemm.bm;
   const int64_t rows = a.m;
   return {qk.items, [=](const std::string& item) {

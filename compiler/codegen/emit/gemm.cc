@@ -1,6 +1,7 @@
 // GEMM groups (MatMul, Gemm, and Conv as an implicit GEMM): the operands' loaders, the epilogue
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
+#include <cstdlib>
 #include <algorithm>
 #include <set>
 
@@ -247,7 +248,7 @@ std::string epilogue_body(const std::string& fields, const std::string& steps, c
 }
 
 // The tile function's body: which tile and split this item is, the loaders, the tile call.
-std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t) {
+std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
@@ -259,8 +260,10 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
                              // Split slowest: split-K reducers (the last split) come after every producer.
                              gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
                                            : std::string("  const int split = 0;\n  int t = item;\n"),
-                             "  const int tn = t % ", tn, "; t /= ", tn, ";\n  const int tm = t % ", tm, ";\n",
-                             "  const long long b = t / ", tm, ";\n");
+                             m_fastest ? str_cat("  const int tm = t % ", tm, "; t /= ", tm, ";\n  const int tn = t % ", tn, ";\n",
+                                                 "  const long long b = t / ", tn, ";\n")
+                                       : str_cat("  const int tn = t % ", tn, "; t /= ", tn, ";\n  const int tm = t % ", tm, ";\n",
+                                                 "  const long long b = t / ", tm, ";\n"));
   body += o.batch_code;
   body += str_cat("  const int k0 = split * ", chunk, ", k1 = min(", o.K, ", k0 + ", chunk, ");\n");
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
@@ -280,7 +283,7 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
 
 }  // namespace
 
-Call gemm_call(Module& m, const Group& g) {
+Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   const KernelPlan& plan = m.plan;
   const Node& n = *g.anchor;
   const bool conv = n.op == OpKind::kConv;
@@ -324,7 +327,7 @@ Call gemm_call(Module& m, const Group& g) {
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
                                   o.a_map >= 0 ? ", const TensorMap* amap" : "");
-  const std::string name = m.function(g, sig, tile_body(g, o, gemm_t));
+  const std::string name = m.function(g, sig, tile_body(g, o, gemm_t, m_fastest));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
   for (const std::string& p : params.arguments()) epi_init += p + ", ";
@@ -337,7 +340,7 @@ Call gemm_call(Module& m, const Group& g) {
 }
 
 GroupWork emit_gemm(Module& m, const Group& g) {
-  const Call call = gemm_call(m, g);
+  const Call call = gemm_call(m, g, /*m_fastest=*/!std::getenv("MONO_N_FASTEST"));  // TEMPORARY A/B switch
   return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 

@@ -96,7 +96,10 @@ GroupWork emit_attention(Module& m, const Group& g);  // attention.cc
 // itself for the whole block (kBlock: rows longer than a warp caches, support.h block_per_row).
 enum class RowMode { kWarps, kWarpItem, kBlock };
 Call rows_call(Module& m, const Group& g, RowMode mode);
-// The tile function of a GEMM group (gemm.cc): one item is one output tile (and split).
-Call gemm_call(Module& m, const Group& g);
+// The tile function of a GEMM group (gemm.cc): one item is one output tile (and split); the
+// split is the item's slowest part, then the batch, then the tile: its row tile fastest
+// (`m_fastest`: the items that run at once share weight tiles, so weights that do not fit the L2
+// are read once), else its column tile.
+Call gemm_call(Module& m, const Group& g, bool m_fastest);
 
 }  // namespace mono::emit

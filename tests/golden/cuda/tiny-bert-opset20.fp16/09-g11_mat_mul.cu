@@ -5,9 +5,9 @@ __device__ __forceinline__ void g11_mat_mul(int item, const half_t* __restrict__
   static_assert(GemmWg<64, 32, 128, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;
-  const int tn = t % 2; t /= 2;
-  const int tm = t % 1;
-  const long long b = t / 1;
+  const int tm = t % 1; t /= 1;
+  const int tn = t % 2;
+  const long long b = t / 2;
     const long long a_off = 0;
     const long long b_off = 0;
   const int k0 = split * 128, k1 = min(128, k0 + 128);

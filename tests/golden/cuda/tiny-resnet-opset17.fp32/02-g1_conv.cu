@@ -32,9 +32,9 @@ __device__ __forceinline__ void g1_conv(int item, const float* __restrict__ A, c
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;
-  const int tn = t % 1; t /= 1;
-  const int tm = t % 8;
-  const long long b = t / 8;
+  const int tm = t % 8; t /= 8;
+  const int tn = t % 1;
+  const long long b = t / 1;
   const int k0 = split * 80, k1 = min(72, k0 + 80);
   Im2colK<float, ConvNhwc_1x32x32x8_k3x3_s2x2_p1x1_d1x1_o16x16> la{A};  // channels-last im2col
   DenseK<float, true> lb{B, 16, 72, 72};

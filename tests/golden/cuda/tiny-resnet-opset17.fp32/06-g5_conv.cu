@@ -32,8 +32,8 @@ __device__ __forceinline__ void g5_conv(int item, const float* __restrict__ A, c
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = item / 1;
   int t = item % 1;
-  const int tn = t % 1; t /= 1;
-  const int tm = t % 1;
+  const int tm = t % 1; t /= 1;
+  const int tn = t % 1;
   const long long b = t / 1;
   const int k0 = split * 48, k1 = min(144, k0 + 48);
   Im2colK<float, ConvNhwc_1x8x8x16_k3x3_s2x2_p1x1_d1x1_o4x4> la{A};  // channels-last im2col

@@ -31,8 +31,8 @@ __device__ __forceinline__ void g7_conv(int item, const float* __restrict__ A, c
   static_assert(GemmF32<32, 64, 16, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;
-  const int tn = t % 1; t /= 1;
-  const int tm = t % 1;
+  const int tm = t % 1; t /= 1;
+  const int tn = t % 1;
   const long long b = t / 1;
   const int k0 = split * 16, k1 = min(16, k0 + 16);
   Im2colK<float, ConvNhwc_1x8x8x16_k1x1_s2x2_p0x0_d1x1_o4x4> la{A};  // channels-last im2col
