@@ -1,7 +1,6 @@
 // GEMM groups (MatMul, Gemm, and Conv as an implicit GEMM): the operands' loaders, the epilogue
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
-#include <cstdlib>
 #include <algorithm>
 #include <set>
 
@@ -340,7 +339,7 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
 }
 
 GroupWork emit_gemm(Module& m, const Group& g) {
-  const Call call = gemm_call(m, g, /*m_fastest=*/!std::getenv("MONO_N_FASTEST"));  // TEMPORARY A/B switch
+  const Call call = gemm_call(m, g, /*m_fastest=*/true);
   return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
