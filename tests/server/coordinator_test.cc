@@ -59,6 +59,21 @@ class CoordinatorTest : public ::testing::Test {
     EXPECT_TRUE(w.ok()) << w.status();
     return w.ok() ? *w : "";
   }
+  // A candidate measured at `us`.
+  static db::CandidateResult measured(int candidate, double us) {
+    db::CandidateResult res;
+    res.candidate = candidate;
+    res.ok = true;
+    res.samples_us = {us};
+    res.median_us = us;
+    return res;
+  }
+  // The GPU worker's report of a job's results.
+  void report_measured(const std::string& gpu, const std::string& job, const std::vector<db::CandidateResult>& results) {
+    db::Environment env;
+    env.gpu_name = "Test GPU";
+    EXPECT_TRUE(store_->report(gpu, job, results, env).ok());
+  }
   // What a GPU worker would do with the queued measure jobs: every candidate measured at 10 us.
   // Returns the whole-kernel jobs it leased on the way, unreported.
   std::vector<db::JobRecord> measure_queued(const std::string& gpu) {
@@ -73,17 +88,8 @@ class CoordinatorTest : public ::testing::Test {
       }
       std::vector<db::CandidateResult> results;
       const nlohmann::json payload = nlohmann::json::parse(j.payload);  // outlives the loop
-      for (const nlohmann::json& cand : payload.at("candidates")) {
-        db::CandidateResult res;
-        res.candidate = cand.at("index").get<int>();
-        res.ok = true;
-        res.samples_us = {10.0};
-        res.median_us = 10.0;
-        results.push_back(res);
-      }
-      db::Environment env;
-      env.gpu_name = "Test GPU";
-      EXPECT_TRUE(store_->report(gpu, j.id, results, env).ok());
+      for (const nlohmann::json& cand : payload.at("candidates")) results.push_back(measured(cand.at("index").get<int>(), 10.0));
+      report_measured(gpu, j.id, results);
     }
     return whole;
   }
@@ -92,16 +98,10 @@ class CoordinatorTest : public ::testing::Test {
     std::vector<db::CandidateResult> timed;
     const nlohmann::json payload = nlohmann::json::parse(job.payload);  // outlives the loop
     for (const nlohmann::json& cfg : payload.at("configs")) {
-      db::CandidateResult res;
-      res.candidate = cfg.at("index").get<int>();
-      res.ok = true;
-      res.median_us = res.candidate == fastest ? 50.0 : 100.0;
-      res.samples_us = {*res.median_us};
-      timed.push_back(res);
+      const int index = cfg.at("index").get<int>();
+      timed.push_back(measured(index, index == fastest ? 50.0 : 100.0));
     }
-    db::Environment env;
-    env.gpu_name = "Test GPU";
-    EXPECT_TRUE(store_->report(gpu, job.id, timed, env).ok());
+    report_measured(gpu, job.id, timed);
   }
   // What compile-only workers would do: every queued job leased and reported.
   void finish_jobs() {
