@@ -156,6 +156,7 @@ if [ $together = 1 ]; then
   all_ms=$(( ($(date +%s%N) - s_all) / 1000000 ))
   say "all of ${full//,/ }: submit to last artifact: $all_ms ms on $gpus GPU(s)"
   worker_metrics "$(awk "BEGIN { print $all_ms / 1000 }")" | while IFS= read -r l; do say "$l"; done
+  python3 bench/tune_timeline.py $run/mono.db "$logs"/worker*.log | while IFS= read -r l; do say "$l"; done
   grep -hE "tasks|candidates" "$logs/server.log" >> "$logs/tune_summary.txt"
   if [ $bench = 1 ]; then
     for n in ${full//,/ }; do

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Where a tuning run's time went, from the tuner's database and the workers' logs (issue 23).
+
+  bench/tune_timeline.py MONO_DB [WORKER_LOG...]
+
+Prints, in seconds from the first submission: per submission, when its measurements ended, when
+its whole-kernel job was queued and finished, and when its artifact was done; then, from the
+workers' logs, the measure and whole-kernel jobs' summed seconds and NVRTC seconds (the CPU work
+that grows when several workers share a host's cores).
+"""
+import re
+import sqlite3
+import sys
+
+
+def timeline(db_path):
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)  # never creates one
+        t0 = db.execute("SELECT MIN(created_at) FROM submissions").fetchone()[0]
+    except sqlite3.Error as e:
+        return [f"timeline: cannot read {db_path}: {e}"]
+    if t0 is None:
+        return ["timeline: no submission in the database"]
+    rows = db.execute(
+        """SELECT s.model_name, s.id, s.finished_at,
+                  (SELECT MAX(j.updated_at) FROM jobs j JOIN submission_tasks st ON st.task_id = j.task_id
+                   WHERE st.submission_id = s.id AND j.kind = 'measure' AND j.state = 'done'),
+                  (SELECT MIN(created_at) FROM jobs WHERE submission_id = s.id AND kind = 'whole_kernel'),
+                  (SELECT MAX(updated_at) FROM jobs WHERE submission_id = s.id AND kind = 'whole_kernel' AND state = 'done')
+           FROM submissions s ORDER BY s.created_at""").fetchall()
+
+    def at(ms):
+        return "-" if ms is None else f"{(ms - t0) / 1000:.1f}"
+
+    out = []
+    for name, _, finished, measured, wk_queued, wk_done in rows:
+        out.append(f"timeline {name}: measurements end {at(measured)} s, whole-kernel job queued {at(wk_queued)} s, "
+                   f"done {at(wk_done)} s, artifact {at(finished)} s")
+    return out
+
+
+JOB = re.compile(r"\((measure|whole_kernel), \d+ candidates\) in ([\d.]+) s \(compile ([\d.]+) s")
+
+
+def job_seconds(logs):
+    total = {}
+    for path in logs:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = JOB.search(line)
+                if m:
+                    n, s, c = total.get(m.group(1), (0, 0.0, 0.0))
+                    total[m.group(1)] = (n + 1, s + float(m.group(2)), c + float(m.group(3)))
+    return [f"jobs {kind}: {n}, {s:.1f} s in all, NVRTC {c:.1f} s (summed over the workers)"
+            for kind, (n, s, c) in sorted(total.items())]
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    for line in timeline(sys.argv[1]) + job_seconds(sys.argv[2:]):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
