@@ -280,8 +280,10 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
   prebuild_queue_.push_back([this, submission, l, configs = std::move(configs)] {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // Its build started first and compiles for itself.
-      if (building_.count(submission) || !compiling_ahead_.insert(submission).second) return;
+      // Its build started first and compiles for itself, or the submission is done or failed
+      // (finish and fail unload it).
+      if (building_.count(submission) || !loaded_.count(submission) || !compiling_ahead_.insert(submission).second)
+        return;
     }
     // One thread per configuration, as the worker compiles them.
     std::vector<std::thread> compiles;

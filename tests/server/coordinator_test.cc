@@ -401,6 +401,20 @@ TEST_F(CoordinatorTest, CompilesAheadOfSeveralSubmissionsRunAtOnceAndTheBuildWai
     return std::string("{}");
   };
   Coordinator c(store_.get(), &clock_, o);
+  // Declared after `c`, so destroyed first: a failed assertion does not leave the compiles
+  // blocked while the coordinator's destructor joins them.
+  struct Release {
+    std::mutex& mu;
+    std::condition_variable& cv;
+    bool& release;
+    ~Release() {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        release = true;
+      }
+      cv.notify_all();
+    }
+  } release_on_exit{mu, cv, release};
   const std::string gpu = register_gpu_worker();
   ASSERT_FALSE(gpu.empty());
   std::vector<std::string> ids;
