@@ -254,6 +254,11 @@ using BenchW17 = mono_dev::GemmWg<64, 128, 128, 4, 2, 3>;  // wgmma m64n64
 using BenchW18 = mono_dev::GemmWg<64, 64, 64, 4, 2, 6>;    // BK 64, 6 stages
 using BenchW19 = mono_dev::GemmWg<128, 128, 64, 8, 1, 4>;  // wgmma m64n128
 using BenchW20 = mono_dev::GemmWg<64, 32, 128, 4, 2, 4>;   // wgmma m64n16
+// Deeper pipelines: more bytes in flight per SM (a stage of 64x64x128 is 32 KB; 4 stages keep
+// 3 k tiles, 96 KB, in flight; 6 keep 160 KB). K = 768 is 6 k tiles: 6 stages issue them all at once.
+using BenchW21 = mono_dev::GemmWg<64, 64, 128, 4, 2, 6>;
+using BenchW22 = mono_dev::GemmWg<64, 32, 128, 4, 2, 6>;
+using BenchW23 = mono_dev::GemmWg<64, 64, 128, 4, 2, 5>;
 
 void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] with DenseK (bulk copies
@@ -284,6 +289,9 @@ void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 Den
     case 18: bench_one<BenchW18>("GemmWg<64,64,64,4,2,6>", M, N, K, splits, kn); break;
     case 19: bench_one<BenchW19>("GemmWg<128,128,64,8,1,4>", M, N, K, splits, kn); break;
     case 20: bench_one<BenchW20>("GemmWg<64,32,128,4,2,4>", M, N, K, splits, kn); break;
+    case 21: bench_one<BenchW21>("GemmWg<64,64,128,4,2,6>", M, N, K, splits, kn); break;
+    case 22: bench_one<BenchW22>("GemmWg<64,32,128,4,2,6>", M, N, K, splits, kn); break;
+    case 23: bench_one<BenchW23>("GemmWg<64,64,128,4,2,5>", M, N, K, splits, kn); break;
     default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }

@@ -450,6 +450,7 @@ void gemm_checks() {
     using W3 = mono_dev::GemmWg<64, 128, 64, 4, 2, 3>;   // m64n64, BK 64
     using W4 = mono_dev::GemmWg<64, 32, 128, 4, 2, 4>;   // m64n16
     using W5 = mono_dev::GemmWg<128, 128, 64, 8, 1, 4>;  // m64n128
+    using W6 = mono_dev::GemmWg<64, 64, 128, 4, 2, 6>;   // 6 stages: every k tile of K = 768 at once
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, 768, 1, 1, th, false, true);
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
@@ -460,6 +461,9 @@ void gemm_checks() {
     gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 16, 64, 64, 64, 1, 1, th, true, true);  // M < 64 (tiny models)
     gemm_tensor_a<W4>("GemmWg<64,32,128,4,2,4>", 77, 130, 200, 200, 3, 2, th, false, true);
     gemm_tensor_a<W5>("GemmWg<128,128,64,8,1,4>", 128, 768, 768, 768, 2, 2, th, true, true);
+    gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 3072, 768, 768, 1, 2, th, false, true);
+    gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // split 4
+    gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 77, 130, 1800, 1800, 1, 2, th, false, true);  // 15 k tiles, partial
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail
