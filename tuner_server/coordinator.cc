@@ -47,7 +47,6 @@ Coordinator::~Coordinator() {
     stopping_ = true;
   }
   build_cv_.notify_all();
-  idle_cv_.notify_all();  // builds waiting for compiles ahead
   for (std::thread& t : builders_) t.join();
 }
 
@@ -73,7 +72,6 @@ bool Coordinator::drain(std::chrono::milliseconds limit) {
   build_queue_.clear();
   prebuild_queue_.clear();
   build_cv_.notify_all();
-  idle_cv_.notify_all();  // builds waiting for compiles ahead
   return idle_cv_.wait_for(lock, limit, [this] { return builds_running_ == 0; });
 }
 
@@ -246,17 +244,10 @@ void Coordinator::fail(const std::string& submission_id, const absl::Status& why
 
 void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_ || !building_.insert(s.id).second) return;
+  // While its configurations are compiled ahead (the cubin it needs is coming), the build waits
+  // for the next step, which their end wakes (work_), rather than hold a thread of the pool.
+  if (stopping_ || compiling_ahead_.count(s.id) || !building_.insert(s.id).second) return;
   build_queue_.push_back([this, s, l, f = std::move(f)] {
-    {
-      // The configurations compiled ahead include this build's: the cubin it needs is coming.
-      std::unique_lock<std::mutex> lock(mu_);
-      idle_cv_.wait(lock, [this, &s] { return stopping_ || !compiling_ahead_.count(s.id); });
-      if (stopping_) {  // it stays merging, and is built after a restart
-        building_.erase(s.id);
-        return;
-      }
-    }
     const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
     if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
       std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
@@ -297,7 +288,8 @@ void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded
     for (std::thread& t : compiles) t.join();
     std::lock_guard<std::mutex> lock(mu_);
     compiling_ahead_.erase(submission);
-    idle_cv_.notify_all();  // a build may wait for these compiles
+    work_ = true;  // its build may be due: step at once
+    work_cv_.notify_all();
   });
   build_cv_.notify_all();
 }

@@ -72,10 +72,12 @@ class Coordinator {
   absl::StatusOr<v1::SubmitReply> submit(const v1::SubmitHeader& header, const std::string& model_dir,
                                          const std::string& model_sha256);
   // Moves every unfinished submission on as far as the database allows; a submission ready
-  // for its artifact is handed to the build pool. Call periodically.
+  // for its artifact is handed to the build pool (once its compiles ahead have ended). Call
+  // periodically.
   void step();
-  // Waits up to `limit`, or until a submission is recorded (true): the caller's loop then
-  // calls step() at once (a resubmission whose jobs all exist is built without waiting a tick).
+  // Waits up to `limit`, or until a submission is recorded or a submission's compiles ahead end
+  // (true): the caller's loop then calls step() at once (a resubmission whose jobs all exist,
+  // or a build that waited for its compiles, goes on without waiting a tick).
   bool wait_for_work(std::chrono::milliseconds limit);
   // Stops taking builds and waits up to `limit` for those in flight; false if some still run
   // (their submissions stay merging and are built again after a restart).
@@ -99,8 +101,9 @@ class Coordinator {
   void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
   // Queues the compiles of a new whole-kernel job's configurations (options_.prebuild) for the
   // threads that do those (options_.prebuild_threads), apart from the artifact builds' pool. A
-  // build whose submission's compiles are running waits for them (they make its cubin); one
-  // whose compiles have not started yet compiles for itself, and they are skipped.
+  // build whose submission's compiles are running is not queued until they end (they make its
+  // cubin; their end wakes wait_for_work); one whose compiles have not started yet compiles for
+  // itself, and they are skipped.
   void prebuild(const std::string& submission, std::shared_ptr<Loaded> l, std::vector<tuning::ContextChoice> configs);
   // One of those compiles (skipped once stopping); a failure is logged, not the submission's.
   void compile_ahead(const std::string& submission, const Loaded& l, const tuning::ContextChoice& c);
@@ -126,7 +129,7 @@ class Coordinator {
   std::deque<std::function<void()>> build_queue_;
   std::deque<std::function<void()>> prebuild_queue_;  // compiles ahead (prebuild), a submission each
   std::condition_variable build_cv_, idle_cv_, work_cv_;
-  bool work_ = false;  // a submission was recorded since the last wait_for_work (under mu_)
+  bool work_ = false;  // a submission was recorded, or compiles ahead ended, since the last wait_for_work (under mu_)
   int builds_running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> builders_;  // the artifact builds' pool, then the compiles-ahead pool

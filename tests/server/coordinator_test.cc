@@ -436,17 +436,28 @@ TEST_F(CoordinatorTest, CompilesAheadOfSeveralSubmissionsRunAtOnceAndTheBuildWai
     cv.wait_for(lock, seconds(10), [&] { return peak == static_cast<int>(configs); });
     EXPECT_EQ(peak, static_cast<int>(configs)) << "the two submissions' configurations were not compiled at once";
   }
-  // Both jobs report while the compiles still run: the builds wait for them.
+  // Both jobs report while the compiles still run: the builds wait for them, without taking a
+  // thread of the build pool.
   for (const db::JobRecord& j : whole) time_whole_kernel(gpu, j, 0);
+  c.wait_for_work(std::chrono::milliseconds(0));  // what the submissions left
   c.step();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(c.builds_in_flight(), 0) << "a build was queued while its configurations were compiled ahead";
+  EXPECT_FALSE(c.wait_for_work(std::chrono::milliseconds(300)));
   {
     std::lock_guard<std::mutex> lock(mu);
     EXPECT_EQ(built, 0) << "an artifact was built while its configurations were still being compiled ahead";
     release = true;
   }
   cv.notify_all();
-  for (int i = 0; i < 250 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // The compiles' end wakes the server's loop, whose step builds the artifacts.
+  EXPECT_TRUE(c.wait_for_work(std::chrono::seconds(10)));
+  for (int i = 0; i < 250; ++i) {
+    c.step();
+    if (store_->get_submission(ids[0])->state == db::SubmissionState::kDone &&
+        store_->get_submission(ids[1])->state == db::SubmissionState::kDone)
+      break;
+    c.wait_for_work(std::chrono::milliseconds(20));
+  }
   for (const std::string& id : ids) {
     auto done = store_->get_submission(id);
     ASSERT_TRUE(done.ok());
