@@ -251,6 +251,10 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
+  // The tile's two indices, the faster-changing first.
+  const char* fast = m_fastest ? "tm" : "tn";
+  const char* slow = m_fastest ? "tn" : "tm";
+  const int64_t fast_n = m_fastest ? tm : tn, slow_n = m_fastest ? tn : tm;
   // The kernel's shared memory, declared here rather than passed: a function that is not inlined
   // then still addresses it as shared memory, not through generic pointers (compiled on its own,
   // one did: bench/RESULTS.md, 2026-11-25).
@@ -259,10 +263,8 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
                              // Split slowest: split-K reducers (the last split) come after every producer.
                              gs.splits > 1 ? str_cat("  const int split = item / ", o.batch * tm * tn, ";\n  int t = item % ", o.batch * tm * tn, ";\n")
                                            : std::string("  const int split = 0;\n  int t = item;\n"),
-                             m_fastest ? str_cat("  const int tm = t % ", tm, "; t /= ", tm, ";\n  const int tn = t % ", tn, ";\n",
-                                                 "  const long long b = t / ", tn, ";\n")
-                                       : str_cat("  const int tn = t % ", tn, "; t /= ", tn, ";\n  const int tm = t % ", tm, ";\n",
-                                                 "  const long long b = t / ", tm, ";\n"));
+                             "  const int ", fast, " = t % ", fast_n, "; t /= ", fast_n, ";\n",
+                             "  const int ", slow, " = t % ", slow_n, ";\n  const long long b = t / ", slow_n, ";\n");
   body += o.batch_code;
   body += str_cat("  const int k0 = split * ", chunk, ", k1 = min(", o.K, ", k0 + ", chunk, ");\n");
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
