@@ -526,6 +526,80 @@ TEST(Codegen, EpilogueOperandAfterTransposeReadsThePermutedIndex) {
   EXPECT_EQ(src.find("add3_in0[e0_1 * 64LL + e0_2 * 8LL + e0_3]"), std::string::npos);
 }
 
+// A LayerNorm over K read only by GEMMs (pre-LN transformers: GPT-2, ViT) runs inside them
+// (Group::norm, planner/norm_fusion.cc): no stage of its own; each reader is one wgmma split
+// over x, the LayerNorm's input, with W' = diag(gamma) W, and its derived c1 and c2 make
+// rstd (x W' - mean c1) + c2 equal LN(x) W (checked here in double on the model's own weights).
+// A post-LN model's LayerNorms (BERT: the output is also the next residual) stay groups, as do
+// fp32 kernels' (no wgmma).
+TEST(Codegen, LayerNormsRunInsideTheGemmsThatReadThem) {
+  for (const char* model : {"tiny-gpt2-opset20", "tiny-vit-opset20"}) {
+    SCOPED_TRACE(model);
+    LoadResult loaded = load_tiny(model);
+    PlanOptions po;
+    po.settings.precision = Precision::kF16;
+    const KernelPlan plan = plan_kernel(*loaded.graph, po);
+    int fused = 0, readers = 0;
+    for (const Group& ln : plan.groups) {
+      if (ln.anchor->op != OpKind::kLayerNormalization || ln.fused_into < 0) continue;
+      ++fused;
+      EXPECT_EQ(ln.items, 0);
+      const Node& lnn = *ln.anchor;
+      const std::vector<float> gamma = plan.root(lnn.inputs[1])->constant->to_float_vector();
+      const std::vector<float> beta = plan.root(lnn.inputs[2])->constant->to_float_vector();
+      for (const Group& g : plan.groups) {
+        if (g.norm != ln.id) continue;
+        ++readers;
+        SCOPED_TRACE(g.nodes());
+        EXPECT_EQ(g.stage, ln.stage) << "the LayerNorm has no stage of its own";
+        EXPECT_TRUE(g.gemm.wgmma);
+        EXPECT_EQ(g.gemm.splits, 1);
+        EXPECT_EQ(plan.root(g.anchor->inputs[0]), plan.root(lnn.inputs[0])) << "the GEMM reads x";
+        ASSERT_NE(g.norm_c1, nullptr);
+        ASSERT_NE(g.norm_c2, nullptr);
+        // LN(x) W against rstd (x W' - mean c1) + c2, for a made-up row x far from zero mean.
+        const Node& n = *g.anchor;
+        const bool nk = n.op == OpKind::kGemm && node_attrs(n).attr_int("transB");
+        const std::vector<float> w = n.inputs[1]->constant->to_float_vector();  // the model's W
+        const std::vector<float> w2 = plan.root(n.inputs[1])->constant->to_float_vector();  // W'
+        ASSERT_NE(plan.root(n.inputs[1]), n.inputs[1]) << "W is read as the derived W'";
+        const std::vector<float> c1 = g.norm_c1->constant->to_float_vector(), c2 = g.norm_c2->constant->to_float_vector();
+        const int64_t K = static_cast<int64_t>(gamma.size()), N = static_cast<int64_t>(c1.size());
+        ASSERT_EQ(static_cast<int64_t>(w.size()), K * N);
+        std::vector<double> x(K);
+        double mean = 0, var = 0;
+        for (int64_t k = 0; k < K; ++k) mean += x[k] = 3.0 + std::sin(0.7 * k) * (1 + k % 5);
+        mean /= K;
+        for (double v : x) var += (v - mean) * (v - mean);
+        const double rstd = 1.0 / std::sqrt(var / K + node_attrs(lnn).attr_float("epsilon"));
+        double worst = 0, scale = 0;
+        for (int64_t j = 0; j < N; ++j) {
+          double want = 0, got = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            const size_t i = static_cast<size_t>(nk ? j * K + k : k * N + j);
+            want += ((x[k] - mean) * rstd * gamma[k] + beta[k]) * w[i];
+            got += x[k] * w2[i];
+          }
+          got = rstd * (got - mean * c1[j]) + c2[j];
+          worst = std::max(worst, std::fabs(got - want));
+          scale = std::max(scale, std::fabs(want));
+        }
+        EXPECT_LT(worst, 5e-3 * scale) << "worst " << worst << " of " << scale;
+      }
+    }
+    EXPECT_GT(fused, 0);
+    EXPECT_GE(readers, fused);
+    const std::string src = emit_cuda(*loaded.graph, plan, model);
+    EXPECT_NE(src.find("NormA{c1, c2, "), std::string::npos) << src;
+    po.settings.precision = Precision::kF32;
+    for (const Group& g : plan_kernel(*loaded.graph, po).groups) EXPECT_EQ(g.norm, -1) << "fp32: " << g.nodes();
+  }
+  LoadResult bert = load_tiny("tiny-bert-opset20");
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  for (const Group& g : plan_kernel(*bert.graph, po).groups) EXPECT_EQ(g.norm, -1) << "post-LN: " << g.nodes();
+}
+
 // GPT-2 adds its causal mask to the scores as a constant tensor (0 on and below the diagonal,
 // -FLT_MAX above): the flash heads apply it by index instead (Group::causal_mask, FlashAttention
 // CAUSAL) and the constant is no longer packed; BERT has no mask; a mask that is not causal, or
