@@ -20,7 +20,7 @@
 //
 // NormA (the planner's Group::norm: a LayerNorm over K that only GEMMs read, absorbed by them):
 // B holds W' = diag(gamma) W and A is the LayerNorm's input x. Each thread sums part of one row
-// of every A stage after issuing its MMAs (the stage's rows keep their place under the swizzle,
+// of every A stage once the copies ahead are issued (the stage's rows keep their place under the swizzle,
 // which only permutes a row's 16-byte chunks), shifted by the row's first element as rows.cuh
 // does; the row's mean and rstd go through shared memory, and the accumulators become
 //   rstd (acc - mean c1[n]) + c2[n]   = LN(x) W
@@ -39,6 +39,17 @@ struct NormA {
   const float* c2;
   float eps;
 };
+
+namespace detail {
+// A read-only fp32 load the compiler keeps where it is written (volatile asm keeps its order
+// among the tile's other volatile asm): issued at the start of a tile, it arrives during the k
+// loop instead of being sunk to its use after it.
+__device__ __forceinline__ float ld_early(const float* p) {
+  float v;
+  asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+}  // namespace detail
 
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
 struct GemmWg {
@@ -93,8 +104,8 @@ struct GemmWg {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int n = n0 + wn * WN + j * 8 + 2 * (lane & 3) + e;
-          c1v[j][e] = n < N ? norm.c1[n] : 0.0f;
-          c2v[j][e] = n < N ? norm.c2[n] : 0.0f;
+          c1v[j][e] = n < N ? detail::ld_early(norm.c1 + n) : 0.0f;
+          c2v[j][e] = n < N ? detail::ld_early(norm.c2 + n) : 0.0f;
         }
     }
 
@@ -145,7 +156,11 @@ struct GemmWg {
         Wgmma<WN>::mma(d, da, db, 1);
       }
       wgmma_commit();
-      if constexpr (Norm::kOn) {  // the row's sums, while the tensor cores read the same stage
+      wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
+      __syncthreads();  // ... and for every warpgroup
+      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
+      if constexpr (Norm::kOn) {  // the row's sums from this stage, while the copies ahead are in flight
+        // (the next iteration's block barrier comes before this stage is refilled)
         const unsigned char* row = smem + s * kStageA * 2 + nrow * 128;
         if (kt == 0) shift = to_float(*reinterpret_cast<const half_t*>(row + (nrow & 7) * 16));  // x[row][0]
 #pragma unroll
@@ -163,9 +178,6 @@ struct GemmWg {
             }
           }
       }
-      wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
-      __syncthreads();  // ... and for every warpgroup
-      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
     }
     wgmma_wait<0>();
     wgmma_fence_acc(d);
