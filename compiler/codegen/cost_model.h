@@ -19,9 +19,6 @@ struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool conv = false;    // implicit GEMM: activations gathered (im2col), priced by the conv model
   int64_t window = 1;   // conv: kernel positions (kh x kw); > 1 gathers through im2col index math
-  // A's rows normalized inside the items (plan.h Group::norm): wgmma tiles over all of K only,
-  // whose rows the block's threads divide evenly, at most 8 threads a row (gemm_wg.cuh NormA).
-  bool norm = false;
 };
 GemmProblem gemm_problem(const Group& g);
 // Split-K factors for K and a BK that give every split a whole number of BK steps and leave

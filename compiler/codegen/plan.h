@@ -162,17 +162,6 @@ struct Group {
   // memory before its own dot products (emit/pointwise.cc emit_gemv); the squeeze group names this
   // one in `fused_into` and has no stage of its own.
   int squeeze = -1;
-  // A GEMM group whose A operand is the output of a LayerNormalization over K read by nothing but
-  // GEMMs (a pre-LN transformer's Q/K/V and FFN1; planner/norm_fusion.cc): that rows group's id,
-  // or -1. The GEMM then reads the LayerNorm's input x instead (the plan aliases its output to x)
-  // and weights W' = diag(gamma) W (the plan aliases W to W'), and every item computes its rows'
-  // mean and 1/std from the A tiles it streams anyway (gemm_wg.cuh, NormA): LN(x) W =
-  // rstd (x W' - mean c1) + c2, with c1 = the column sums of W' and c2 = beta W, constants the
-  // plan derives (`norm_c1`, `norm_c2`, fp32). The LayerNorm group names one of its readers in
-  // `fused_into` and has no stage of its own.
-  int norm = -1;
-  const Value* norm_c1 = nullptr;
-  const Value* norm_c2 = nullptr;
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use
@@ -223,9 +212,6 @@ struct KernelPlan {
   // fp16 GEMMs whose constant weights are packed tile by tile for their schedule and read with
   // one bulk copy per pipeline stage (BulkTileK, tile_pack.h): anchor -> their packing.
   std::map<const Node*, Packing> weight_tiles;
-  // Constants the planner derived from the graph's (a LayerNorm absorbed by its GEMMs: Group::
-  // norm), owned here; they are placed and packed as the graph's constants are.
-  std::vector<std::shared_ptr<Value>> derived;
 
   const Value* root(const Value* v) const;  // follows aliases
   // The packing of constant input i of node n (constant_packing(), or its weight_tiles entry).

@@ -211,7 +211,6 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& grou
   };
   add(group);
   if (group.squeeze >= 0) add(plan.groups[group.squeeze]);  // computed inside every item: part of its code and time
-  if (group.norm >= 0) add(plan.groups[group.norm]);        // likewise a LayerNorm of its A rows
   return make_fragment(graph, plan, nodes, options);
 }
 

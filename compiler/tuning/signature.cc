@@ -248,8 +248,6 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
   }
   // A squeeze computed inside every item (Group::squeeze) is part of the group's code and time.
   if (g.squeeze >= 0) t += "squeeze inside: " + group_signature_text(plan, plan.groups[g.squeeze]);
-  // So is a LayerNorm whose rows every item normalizes (Group::norm).
-  if (g.norm >= 0) t += "normalized A: " + group_signature_text(plan, plan.groups[g.norm]);
   return t;
 }
 

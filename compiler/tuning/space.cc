@@ -99,7 +99,6 @@ std::vector<Candidate> group_candidates(const KernelPlan& plan, const Group& g, 
         c.schedule.kind = g.kind;
         c.schedule.gemm = t;
         c.schedule.gemm.splits = splits;
-        if (p.norm && !gemm_schedule_problem(g.f16, c.schedule.gemm, ctx, &p).empty()) continue;
         c.est_us = estimate_gemm_us(p, g.f16, c.schedule.gemm, ctx);
         c.items = gemm_items(p, c.schedule.gemm);
         c.smem_bytes = gemm_smem_bytes(g.f16, t.bm, t.bn, t.bk, t.stages);

@@ -302,99 +302,6 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
   CK(cudaFree(dmap));
 }
 
-template <class G, class Epi>
-__global__ void __launch_bounds__(G::kThreads) gemm_norm_kernel(int M, int N, int K, mono_dev::TensorK<half_t> a,
-                                                                mono_dev::BulkTileK<half_t> b, Epi epi,
-                                                                mono_dev::NormA norm) {
-  extern __shared__ __align__(1024) unsigned char dyn_smem[];
-  const int tiles_n = (N + G::kBN - 1) / G::kBN;
-  const int m0 = (blockIdx.x / tiles_n) * G::kBM, n0 = (blockIdx.x % tiles_n) * G::kBN;
-  G::tile(M, N, m0, n0, 0, K, a, b, epi, dyn_smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0, norm);
-}
-
-// A LayerNorm over K inside the GEMM (gemm_wg.cuh NormA), as the planner absorbs one
-// (planner/norm_fusion.cc): A = x, whose rows have offsets far from zero; B = W' = diag(gamma) W
-// rounded to fp16; c1 = column sums of W', c2 = beta W. The reference is LN(x) W in double,
-// from the exact LayerNorm. Both epilogue walks (per element, and 8-wide through shared memory).
-template <class G>
-static void gemm_norm_a(const char* gname, int M, int N, int K, double tol) {
-  auto X = rand_vec(size_t(M) * K), W = rand_vec(size_t(N) * K), gamma = rand_vec(K), beta = rand_vec(K);
-  for (int m = 0; m < M; ++m)
-    for (int k = 0; k < K; ++k) X[size_t(m) * K + k] = 3.0f * X[size_t(m) * K + k] + 0.5f * float(m % 9) - 2.0f;
-  round_to_half(X), round_to_half(W);
-  for (float& g : gamma) g += 1.0f;
-  std::vector<float> Y(size_t(M) * K);  // LN(x) in double, stored as floats for ref_gemm
-  for (int m = 0; m < M; ++m) {
-    double mean = 0, var = 0;
-    for (int k = 0; k < K; ++k) mean += X[size_t(m) * K + k];
-    mean /= K;
-    for (int k = 0; k < K; ++k) var += (X[size_t(m) * K + k] - mean) * (X[size_t(m) * K + k] - mean);
-    const double rstd = 1.0 / std::sqrt(var / K + 1e-5);
-    for (int k = 0; k < K; ++k) Y[size_t(m) * K + k] = float((X[size_t(m) * K + k] - mean) * rstd * gamma[k] + beta[k]);
-  }
-  const auto ref = ref_gemm(Y, W, M, N, K);
-  std::vector<float> Wp(W.size()), c1(N, 0.f), c2(N, 0.f);
-  for (int n = 0; n < N; ++n) {
-    double s1 = 0, s2 = 0;
-    for (int k = 0; k < K; ++k) {
-      const size_t i = size_t(n) * K + k;
-      Wp[i] = f_of(h_of(gamma[k] * W[i]));  // as stored
-      s1 += Wp[i];
-      s2 += double(beta[k]) * W[i];
-    }
-    c1[n] = float(s1), c2[n] = float(s2);
-  }
-  half_t* dX = to_dev<half_t>(X);
-  std::string err;
-  mono_dev::TensorMap* dmap = dev_tensor_map(dX, M, K, K, G::kBM, &err);
-  const std::string name = std::string(gname) + " NormA TensorK/BulkTileK";
-  if (!dmap) {
-    report(name, INFINITY, tol, "tensor map: " + err);
-    CK(cudaFree(dX));
-    return;
-  }
-  half_t* dW = to_dev<half_t>(tile_pack(Wp, N, K, G::kBN, G::kBK, true));
-  float* dc1 = to_dev<float>(c1);
-  float* dc2 = to_dev<float>(c2);
-  const mono_dev::NormA norm{dc1, dc2, 1e-5f};
-  const mono_dev::TensorK<half_t> a{dmap};
-  const mono_dev::BulkTileK<half_t> b{dW, (K + G::kBK - 1) / G::kBK};
-  const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
-  float* c;
-  unsigned int* hits;
-  CK(cudaMalloc(&c, sizeof(float) * M * N));
-  CK(cudaMalloc(&hits, sizeof(unsigned) * M * N));
-  auto kern = gemm_norm_kernel<G, StoreEpi>;
-  auto kern_v8 = gemm_norm_kernel<G, StoreEpiV8>;
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
-  CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
-  for (int v8 = 0; v8 < 2; ++v8) {
-    CK(cudaMemset(c, 0xff, sizeof(float) * M * N));
-    CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
-    if (v8) kern_v8<<<tiles, G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}}, norm);
-    else kern<<<tiles, G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N}, norm);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<float> got(size_t(M) * N);
-    std::vector<unsigned> h(size_t(M) * N);
-    CK(cudaMemcpy(got.data(), c, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(h.data(), hits, sizeof(unsigned) * h.size(), cudaMemcpyDeviceToHost));
-    size_t bad_hits = 0;
-    for (unsigned x : h) bad_hits += x != 1;
-    const std::string extra = bad_hits ? "epilogue not called exactly once for " + std::to_string(bad_hits) + " elements" : "";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d%s", M, N, K, v8 ? " vec8" : "");
-    report(name + buf, extra.empty() ? rel_err(got, ref) : INFINITY, tol, extra);
-  }
-  CK(cudaFree(c));
-  CK(cudaFree(hits));
-  CK(cudaFree(dc1));
-  CK(cudaFree(dc2));
-  CK(cudaFree(dW));
-  CK(cudaFree(dX));
-  CK(cudaFree(dmap));
-}
-
 // A [K][M] via DenseN (lda = ldA), B [K][N] via DenseN (ldb).
 template <class G, class T>
 static void gemm_densen(const char* gname, int M, int N, int K, int lda, int ldb, int splits,
@@ -557,12 +464,6 @@ void gemm_checks() {
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 3072, 768, 768, 1, 2, th, false, true);
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // split 4
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 77, 130, 1800, 1800, 1, 2, th, false, true);  // 15 k tiles, partial
-    // A LayerNorm inside: 4 threads a row (W1, W4), 2 (W2), partial row, column and k tiles.
-    gemm_norm_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, th);
-    gemm_norm_a<W1>("GemmWg<64,64,128,4,2,4>", 77, 130, 200, th);
-    gemm_norm_a<W4>("GemmWg<64,32,128,4,2,4>", 128, 3072, 768, th);
-    gemm_norm_a<W2>("GemmWg<128,64,128,8,1,4>", 197, 200, 840, th);
-    gemm_norm_a<W3>("GemmWg<64,128,64,4,2,3>", 16, 64, 64, th);
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail

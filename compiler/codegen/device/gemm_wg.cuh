@@ -17,39 +17,9 @@
 // Pipeline: STAGES - 1 k tiles in flight ahead; each k tile is BK/16 wgmmas committed as one
 // group; a warpgroup waits for all but its newest group, so the tensor cores are fed across
 // the block barrier that frees the previous k tile's stage for the copy STAGES - 1 ahead.
-//
-// NormA (the planner's Group::norm: a LayerNorm over K that only GEMMs read, absorbed by them):
-// B holds W' = diag(gamma) W and A is the LayerNorm's input x. Each thread sums part of one row
-// of every A stage once the copies ahead are issued (the stage's rows keep their place under the swizzle,
-// which only permutes a row's 16-byte chunks), shifted by the row's first element as rows.cuh
-// does; the row's mean and rstd go through shared memory, and the accumulators become
-//   rstd (acc - mean c1[n]) + c2[n]   = LN(x) W
-// before the epilogue. c1, c2: N floats (the column sums of W', and beta W), read at the start
-// so that they arrive during the k loop. Needs one split over all of K, 1..8 threads a row.
 #pragma once
 
 namespace mono_dev {
-
-struct NoNormA {
-  static constexpr bool kOn = false;
-};
-struct NormA {
-  static constexpr bool kOn = true;
-  const float* c1;
-  const float* c2;
-  float eps;
-};
-
-namespace detail {
-// A read-only fp32 load the compiler keeps where it is written (volatile asm keeps its order
-// among the tile's other volatile asm): issued at the start of a tile, it arrives during the k
-// loop instead of being sunk to its use after it.
-__device__ __forceinline__ float ld_early(const float* p) {
-  float v;
-  asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
-  return v;
-}
-}  // namespace detail
 
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
 struct GemmWg {
@@ -68,17 +38,15 @@ struct GemmWg {
   // padded pipeline, so kSmemBytes never exceeds GemmF16's, which the planner reserves).
   static constexpr int kStagedBytes = Base::kChunkFits ? BM * (BN + 8) * 4 : 0;
   static constexpr int kBarrierOffset = kPipeBytes > kStagedBytes ? kPipeBytes : kStagedBytes;  // past both
-  static constexpr int kStatsOffset = kBarrierOffset + 64;  // NormA: BM x (mean, rstd)
-  static constexpr int kSmemBytes = kStatsOffset + BM * 8;
+  static constexpr int kSmemBytes = kBarrierOffset + 64;
   static_assert(kSmemBytes <= Base::kSmemBytes, "GemmWg: more shared memory than the planner reserves (GemmF16's)");
   static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
   static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
 
-  template <class ALoad, class BLoad, class Epilogue, class Norm = NoNormA>
+  template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              const Norm& norm = Norm{}) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     if (blockDim.x != kThreads) __trap();  // every warp is in a warpgroup that computes
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     constexpr bool computes = true;
@@ -89,25 +57,6 @@ struct GemmWg {
     float(&d)[NI * 4] = reinterpret_cast<float(&)[NI * 4]>(acc);
 #pragma unroll
     for (int i = 0; i < NI * 4; ++i) d[i] = 0.0f;
-
-    // NormA: this thread's row of the A stages and its share of the row's chunks; c1 and c2 of
-    // its accumulators' columns.
-    constexpr int TPR = Norm::kOn ? kThreads / BM : 1;
-    static_assert(!Norm::kOn || (kThreads % BM == 0 && TPR <= 8), "GemmWg NormA: 1 to 8 threads a row");
-    const int nrow = threadIdx.x / TPR, npart = threadIdx.x % TPR;
-    float shift = 0.0f, rsum = 0.0f, rsq = 0.0f;
-    float c1v[NI][2], c2v[NI][2];
-    if constexpr (Norm::kOn) {
-      if (splits != 1) __trap();  // the statistics need all of K
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int n = n0 + wn * WN + j * 8 + 2 * (lane & 3) + e;
-          c1v[j][e] = n < N ? detail::ld_early(norm.c1 + n) : 0.0f;
-          c2v[j][e] = n < N ? detail::ld_early(norm.c2 + n) : 0.0f;
-        }
-    }
 
     MONO_GEMM_PROBE(0);
     auto ait = detail::make_iter<BM, BK, kThreads>(a, m0, BK);
@@ -159,55 +108,15 @@ struct GemmWg {
       wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
       __syncthreads();  // ... and for every warpgroup
       if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
-      if constexpr (Norm::kOn) {  // the row's sums from this stage, while the copies ahead are in flight
-        // (the next iteration's block barrier comes before this stage is refilled)
-        const unsigned char* row = smem + s * kStageA * 2 + nrow * 128;
-        if (kt == 0) shift = to_float(*reinterpret_cast<const half_t*>(row + (nrow & 7) * 16));  // x[row][0]
-#pragma unroll
-        for (int blk = 0; blk < BK / 64; ++blk)
-#pragma unroll
-          for (int c = npart; c < 8; c += TPR) {  // stored chunk c holds the row's chunk c ^ (row % 8)
-            if (k_begin + kt * BK + blk * 64 + ((c ^ (nrow & 7)) * 8) >= k_end) continue;
-            const u32x4 v = *reinterpret_cast<const u32x4*>(row + blk * BM * 128 + c * 16);
-            const half_t* h = reinterpret_cast<const half_t*>(&v);
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-              const float x = to_float(h[e]) - shift;
-              rsum += x;
-              rsq += x * x;
-            }
-          }
-      }
     }
     wgmma_wait<0>();
     wgmma_fence_acc(d);
-    if constexpr (Norm::kOn) {  // the row's mean and rstd, to the threads that hold its accumulators
-      float2* stats = reinterpret_cast<float2*>(smem + kStatsOffset);
-#pragma unroll
-      for (int o = 1; o < TPR; o <<= 1) {
-        rsum += __shfl_xor_sync(0xffffffffu, rsum, o);
-        rsq += __shfl_xor_sync(0xffffffffu, rsq, o);
-      }
-      const float inv_k = 1.0f / (float)(k_end - k_begin), dm = rsum * inv_k;
-      if (npart == 0) stats[nrow] = make_float2(shift + dm, rsqrtf(fmaxf(rsq * inv_k - dm * dm, 0.0f) + norm.eps));
-    }
     __syncthreads();  // every stage consumed: smem free for the epilogue and the caller
     if (threadIdx.x == 0)  // every issued stage was waited for: the barriers are idle
       for (int s = 0; s < STAGES; ++s) mbar_inval(bar0 + 8 * s);
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
-    if constexpr (Norm::kOn) {  // LN(x) W from x W' (the statistics lie past the epilogue's staging)
-      const float2* stats = reinterpret_cast<const float2*>(smem + kStatsOffset);
-      const float2 r0 = stats[wm * 16 + g], r1 = stats[wm * 16 + g + 8];
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float2 r = q < 2 ? r0 : r1;
-          acc[0][j][q] = r.y * (acc[0][j][q] - r.x * c1v[j][q & 1]) + c2v[j][q & 1];
-        }
-    }
     if constexpr (Base::kChunkFits && detail::Vec8<Epilogue>::value) {
       Base::template finish_staged<typename Base::ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi,
                                                               workspace, tile_counter, splits, split);

@@ -247,9 +247,7 @@ std::string epilogue_body(const std::string& fields, const std::string& steps, c
 }
 
 // The tile function's body: which tile and split this item is, the loaders, the tile call.
-// `norm`: the tile call's NormA argument (", NormA{...}", gemm_wg.cuh) or "".
-std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest,
-                      const std::string& norm) {
+std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
@@ -279,7 +277,7 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
                     gs.splits, ", split);\n");
   } else {
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
-                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0", norm, ");\n");
+                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
   }
   return body;
 }
@@ -327,17 +325,10 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
       gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">") :
       f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
-  // A LayerNorm inside (Group::norm): its epsilon, c1 and c2 (planner/norm_fusion.cc).
-  std::string norm;
-  if (g.norm >= 0) {
-    MONO_CHECK(gs.wgmma && gs.splits == 1 && g.norm_c1 && g.norm_c2, n.describe(), ": a LayerNorm inside a GEMM needs one wgmma split");
-    norm = str_cat(", NormA{c1, c2, ", literal(node_attrs(*plan.groups[g.norm].anchor).attr_float("epsilon")), "}");
-  }
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
-                                  o.a_map >= 0 ? ", const TensorMap* amap" : "",
-                                  g.norm >= 0 ? ", const float* __restrict__ c1, const float* __restrict__ c2" : "");
-  const std::string name = m.function(g, sig, tile_body(g, o, gemm_t, m_fastest, norm));
+                                  o.a_map >= 0 ? ", const TensorMap* amap" : "");
+  const std::string name = m.function(g, sig, tile_body(g, o, gemm_t, m_fastest));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
   for (const std::string& p : params.arguments()) epi_init += p + ", ";
@@ -346,10 +337,6 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));
-  if (g.norm >= 0) {
-    call.args.push_back(m.buffer(g.norm_c1));
-    call.args.push_back(m.buffer(g.norm_c2));
-  }
   return call;
 }
 

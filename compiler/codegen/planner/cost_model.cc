@@ -98,7 +98,6 @@ GemmProblem gemm_problem(const Group& grp) {
     return s;
   }
   const Shape& y = n.outputs[0]->type.shape;
-  s.norm = grp.norm >= 0;
   s.m = y.size() >= 2 ? y[y.size() - 2] : 1;
   s.n = y.back();
   s.batch = shape_numel(y) / (s.m * s.n);
@@ -210,12 +209,6 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
                    ctx.register_cap());
   const int smem = gemm_smem_bytes(f16, t.bm, t.bn, t.bk, t.stages);
   if (smem > ctx.smem_limit) return str_cat("tile needs ", smem, " B of shared memory, the context allows ", ctx.smem_limit);
-  if (p && p->norm) {
-    if (!t.wgmma || t.splits != 1)
-      return str_cat("a GEMM that normalizes its A rows (a LayerNorm inside) needs a wgmma tile over all of K (", t.str(), ")");
-    if (ctx.threads % t.bm != 0 || ctx.threads / t.bm > 8)
-      return str_cat("a GEMM that normalizes its A rows needs 1 to 8 threads a row: ", ctx.threads, " threads, BM ", t.bm);
-  }
   if (p && t.splits > 1) {
     const std::vector<int> ok = split_k_factors(p->k, t.bk);
     if (std::find(ok.begin(), ok.end(), t.splits) == ok.end())

@@ -60,8 +60,6 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("fuse_squeezes");
   swap_b_operands(uses, &plan);
   step("swap_b_operands");
-  fuse_layer_norms(uses, &plan);
-  step("fuse_layer_norms");
   assign_stages(uses, &plan);
   step("assign_stages");
   choose_schedules(uses, options, &plan);

@@ -86,8 +86,6 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
     use(grp.anchor);
     for (const Node* e : grp.epilogue)
       if (e != grp.causal_mask) use(e);  // a causal mask applied by index is not read
-    for (const Value* c : {grp.norm_c1, grp.norm_c2})  // derived by norm_fusion.cc
-      if (c) pack(plan, c, Packing{}, &packed);
   }
   // Intermediates written by a group and read by later stages.
   std::vector<Live> live;

@@ -42,10 +42,8 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
   auto choose = [&](int k_tile) {
     for (GemmSchedule t : tiles) {
       if (k_tile > 0 && grp.f16 && !s.conv) t.bk = k_tile;
-      if (s.norm) t = wgmma_schedule(t, ctx);  // its only core (cost_model.h GemmProblem::norm)
-      if ((k_tile > 0 || s.norm) && !gemm_schedule_problem(grp.f16, t, ctx, s.norm ? &s : nullptr).empty()) continue;
+      if (k_tile > 0 && !gemm_schedule_problem(grp.f16, t, ctx, nullptr).empty()) continue;
       for (int splits : split_k_factors(s.k, t.bk)) {
-        if (s.norm && splits > 1) break;
         GemmSchedule c = t;
         c.splits = splits;
         const double us = s.conv || (others_items == 0 && copies == 1)
@@ -169,11 +167,6 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         grp.items = block ? rows : ceil_div(rows, ctx.threads / 32);
         grp.smem_bytes = block ? kBlockRowScratchBytes : 0;
         grp.est_us = estimate_rows_us(static_cast<double>(grp.output->type.numel()) * dtype_size(plan->dtype_of(grp.output)));
-        if (grp.fused_into >= 0) {  // a LayerNorm inside the GEMMs that read it (Group::norm)
-          grp.items = 0;
-          grp.est_us = 0;
-          grp.smem_bytes = 0;
-        }
         break;
       }
       case GroupKind::kPointwise: {

@@ -54,11 +54,6 @@ void choose_flash(const Uses& uses, KernelPlan* plan);
 // private result of a small GEMV computes that GEMV itself, support.h squeeze_fits_inside).
 void fuse_squeezes(const Uses& uses, KernelPlan* plan);
 
-// norm_fusion.cc: Group::norm, norm_c1, norm_c2, the LayerNorm group's fused_into, the aliases
-// of its output (to its input) and of each reader's weights (to the derived W'), and
-// KernelPlan::derived (a LayerNorm over K read only by GEMMs runs inside them).
-void fuse_layer_norms(const Uses& uses, KernelPlan* plan);
-
 // operand_layout.cc: KernelPlan::swapped_last2 (GEMM outputs read only as the B operand of
 // other GEMMs stored [N][K]).
 void swap_b_operands(const Uses& uses, KernelPlan* plan);
