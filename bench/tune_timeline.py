@@ -6,7 +6,9 @@
 Prints, in seconds from the first submission: per submission, when its measurements ended, when
 its whole-kernel job was queued and finished, and when its artifact was done; then, from the
 workers' logs, the measure and whole-kernel jobs' summed seconds and NVRTC seconds (the CPU work
-that grows when several workers share a host's cores).
+that grows when several workers share a host's cores), and the measure jobs' NVRTC seconds a
+candidate in 5-second windows of when they ended: whether compiles slow down while other work (the
+server's compiles ahead, whole-kernel jobs) shares the cores, or throughout.
 """
 import re
 import sqlite3
@@ -55,11 +57,40 @@ def job_seconds(logs):
             for kind, (n, s, c) in sorted(total.items())]
 
 
+JOB_ID = re.compile(r"job (\S+) \(measure, (\d+) candidates\) in [\d.]+ s \(compile ([\d.]+) s")
+
+
+def compile_windows(db_path, logs, width=5):
+    per_job = {}  # job id -> NVRTC seconds a candidate
+    for path in logs:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = JOB_ID.search(line)
+                if m and int(m.group(2)) > 0:
+                    per_job[m.group(1)] = float(m.group(3)) / int(m.group(2))
+    if not per_job:
+        return []
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        t0 = db.execute("SELECT MIN(created_at) FROM submissions").fetchone()[0]
+        ended = dict(db.execute("SELECT id, updated_at FROM jobs WHERE kind = 'measure' AND state = 'done'").fetchall())
+    except sqlite3.Error as e:
+        return [f"compile windows: cannot read {db_path}: {e}"]
+    windows = {}
+    for job, seconds in per_job.items():
+        if job in ended and t0 is not None:
+            w = int((ended[job] - t0) / 1000 // width) * width
+            n, s = windows.get(w, (0, 0.0))
+            windows[w] = (n + 1, s + seconds)
+    return [f"measure jobs ending {w}..{w + width} s: {n}, NVRTC {s / n:.3f} s a candidate"
+            for w, (n, s) in sorted(windows.items())]
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    for line in timeline(sys.argv[1]) + job_seconds(sys.argv[2:]):
+    for line in timeline(sys.argv[1]) + job_seconds(sys.argv[2:]) + compile_windows(sys.argv[1], sys.argv[2:]):
         print(line)
     return 0
 
