@@ -15,14 +15,7 @@ import sqlite3
 import sys
 
 
-def timeline(db_path):
-    try:
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)  # never creates one
-        t0 = db.execute("SELECT MIN(created_at) FROM submissions").fetchone()[0]
-    except sqlite3.Error as e:
-        return [f"timeline: cannot read {db_path}: {e}"]
-    if t0 is None:
-        return ["timeline: no submission in the database"]
+def timeline(db, t0):
     rows = db.execute(
         """SELECT s.model_name, s.id, s.finished_at,
                   (SELECT MAX(j.updated_at) FROM jobs j JOIN submission_tasks st ON st.task_id = j.task_id
@@ -41,47 +34,38 @@ def timeline(db_path):
     return out
 
 
-JOB = re.compile(r"\((measure|whole_kernel), \d+ candidates\) in ([\d.]+) s \(compile ([\d.]+) s")
+JOB = re.compile(r"job (\S+) \((measure|whole_kernel), (\d+) candidates\) in ([\d.]+) s \(compile ([\d.]+) s")
 
 
-def job_seconds(logs):
-    total = {}
+def read_jobs(logs):
+    """(id, kind, candidates, seconds, NVRTC seconds) of every job the workers' logs report."""
+    jobs = []
     for path in logs:
         with open(path, errors="replace") as f:
             for line in f:
                 m = JOB.search(line)
                 if m:
-                    n, s, c = total.get(m.group(1), (0, 0.0, 0.0))
-                    total[m.group(1)] = (n + 1, s + float(m.group(2)), c + float(m.group(3)))
+                    jobs.append((m.group(1), m.group(2), int(m.group(3)), float(m.group(4)), float(m.group(5))))
+    return jobs
+
+
+def job_seconds(jobs):
+    total = {}
+    for _, kind, _, s, c in jobs:
+        n, ts, tc = total.get(kind, (0, 0.0, 0.0))
+        total[kind] = (n + 1, ts + s, tc + c)
     return [f"jobs {kind}: {n}, {s:.1f} s in all, NVRTC {c:.1f} s (summed over the workers)"
             for kind, (n, s, c) in sorted(total.items())]
 
 
-JOB_ID = re.compile(r"job (\S+) \(measure, (\d+) candidates\) in [\d.]+ s \(compile ([\d.]+) s")
-
-
-def compile_windows(db_path, logs, width=5):
-    per_job = {}  # job id -> NVRTC seconds a candidate
-    for path in logs:
-        with open(path, errors="replace") as f:
-            for line in f:
-                m = JOB_ID.search(line)
-                if m and int(m.group(2)) > 0:
-                    per_job[m.group(1)] = float(m.group(3)) / int(m.group(2))
-    if not per_job:
-        return []
-    try:
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        t0 = db.execute("SELECT MIN(created_at) FROM submissions").fetchone()[0]
-        ended = dict(db.execute("SELECT id, updated_at FROM jobs WHERE kind = 'measure' AND state = 'done'").fetchall())
-    except sqlite3.Error as e:
-        return [f"compile windows: cannot read {db_path}: {e}"]
+def compile_windows(db, t0, jobs, width=5):
+    ended = dict(db.execute("SELECT id, updated_at FROM jobs WHERE kind = 'measure' AND state = 'done'").fetchall())
     windows = {}
-    for job, seconds in per_job.items():
-        if job in ended and t0 is not None:
+    for job, kind, candidates, _, compile_s in jobs:
+        if kind == "measure" and candidates > 0 and job in ended:
             w = int((ended[job] - t0) / 1000 // width) * width
             n, s = windows.get(w, (0, 0.0))
-            windows[w] = (n + 1, s + seconds)
+            windows[w] = (n + 1, s + compile_s / candidates)
     return [f"measure jobs ending {w}..{w + width} s: {n}, NVRTC {s / n:.3f} s a candidate"
             for w, (n, s) in sorted(windows.items())]
 
@@ -90,7 +74,17 @@ def main():
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    for line in timeline(sys.argv[1]) + job_seconds(sys.argv[2:]) + compile_windows(sys.argv[1], sys.argv[2:]):
+    jobs = read_jobs(sys.argv[2:])
+    try:
+        db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)  # never creates one
+        t0 = db.execute("SELECT MIN(created_at) FROM submissions").fetchone()[0]
+        if t0 is None:
+            lines = ["timeline: no submission in the database"] + job_seconds(jobs)
+        else:
+            lines = timeline(db, t0) + job_seconds(jobs) + compile_windows(db, t0, jobs)
+    except sqlite3.Error as e:
+        lines = [f"timeline: cannot read {sys.argv[1]}: {e}"] + job_seconds(jobs)
+    for line in lines:
         print(line)
     return 0
 

@@ -70,6 +70,20 @@ inline bool unit_reshape(const Shape& from, const Shape& to) {
   return j == to.size();
 }
 
+// Per-axis values of `from` (a stride, an axis id) carried through a reshape to `to` that only
+// inserts or removes axes of size 1 (unit_reshape must hold): the axes longer than 1 keep theirs,
+// in order; the axes of size 1 of `to` get `unit`.
+template <class T>
+std::vector<T> through_unit_reshape(const Shape& from, const std::vector<T>& values, const Shape& to, T unit) {
+  std::vector<T> kept;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1) kept.push_back(values[d]);
+  std::vector<T> out;
+  size_t k = 0;
+  for (int64_t len : to) out.push_back(len == 1 ? unit : kept[k++]);
+  return out;
+}
+
 inline const uint8_t* bytes_of(const Tensor& t) { return static_cast<const uint8_t*>(t.raw()); }
 inline uint8_t* mutable_bytes_of(Tensor& t) { return static_cast<uint8_t*>(t.mutable_raw()); }
 

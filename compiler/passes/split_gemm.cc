@@ -216,20 +216,16 @@ bool select_parts(Graph& g, Value* v) {
       for (size_t d = 0; d < out.size(); ++d) ids.push_back(out[d] == 1 ? -1 : static_cast<int64_t>(d));
       continue;
     }
-    std::vector<int64_t> next;
     if (n->op == OpKind::kTranspose) {
       const AttrValue* pa = n->attr("perm");
       if (!pa) return false;  // (the default, reversed axes: not a form this meets)
+      std::vector<int64_t> next;
       for (int64_t p : std::get<std::vector<int64_t>>(*pa)) next.push_back(ids[p]);
+      ids = std::move(next);
     } else {
       if (!units_only) return false;
-      std::vector<int64_t> kept;
-      for (int64_t id : ids)
-        if (id >= 0) kept.push_back(id);
-      size_t k = 0;
-      for (int64_t len : out) next.push_back(len == 1 ? -1 : kept[k++]);
+      ids = through_unit_reshape<int64_t>(in, ids, out, -1);
     }
-    ids = std::move(next);
   }
   if (D.empty() || ids[axis] != part_axis) return false;
   const int64_t E = prod.N / parts;
@@ -241,8 +237,7 @@ bool select_parts(Graph& g, Value* v) {
   for (int64_t d = 0; d < static_cast<int64_t>(ids.size()); ++d)
     if (d != axis && ids[d] >= 0)
       perm.push_back(std::find(base_ids.begin(), base_ids.end(), ids[d]) - base_ids.begin());
-  bool identity = true;
-  for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
+  const bool identity = std::is_sorted(perm.begin(), perm.end());  // perm is a permutation
   std::vector<Tensor> ws(readers.size()), cs(readers.size());
   for (size_t i = 0; i < readers.size(); ++i) {
     int64_t part = readers[i]->inputs[1]->constant->as_int(0);

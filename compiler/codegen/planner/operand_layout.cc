@@ -33,13 +33,7 @@ bool stores_along_m(const Group& g) {
       // (torchvision's ViT transposes K to [heads][D][keys], then views it as [1][heads][D][keys]).
       const Shape& out = e->outputs[0]->type.shape;
       if (!unit_reshape(cur, out)) return false;
-      std::vector<int64_t> kept;  // strides of cur's axes longer than 1, in order
-      for (size_t d = 0; d < cur.size(); ++d)
-        if (cur[d] != 1) kept.push_back(stride[d]);
-      std::vector<int64_t> next;
-      size_t k = 0;
-      for (int64_t len : out) next.push_back(len == 1 ? 0 : kept[k++]);
-      stride = next;
+      stride = through_unit_reshape<int64_t>(cur, stride, out, 0);
     }
     if (e->op != OpKind::kIsNaN) cur = e->outputs[0]->type.shape;
   }
