@@ -107,6 +107,7 @@ print(f"  measured={t.get('measured')} groups tuned={t.get('groups_tuned')} defa
 for c in t.get("whole_kernel", []):
     print(f"  whole kernel config {c['config']}: ok={c['ok']} median_us={c['median_us']} {c.get('failure','')} {c.get('reason','')[:120]}")
 if "speedup" in t: print(f"  worker's whole-kernel timing (L2 flushed): tuned {t['tuned_us']:.1f} us vs default {t['default_us']:.1f} us = {t['speedup']:.2f}x")
+if "kernel_from_worker" in t: print(f"  artifact built from the worker's compile: {t['kernel_from_worker']}")
 EOF
   [ $bench = 1 ] || return 0
   mono-run $run/art_$name --test-data "$td" --bench > "$logs/run_tuned_$name.log" 2>&1
@@ -163,6 +164,7 @@ if [ $together = 1 ]; then
       d=/tmp/models/$n-opset20
       [ -f $run/art_$n/manifest.json ] || continue
       cp $run/art_$n/manifest.json "$logs/manifest_$n.json"
+      say "$n artifact: $(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["tuning"]; print("whole kernels", [(c["config"], c["median_us"]) for c in t.get("whole_kernel", [])], "built from the worker compile:", t.get("kernel_from_worker"))' "$logs/manifest_$n.json")"
       mono-run $run/art_$n --test-data $d/test_data_set_0 --bench > "$logs/run_tuned_$n.log" 2>&1
       say "$n tuned: $(grep -hE 'bench:|worst|FAIL' "$logs/run_tuned_$n.log" | tr '\n' ' ')"
       if [ $default_too = 1 ]; then  # the untuned default kernel, timed the same way in the same call

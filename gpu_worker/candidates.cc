@@ -54,6 +54,7 @@ struct BuildSpec {
   tuning::Context context;
   std::map<std::string, Schedule> schedules;
   std::string signature;  // "" for whole-kernel configs
+  std::string name = "candidate";  // the model name its source carries (whole-kernel: the artifact's)
 };
 
 std::vector<BuildSpec> build_specs(const json& payload) {
@@ -63,6 +64,7 @@ std::vector<BuildSpec> build_specs(const json& payload) {
     for (const json& c : payload.at("configs")) {
       BuildSpec s;
       s.index = c.at("index").get<int>();
+      s.name = payload.value("name", s.name);
       s.context = tuning::context_from_json(c.at("context"));
       for (const auto& [sig, sched] : c.at("schedules").items()) s.schedules[sig] = tuning::schedule_from_json(sched);
       out.push_back(std::move(s));
@@ -103,7 +105,7 @@ CompiledCandidate build_one(const tuning::LoadedFragment& f, const BuildSpec& sp
   nvrtc.cache_dir = default_cache_dir();
   BuiltKernel built;
   try {
-    built = build_kernel(*f.graph, o, "candidate", nvrtc, /*compile=*/false);
+    built = build_kernel(*f.graph, o, spec.name, nvrtc, /*compile=*/false);
   } catch (const std::exception& e) {
     out.result = failed(spec.index, db::FailureClass::kResourceError, std::string("does not fit the context: ") + e.what());
     return out;
@@ -126,6 +128,7 @@ CompiledCandidate build_one(const tuning::LoadedFragment& f, const BuildSpec& sp
     return out;
   }
   built.manifest.usage = built.compiled.usage;
+  if (spec.signature.empty()) out.kernel = built.compiled;  // a whole kernel: the server may take it
   const ResourceUsage& u = built.compiled.usage;
   out.result.set_candidate(spec.index);
   out.result.set_ok(true);
@@ -167,6 +170,20 @@ std::vector<CompiledCandidate> compile_job(const json& payload, const std::strin
     });
   for (std::thread& t : pool) t.join();
   return out;
+}
+
+void attach_kernel_image(const std::vector<CompiledCandidate>& candidates, v1::ReportRequest* report, size_t max_bytes) {
+  const CompiledCandidate* best = nullptr;
+  for (const CompiledCandidate& c : candidates)
+    if (c.result.ok() && c.result.samples_us_size() > 0 && !c.kernel.cubin.empty() &&
+        (!best || c.result.median_us() < best->result.median_us()))
+      best = &c;
+  if (!best || best->kernel.cubin.size() + best->kernel.log.size() > max_bytes) return;
+  v1::KernelImage* image = report->mutable_kernel_image();
+  image->set_candidate(best->result.candidate());
+  image->set_key(best->kernel.key);
+  image->set_cubin(best->kernel.cubin.data(), best->kernel.cubin.size());
+  image->set_log(best->kernel.log);
 }
 
 // ---- the runner (child process) -------------------------------------------------------------

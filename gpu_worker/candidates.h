@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compiler/runtime/nvrtc_compiler.h"
 #include "mono/v1/tuning.pb.h"
 
 namespace mono::worker {
@@ -22,6 +23,7 @@ std::string codegen_version();
 struct CompiledCandidate {
   v1::CandidateResult result;  // compile outcome and resources; ok=false with a failure class
   std::string dir;             // artifact folder of a compiled candidate ("" if it failed)
+  CompiledKernel kernel;       // a whole-kernel configuration's compile (empty for group candidates)
 };
 
 // Compiles the job's candidates with `threads` threads. With `write_artifacts`, each
@@ -29,6 +31,12 @@ struct CompiledCandidate {
 // be read throws UserError (the job is then reported as a worker-side failure).
 std::vector<CompiledCandidate> compile_job(const nlohmann::json& payload, const std::string& work_dir, int threads,
                                            bool write_artifacts);
+
+// Puts the compile of a whole-kernel job's fastest verified configuration into its report
+// (KernelImage): the server builds the artifact from it rather than compile it again. Nothing
+// when no configuration was timed, or when the image is over `max_bytes` (the server's message
+// limit).
+void attach_kernel_image(const std::vector<CompiledCandidate>& candidates, v1::ReportRequest* report, size_t max_bytes);
 
 struct MeasureOptions {
   int gpu = 0;                      // NVML / PCI-order index

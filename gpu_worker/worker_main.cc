@@ -290,6 +290,8 @@ class Worker {
       metrics_->candidates.Add({{"stage", "compiled"}}).Increment(static_cast<double>(cands.size()));
       compile_s = seconds_since(start);
       if (gpu) runner_times = measure_job(payload, &cands, dir, runners_[lane].get());
+      // The server takes 16 MB a message: the image leaves room for the results.
+      if (job.kind() == v1::WHOLE_KERNEL) attach_kernel_image(cands, &report, size_t{12} << 20);
       for (const CompiledCandidate& c : cands) {
         *report.add_results() = c.result;
         if (!c.result.ok())
@@ -311,6 +313,7 @@ class Worker {
       }
     } catch (const std::exception& e) {
       report.clear_results();
+      report.clear_kernel_image();
       report.set_worker_failure(true);
       report.set_worker_failure_reason(e.what());
       log("job " + job.job_id() + " failed on this worker: " + e.what());
@@ -327,10 +330,15 @@ class Worker {
     const double secs = seconds_since(start);
     metrics_->jobs.Add({{"kind", kind}, {"outcome", report.worker_failure() ? "worker_failure" : accepted ? "accepted" : "ignored"}})
         .Increment();
-    char buf[480];
-    std::snprintf(buf, sizeof buf, "job %s (%s, %d candidates) in %.1f s (compile %.1f s%s%s): %s", job.job_id().c_str(),
+    const std::string image =
+        report.has_kernel_image()
+            ? str_cat("; kernel of configuration ", report.kernel_image().candidate(), " sent, ",
+                      report.kernel_image().cubin().size() / 1024, " KB")
+            : "";
+    char buf[560];
+    std::snprintf(buf, sizeof buf, "job %s (%s, %d candidates) in %.1f s (compile %.1f s%s%s%s): %s", job.job_id().c_str(),
                   kind.c_str(), report.results_size(), secs, compile_s, runner_times.empty() ? "" : "; ",
-                  runner_times.c_str(), accepted ? "accepted" : "not accepted (late or duplicate)");
+                  runner_times.c_str(), image.c_str(), accepted ? "accepted" : "not accepted (late or duplicate)");
     log(buf);
   }
 

@@ -35,10 +35,7 @@ static tuning::PreparedModel load_model_of(const db::SubmissionRecord& s) {
 
 Coordinator::Coordinator(db::Store* store, const db::Clock* clock, CoordinatorOptions options)
     : store_(store), clock_(clock), options_(std::move(options)) {
-  for (int i = 0; i < std::max(1, options_.build_threads); ++i)
-    builders_.emplace_back([this] { work_loop(&build_queue_, /*artifact_builds=*/true); });
-  for (int i = 0; i < std::max(1, options_.prebuild_threads); ++i)
-    builders_.emplace_back([this] { work_loop(&prebuild_queue_, /*artifact_builds=*/false); });
+  for (int i = 0; i < std::max(1, options_.build_threads); ++i) builders_.emplace_back([this] { work_loop(); });
 }
 
 Coordinator::~Coordinator() {
@@ -50,18 +47,18 @@ Coordinator::~Coordinator() {
   for (std::thread& t : builders_) t.join();
 }
 
-void Coordinator::work_loop(std::deque<std::function<void()>>* queue, bool artifact_builds) {
+void Coordinator::work_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    build_cv_.wait(lock, [this, queue] { return stopping_ || !queue->empty(); });
+    build_cv_.wait(lock, [this] { return stopping_ || !build_queue_.empty(); });
     if (stopping_) return;  // queued builds are dropped: their submissions stay merging
-    std::function<void()> task = std::move(queue->front());
-    queue->pop_front();
-    if (artifact_builds) ++builds_running_;
+    std::function<void()> task = std::move(build_queue_.front());
+    build_queue_.pop_front();
+    ++builds_running_;
     lock.unlock();
     task();
     lock.lock();
-    if (artifact_builds) --builds_running_;
+    --builds_running_;
     idle_cv_.notify_all();
   }
 }
@@ -70,7 +67,6 @@ bool Coordinator::drain(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> lock(mu_);
   stopping_ = true;
   build_queue_.clear();
-  prebuild_queue_.clear();
   build_cv_.notify_all();
   return idle_cv_.wait_for(lock, limit, [this] { return builds_running_ == 0; });
 }
@@ -150,6 +146,21 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
   work_ = true;
   work_cv_.notify_all();
   return reply;
+}
+
+void Coordinator::offer_kernel(const std::string& job_id, const v1::KernelImage& image) {
+  Offered o;
+  o.config = image.candidate();
+  o.kernel.cubin.assign(image.cubin().begin(), image.cubin().end());
+  o.kernel.log = image.log();
+  o.kernel.key = image.key();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (offered_.count(job_id) == 0) offered_order_.push_back(job_id);
+  offered_[job_id] = std::move(o);
+  while (offered_.size() > std::max<size_t>(1, options_.max_offered_kernels)) {
+    offered_.erase(offered_order_.front());
+    offered_order_.pop_front();
+  }
 }
 
 bool Coordinator::wait_for_work(std::chrono::milliseconds limit) {
@@ -244,11 +255,16 @@ void Coordinator::fail(const std::string& submission_id, const absl::Status& why
 
 void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f) {
   std::lock_guard<std::mutex> lock(mu_);
-  // While its configurations are compiled ahead (the cubin it needs is coming), the build waits
-  // for the next step, which their end wakes (work_), rather than hold a thread of the pool.
-  if (stopping_ || compiling_ahead_.count(s.id) || !building_.insert(s.id).second) return;
-  build_queue_.push_back([this, s, l, f = std::move(f)] {
-    const absl::Status st = finish(s, *l, f.choice, f.info, f.verification);
+  if (stopping_ || !building_.insert(s.id).second) return;
+  // The worker's compile of the configuration chosen, when it sent one (else the build compiles).
+  std::shared_ptr<const CompiledKernel> offered;
+  if (auto it = offered_.find(f.job.id); it != offered_.end()) {
+    if (it->second.config == f.config) offered = std::make_shared<const CompiledKernel>(std::move(it->second.kernel));
+    offered_.erase(it);
+    offered_order_.erase(std::find(offered_order_.begin(), offered_order_.end(), f.job.id));
+  }
+  build_queue_.push_back([this, s, l, f = std::move(f), offered] {
+    const absl::Status st = finish(s, *l, f.choice, f.info, f.verification, offered.get());
     if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
       std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
                    std::string(st.message()).c_str(), options_.retry_seconds);
@@ -263,51 +279,6 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
   build_cv_.notify_all();  // the pools share it: notify_one could wake the wrong one
 }
 
-void Coordinator::prebuild(const std::string& submission, std::shared_ptr<Loaded> l,
-                           std::vector<tuning::ContextChoice> configs) {
-  if (!options_.prebuild) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return;
-  prebuild_queue_.push_back([this, submission, l, configs = std::move(configs)] {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      // Its build started first and compiles for itself, or the submission is done or failed
-      // (finish and fail unload it).
-      if (building_.count(submission) || !loaded_.count(submission) || !compiling_ahead_.insert(submission).second)
-        return;
-    }
-    // One thread per configuration, as the worker compiles them.
-    std::vector<std::thread> compiles;
-    for (const tuning::ContextChoice& c : configs) {
-      try {
-        compiles.emplace_back([this, &submission, &l, &c] { compile_ahead(submission, *l, c); });
-      } catch (const std::system_error&) {
-        compile_ahead(submission, *l, c);  // no thread to be had: on this one
-      }
-    }
-    for (std::thread& t : compiles) t.join();
-    std::lock_guard<std::mutex> lock(mu_);
-    compiling_ahead_.erase(submission);
-    work_ = true;  // its build may be due: step at once
-    work_cv_.notify_all();
-  });
-  build_cv_.notify_all();
-}
-
-void Coordinator::compile_ahead(const std::string& submission, const Loaded& l, const tuning::ContextChoice& c) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;  // a server that stops does not wait for compiles nobody needs
-  }
-  try {
-    options_.prebuild(l.model, c);
-  } catch (const std::exception& e) {
-    // Only the cache stays cold: the artifact's build compiles for itself (and reports then).
-    std::fprintf(stderr, "mono-tuner-server: submission %s: compiling a configuration ahead failed: %s\n",
-                 submission.c_str(), e.what());
-  }
-}
-
 absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l) {
   std::lock_guard<std::mutex> lock(l->mu);
   Loaded& L = *l;
@@ -320,14 +291,13 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shar
   if (s.state == db::SubmissionState::kTuning && prog->jobs_pending > 0) return absl::OkStatus();
   if (!s.dry_run && L.fragment.is_null()) L.fragment = tuning::whole_model_fragment(*L.model.graph, L.model.options);
   tuning::FinalChoice f = tuning::final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run,
-                                               options_.whole_kernel_contexts, s.id);
+                                               options_.whole_kernel_contexts, s.id, L.model.label);
   if (f.pending) {
     if (f.job_missing) {
       // Groups tuned: time the best contexts as whole kernels (a resubmission finds the job done).
       if (auto added = store_->add_job(f.job); !added.ok()) return added.status();
       std::fprintf(stderr, "mono-tuner-server: submission %s: groups tuned; whole-kernel timing job %s\n", s.id.c_str(),
                    f.job.id.c_str());
-      prebuild(s.id, l, f.configs);
     }
     return s.state == db::SubmissionState::kMerging ? absl::OkStatus()
                                                     : store_->set_submission_state(s.id, db::SubmissionState::kMerging);
@@ -339,7 +309,7 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shar
 }
 
 absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice,
-                                 json info, const json& verification) {
+                                 json info, const json& verification, const CompiledKernel* offered) {
   info["submission"] = s.id;
   info["model_sha256"] = s.model_sha256;
   const std::string dir = options_.data_dir + "/artifacts/" + s.id;
@@ -350,7 +320,7 @@ absl::Status Coordinator::finish(const db::SubmissionRecord& s, Loaded& l, const
   std::string manifest;
   std::string error;
   try {
-    manifest = options_.build(l.model, choice, info, verification, tmp);
+    manifest = options_.build(l.model, choice, info, verification, tmp, offered);
   } catch (const std::exception& e) {
     error = std::string("building the artifact failed: ") + e.what();
   }

@@ -8,8 +8,14 @@
 // Everything it decides follows from the database, so a restarted server picks up every
 // unfinished submission where it was.
 //
-// Locking: `mu_` guards only the maps (loaded models, builds in flight) and is never held
-// across a slow step. Each loaded model has its own mutex for its plan and estimates; artifact
+// One compile per kernel: the worker that times the whole-kernel job's configurations sends the
+// compile of the fastest (v1::KernelImage, offer_kernel), and the artifact is built from it when
+// its compile key is the artifact's own; the server compiles only when it is not (another NVRTC,
+// no image sent). (Until 2026-11-27 the server compiled every configuration ahead while the job
+// ran: the same compiles twice, on the same cores in a one-host fleet.)
+//
+// Locking: `mu_` guards only the maps (loaded models, builds in flight, kernels offered) and is
+// never held across a slow step. Each loaded model has its own mutex for its plan and estimates; artifact
 // builds (NVRTC, seconds to minutes) run on a bounded pool of build threads, so Submit, Watch
 // and the other submissions go on meanwhile.
 #pragma once
@@ -36,27 +42,22 @@ namespace mono::server {
 
 struct CoordinatorOptions {
   std::string data_dir;  // models/, artifacts/ and staging/ live here
-  int whole_kernel_contexts = 2;  // top contexts timed as whole kernels
+  // Top contexts timed as whole kernels, beside the untuned default. One: in run170's 12
+  // whole-kernel jobs (4 models on 1, 2 and 4 GPUs) the second-best context never won, and lost by
+  // 1-2 % (resnet50) to 13-17 % (bert-base, gpt2); each context timed is a whole-kernel compile.
+  int whole_kernel_contexts = 1;
   int build_threads = 2;          // artifact builds at once
   // A build that fails with less than this free in data_dir is tried again after
   // retry_seconds instead of failing the submission (a transiently full disk).
   uint64_t min_free_bytes = uint64_t{256} << 20;
   int retry_seconds = 30;
-  // Builds the artifact into a folder; returns the manifest (tuning::write_tuned_artifact; tests
-  // replace it).
+  // Builds the artifact into a folder from the kernel the worker offered (null: none), else by
+  // compiling; returns the manifest (tuning::write_tuned_artifact; tests replace it).
   std::function<std::string(const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json& info,
-                            const nlohmann::json& verification, const std::string& dir)>
+                            const nlohmann::json& verification, const std::string& dir, const CompiledKernel* offered)>
       build = tuning::write_tuned_artifact;
-  // Submissions whose whole-kernel configurations are compiled ahead at once (each
-  // configuration on a thread of its own). With several models submitted together, their
-  // whole-kernel jobs run side by side on the GPUs: one submission at a time left the last
-  // ones' artifacts to compile after their jobs, on the critical path.
-  int prebuild_threads = 4;
-  // Compiles one configuration of a whole-kernel job into the cubin cache while the job runs
-  // (tuning::prebuild_tuned_kernel), so that the artifact's build after it is a cache hit;
-  // empty: nothing is compiled ahead.
-  std::function<void(const tuning::PreparedModel&, const tuning::ContextChoice&)> prebuild =
-      tuning::prebuild_tuned_kernel;
+  // Kernels offered and not yet built from, at most (the oldest go first).
+  size_t max_offered_kernels = 32;
 };
 
 class Coordinator {
@@ -72,13 +73,15 @@ class Coordinator {
   absl::StatusOr<v1::SubmitReply> submit(const v1::SubmitHeader& header, const std::string& model_dir,
                                          const std::string& model_sha256);
   // Moves every unfinished submission on as far as the database allows; a submission ready
-  // for its artifact is handed to the build pool (once its compiles ahead have ended). Call
-  // periodically.
+  // for its artifact is handed to the build pool. Call periodically.
   void step();
-  // Waits up to `limit`, or until a submission is recorded or a submission's compiles ahead end
-  // (true): the caller's loop then calls step() at once (a resubmission whose jobs all exist,
-  // or a build that waited for its compiles, goes on without waiting a tick).
+  // Waits up to `limit`, or until a submission is recorded (true): the caller's loop then calls
+  // step() at once (a resubmission whose jobs all exist goes on without waiting a tick).
   bool wait_for_work(std::chrono::milliseconds limit);
+  // The worker's compile of whole-kernel job `job_id`'s fastest configuration (from its report,
+  // before the report is stored). Kept until the artifact is built from it; the key is checked
+  // then.
+  void offer_kernel(const std::string& job_id, const v1::KernelImage& image);
   // Stops taking builds and waits up to `limit` for those in flight; false if some still run
   // (their submissions stay merging and are built again after a restart).
   bool drain(std::chrono::milliseconds limit);
@@ -99,24 +102,16 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Loaded>> loaded(const db::SubmissionRecord& s);
   absl::Status advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l);
   void build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l, tuning::FinalChoice f);
-  // Queues the compiles of a new whole-kernel job's configurations (options_.prebuild) for the
-  // threads that do those (options_.prebuild_threads), apart from the artifact builds' pool. A
-  // build whose submission's compiles are running is not queued until they end (they make its
-  // cubin; their end wakes wait_for_work); one whose compiles have not started yet compiles for
-  // itself, and they are skipped.
-  void prebuild(const std::string& submission, std::shared_ptr<Loaded> l, std::vector<tuning::ContextChoice> configs);
-  // One of those compiles (skipped once stopping); a failure is logged, not the submission's.
-  void compile_ahead(const std::string& submission, const Loaded& l, const tuning::ContextChoice& c);
   void fail(const std::string& submission_id, const absl::Status& why);
-  // A pool thread: runs the tasks of `queue` until stopping; artifact builds count in
-  // builds_running_ (drain waits for those), compiles ahead do not.
-  void work_loop(std::deque<std::function<void()>>* queue, bool artifact_builds);
+  // A thread of the build pool: runs the queued builds until stopping (builds_running_ counts
+  // them; drain waits for those).
+  void work_loop();
   // The submission's tuning plan (its jobs) computed; recorded in the database; both.
   absl::StatusOr<tuning::TuningPlan> tuning_plan(const db::SubmissionRecord& s, const Loaded& l);
   absl::Status record_plan(const db::SubmissionRecord& s, Loaded& l, tuning::TuningPlan tp, v1::SubmitReply* reply);
   absl::Status plan(const db::SubmissionRecord& s, Loaded& l, v1::SubmitReply* reply);
   absl::Status finish(const db::SubmissionRecord& s, Loaded& l, const tuning::ContextChoice& choice, nlohmann::json info,
-                      const nlohmann::json& verification);
+                      const nlohmann::json& verification, const CompiledKernel* offered);
   std::string pick_gpu_kind(const std::string& asked, bool dry_run, absl::Status* error);
 
   db::Store* store_;
@@ -125,14 +120,18 @@ class Coordinator {
   std::mutex mu_;  // guards the members below; never held across a slow step
   std::map<std::string, std::shared_ptr<Loaded>> loaded_;
   std::set<std::string> building_;                 // submissions queued for or in a build
-  std::set<std::string> compiling_ahead_;          // submissions whose compiles ahead run
+  struct Offered {
+    int config = -1;  // the whole-kernel job's configuration it is
+    CompiledKernel kernel;
+  };
+  std::map<std::string, Offered> offered_;  // by whole-kernel job id
+  std::deque<std::string> offered_order_;   // offered_'s keys, oldest first
   std::deque<std::function<void()>> build_queue_;
-  std::deque<std::function<void()>> prebuild_queue_;  // compiles ahead (prebuild), a submission each
   std::condition_variable build_cv_, idle_cv_, work_cv_;
-  bool work_ = false;  // a submission was recorded, or compiles ahead ended, since the last wait_for_work (under mu_)
+  bool work_ = false;  // a submission was recorded since the last wait_for_work (under mu_)
   int builds_running_ = 0;
   bool stopping_ = false;
-  std::vector<std::thread> builders_;  // the artifact builds' pool, then the compiles-ahead pool
+  std::vector<std::thread> builders_;  // the artifact builds' pool
 };
 
 }  // namespace mono::server

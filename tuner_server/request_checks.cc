@@ -59,6 +59,20 @@ absl::Status check_report(const v1::ReportRequest& req, const db::JobRecord& job
       return absl::InvalidArgumentError(absl::StrCat("an environment string of ", s->size(), " bytes (at most ",
                                                      limits.max_env_string, ")"));
   if (e.sm_clock_mhz() < 0 || e.mem_clock_mhz() < 0) return absl::InvalidArgumentError("a negative clock");
+  if (req.has_kernel_image()) {
+    const v1::KernelImage& k = req.kernel_image();
+    if (job.kind != db::JobKind::kWholeKernel)
+      return absl::InvalidArgumentError(absl::StrCat("a kernel image for ", db::to_string(job.kind), " job ", job.id,
+                                                     " (only whole-kernel jobs send one)"));
+    bool timed = false;
+    for (const v1::CandidateResult& c : req.results()) timed |= c.candidate() == k.candidate() && c.ok() && c.samples_us_size() > 0;
+    if (!timed)
+      return absl::InvalidArgumentError(absl::StrCat("the kernel image is of configuration ", k.candidate(),
+                                                     ", which the report does not time"));
+    if (k.cubin().empty()) return absl::InvalidArgumentError("the kernel image has no cubin");
+    if (k.key().size() != 16 || k.key().find_first_not_of("0123456789abcdef") != std::string::npos)
+      return absl::InvalidArgumentError("the kernel image's key is not 16 hex digits");
+  }
   return absl::OkStatus();
 }
 

@@ -22,7 +22,9 @@ struct ReportLimits {
 // - each candidate index is one the job's payload lists ("candidates" or "configs"), once;
 // - timings (samples, median) are finite and in (0, max_time_us]; spread finite and >= 0;
 // - registers, spill and shared-memory bytes within range;
-// - environment strings at most max_env_string bytes.
+// - environment strings at most max_env_string bytes;
+// - a kernel image only for a whole-kernel job, of a configuration reported timed, with a cubin
+//   and a 16-hex-digit key.
 absl::Status check_report(const v1::ReportRequest& req, const db::JobRecord& job, const ReportLimits& limits = {});
 
 // Ok, or InvalidArgument naming the field: model_name, gpu_kind and shape input names of 1 to

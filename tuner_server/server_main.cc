@@ -115,9 +115,16 @@ int server_main(int argc, char** argv) {
   auto web = mono::server::HttpServer::Start(http, &dashboard, metrics.registry(), token);
   if (!web.ok()) mono::user_error(web.status().message());
 
-  mono::server::WorkerHandler workers_handler(store->get(), {lease_seconds, std::max(1, lease_seconds / 3), 16});
-  mono::server::WorkersService workers(&workers_handler, &metrics, token);
   mono::server::Coordinator coordinator(store->get(), &clock, {data_dir, 2});
+  mono::server::WorkerHandlerOptions handler_options;
+  handler_options.lease_seconds = lease_seconds;
+  handler_options.heartbeat_seconds = std::max(1, lease_seconds / 3);
+  handler_options.max_jobs_per_lease = 16;
+  handler_options.on_kernel_image = [&coordinator](const std::string& job_id, const mono::v1::KernelImage& image) {
+    coordinator.offer_kernel(job_id, image);
+  };
+  mono::server::WorkerHandler workers_handler(store->get(), handler_options);
+  mono::server::WorkersService workers(&workers_handler, &metrics, token);
   mono::server::TuningService tuning(&coordinator, store->get(), data_dir, {}, token);
   grpc::ServerBuilder builder;
   int port = 0;

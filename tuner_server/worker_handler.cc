@@ -143,6 +143,8 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
   env.driver_version = req.environment().driver_version();
   env.cuda_version = req.environment().cuda_version();
   env.codegen_version = req.environment().codegen_version();
+  // Checked above (check_report); a late or duplicate report's image is the same kernel.
+  if (req.has_kernel_image() && options_.on_kernel_image) options_.on_kernel_image(req.job_id(), req.kernel_image());
   auto stored = store_->report(req.worker_id(), req.job_id(), results, env);
   if (!stored.ok()) return stored.status();
   accepted(req.worker_id());

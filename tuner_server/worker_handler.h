@@ -2,9 +2,11 @@
 // plumbing: proto messages in, proto messages or a status out, the database underneath.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "db/store.h"
@@ -19,11 +21,14 @@ struct WorkerHandlerOptions {
   // A worker whose reports are refused (request_checks.h) this many times in a row is
   // quarantined: it gets no more jobs and its reports are refused, until the server restarts.
   int quarantine_after = 3;
+  // Gets the kernel image of an accepted whole-kernel report (Coordinator::offer_kernel), before
+  // the report is stored: the build the report makes due finds it. Empty: images are dropped.
+  std::function<void(const std::string& job_id, const v1::KernelImage& image)> on_kernel_image;
 };
 
 class WorkerHandler {
  public:
-  WorkerHandler(db::Store* store, WorkerHandlerOptions options) : store_(store), options_(options) {}
+  WorkerHandler(db::Store* store, WorkerHandlerOptions options) : store_(store), options_(std::move(options)) {}
 
   absl::StatusOr<v1::RegisterReply> Register(const v1::RegisterRequest& req);
   absl::StatusOr<v1::LeaseReply> Lease(const v1::LeaseRequest& req);

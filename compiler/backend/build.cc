@@ -26,7 +26,7 @@ static Manifest make_manifest(const Graph& g, const KernelPlan& plan, const std:
 }
 
 BuiltKernel build_kernel(const Graph& graph, const PlanOptions& plan_options, const std::string& model_name,
-                         const NvrtcOptions& nvrtc, bool compile) {
+                         const NvrtcOptions& nvrtc, bool compile, const CompiledKernel* offered) {
   if (graph.inputs.size() > static_cast<size_t>(kMaxKernelIo) || graph.outputs.size() > static_cast<size_t>(kMaxKernelIo))
     user_error("the CUDA backend takes at most ", kMaxKernelIo, " inputs and outputs");
   BuiltKernel b;
@@ -34,7 +34,13 @@ BuiltKernel build_kernel(const Graph& graph, const PlanOptions& plan_options, co
   std::vector<TensorMapSpec> tensor_maps;
   b.source = emit_cuda(graph, b.plan, model_name, &tensor_maps);
   b.weights = pack_weights(b.plan);
-  if (compile) b.compiled = compile_cuda(b.source, kKernelName, nvrtc);
+  if (compile && offered && !offered->cubin.empty() && offered->key == compile_key(b.source, nvrtc)) {
+    b.compiled = *offered;
+    b.compiled.offered = true;
+    b.compiled.usage = parse_ptxas_usage(b.compiled.log, kKernelName);
+  } else if (compile) {
+    b.compiled = compile_cuda(b.source, kKernelName, nvrtc);
+  }
   b.manifest = make_manifest(graph, b.plan, model_name);
   b.manifest.usage = b.compiled.usage;
   b.manifest.tensor_maps = std::move(tensor_maps);

@@ -20,8 +20,10 @@ struct BuiltKernel {
   Manifest manifest;
 };
 
-// Plans, emits and (when `compile`) compiles the kernel of a simplified graph.
+// Plans, emits and (when `compile`) compiles the kernel of a simplified graph. An `offered`
+// kernel (a worker's compile of the same configuration) is taken instead of compiling when its
+// key is the emitted source's compile_key; otherwise it is ignored.
 BuiltKernel build_kernel(const Graph& graph, const PlanOptions& plan_options, const std::string& model_name,
-                         const NvrtcOptions& nvrtc, bool compile);
+                         const NvrtcOptions& nvrtc, bool compile, const CompiledKernel* offered = nullptr);
 
 }  // namespace mono

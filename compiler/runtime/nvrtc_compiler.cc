@@ -90,24 +90,33 @@ ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kerne
   return u;
 }
 
-CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options) {
-  int major = 0, minor = 0;
-  check(nvrtcVersion(&major, &minor), "version");
-  // sm_90 builds target sm_90a, Hopper's own features (wgmma, gemm_wg.cuh): the cubin runs on
-  // sm_90 GPUs only, which an sm_90 cubin does anyway.
+// NVRTC's options for `options`. sm_90 builds target sm_90a, Hopper's own features (wgmma,
+// gemm_wg.cuh): the cubin runs on sm_90 GPUs only, which an sm_90 cubin does anyway.
+static std::vector<std::string> nvrtc_flags(const NvrtcOptions& options) {
   const std::string arch = "sm_" + std::to_string(options.sm_arch) + (options.sm_arch == 90 ? "a" : "");
   std::vector<std::string> opts = {"--gpu-architecture=" + arch, "--std=c++17",
                                    "--ptxas-options=--verbose", "--device-as-default-execution-space"};
   if (options.line_info) opts.push_back("--generate-line-info");
+  return opts;
+}
+
+std::string compile_key(const std::string& source, const NvrtcOptions& options) {
+  int major = 0, minor = 0;
+  check(nvrtcVersion(&major, &minor), "version");
   std::string key_text = str_cat("v", kCacheVersion, " nvrtc ", major, ".", minor, "\n");
-  for (const auto& o : opts) key_text += o + "\n";
+  for (const auto& o : nvrtc_flags(options)) key_text += o + "\n";
   for (const DeviceHeader& h : device_headers()) key_text += std::string(h.include_name) + "\n" + h.text;
   key_text += source;
   char key[32];
   std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
+  return key;
+}
 
+CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options) {
+  const std::vector<std::string> opts = nvrtc_flags(options);
   CompiledKernel result;
-  result.key = key;
+  result.key = compile_key(source, options);
+  const std::string& key = result.key;
   const std::string base = options.cache_dir.empty() ? "" : options.cache_dir + "/" + key;
   if (!base.empty()) {
     // An entry counts only when its .meta (written last) names the cubin's and log's sizes and

@@ -21,7 +21,8 @@ struct CompiledKernel {
   std::string log;        // NVRTC and ptxas output
   ResourceUsage usage;    // of the kernel (parsed from ptxas -v)
   bool from_cache = false;
-  std::string key;        // cache key
+  bool offered = false;   // compiled elsewhere (a worker) and taken for the same key
+  std::string key;        // cache key (compile_key)
 };
 
 struct NvrtcOptions {
@@ -32,6 +33,10 @@ struct NvrtcOptions {
 
 // Throws UserError with the compiler log on a compile error.
 CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options);
+
+// The key compile_cuda caches `source` under: a hash of the NVRTC version, its options, the
+// device headers and the source. Equal keys mean the same compile, on whichever machine.
+std::string compile_key(const std::string& source, const NvrtcOptions& options);
 
 // Parses ptxas -v output for one function.
 ResourceUsage parse_ptxas_usage(const std::string& log, const std::string& kernel_name);

@@ -249,7 +249,7 @@ std::vector<ContextChoice> whole_kernel_configs(const std::vector<ContextChoice>
 }  // namespace
 
 db::NewJob whole_kernel_job(const json& model_fragment, const std::string& submission_id, const std::string& gpu_kind,
-                            const std::vector<ContextChoice>& top) {
+                            const std::vector<ContextChoice>& top, const std::string& kernel_name) {
   json configs = json::array();
   for (const ContextChoice& c : whole_kernel_configs(top)) {
     json s = json::object();
@@ -264,14 +264,16 @@ db::NewJob whole_kernel_job(const json& model_fragment, const std::string& submi
   job.kind = db::JobKind::kWholeKernel;
   job.gpu_kind = gpu_kind;
   job.submission_id = submission_id;
+  // The name is left out of the id: mono-compile --db finds the server's job under any name.
+  job.id = job_id("w", gpu_kind + "|" + payload.dump());
+  if (!kernel_name.empty()) payload["name"] = kernel_name;
   job.payload = payload.dump();
-  job.id = job_id("w", gpu_kind + "|" + job.payload);
   return job;
 }
 
 FinalChoice final_choice(db::Store& store, const json& model_fragment, const TuningSpace& space,
                          const std::string& task_gpu_kind, bool dry_run, int top_contexts,
-                         const std::string& submission_id) {
+                         const std::string& submission_id, const std::string& kernel_name) {
   std::vector<ContextChoice> choices = choose_schedules(store, space, task_gpu_kind, dry_run);
   std::sort(choices.begin(), choices.end(),
             [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
@@ -288,7 +290,7 @@ FinalChoice final_choice(db::Store& store, const json& model_fragment, const Tun
     return f;
   }
   choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
-  f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices);
+  f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices, kernel_name);
   f.configs = whole_kernel_configs(choices);
   auto job = store.get_job(f.job.id);
   if (!job.ok()) {
@@ -346,6 +348,7 @@ FinalChoice final_choice(db::Store& store, const json& model_fragment, const Tun
                     {"gpu", task_gpu_kind}};
   f.info["tuned_us"] = best_us;
   if (default_us > 0) f.info["speedup"] = default_us / best_us;
+  f.config = best;
   if (best == 0) {
     f.info["note"] = "the untuned default schedules were the fastest whole kernel";
     f.choice = ContextChoice{};
@@ -373,7 +376,7 @@ ModelChoice model_choice(db::Store& store, const std::string& where, std::string
   ModelChoice m;
   m.gpu_kind = gpu_kind;
   m.dry_run = gpu_kind == dry_run_kind();
-  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, 2, "");
+  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, 2, "", "");
   if (!f.refused.empty()) user_error(where, ": ", f.refused);
   m.choice = std::move(f.choice);
   m.info = std::move(f.info);
@@ -546,27 +549,16 @@ std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, c
   return text;
 }
 
-namespace {
-
-// The final kernel for `choice`, compiled through the cubin cache.
-BuiltKernel build_tuned_kernel(const PreparedModel& model, const ContextChoice& choice) {
+std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,
+                                 const json& verification, const std::string& dir, const CompiledKernel* offered) {
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
-  return build_kernel(*model.graph, tuned_options(model.options, choice.context, choice.schedules), model.label,
-                      nvrtc, /*compile=*/true);
-}
-
-}  // namespace
-
-void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice) {
-  build_tuned_kernel(model, choice);
-}
-
-std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice, const json& tuning_info,
-                                 const json& verification, const std::string& dir) {
-  const BuiltKernel built = build_tuned_kernel(model, choice);
+  const BuiltKernel built = build_kernel(*model.graph, tuned_options(model.options, choice.context, choice.schedules),
+                                         model.label, nvrtc, /*compile=*/true, offered);
   write_artifact(dir, *model.graph, built, verification);
-  return add_tuning_section(dir, built.plan, choice, tuning_info);
+  json info = tuning_info;
+  if (offered) info["kernel_from_worker"] = built.compiled.offered;
+  return add_tuning_section(dir, built.plan, choice, info);
 }
 
 }  // namespace mono::tuning

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/codegen/plan.h"
+#include "compiler/runtime/nvrtc_compiler.h"
 #include "compiler/tuning/jobs.h"
 #include "compiler/tuning/schedule.h"
 #include "compiler/tuning/space.h"
@@ -38,8 +39,12 @@ std::vector<ContextChoice> choose_schedules(db::Store& store, const TuningSpace&
 
 // The whole-kernel timing job for the top contexts (and the untuned default, for the
 // speed-up): its id is a hash of everything it times, so the same model tuned again finds it.
+// `kernel_name` (the model's label, "" for none) is what the artifact's source names the model:
+// the worker names its kernels so too, so that the compile of the configuration it finds fastest
+// is the artifact's (the same compile_key), and the server need not compile it again.
 db::NewJob whole_kernel_job(const nlohmann::json& model_fragment, const std::string& submission_id,
-                            const std::string& gpu_kind, const std::vector<ContextChoice>& top);
+                            const std::string& gpu_kind, const std::vector<ContextChoice>& top,
+                            const std::string& kernel_name);
 
 // The final schedules of a model from the database: in a dry run, the context with the lowest
 // total estimate; otherwise the fastest verified configuration of the whole-kernel timing job
@@ -56,10 +61,11 @@ struct FinalChoice {
   bool job_missing = false;
   db::NewJob job;
   std::vector<ContextChoice> configs;  // what `job` times, in its order (0: the untuned default)
+  int config = -1;  // the configuration of `job` chosen (its fastest verified), -1: none was timed
 };
 FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment, const TuningSpace& space,
                          const std::string& task_gpu_kind, bool dry_run, int top_contexts,
-                         const std::string& submission_id);
+                         const std::string& submission_id, const std::string& kernel_name);
 
 // The final choice for one model as mono-compile builds it, from a tuner database (--db FILE)
 // or on the server for a remote client (--server ADDR, the TunedChoice RPC): the GPU kind is
@@ -92,15 +98,13 @@ ModelChoice model_choice_from_json(const nlohmann::json& j);
 std::string add_tuning_section(const std::string& dir, const KernelPlan& plan, const ContextChoice& choice,
                                nlohmann::json info);
 
-// Compiles the kernel write_tuned_artifact builds for `choice` into the cubin cache: run while
-// the whole-kernel job times the configurations, it makes the artifact's build a cache hit.
-void prebuild_tuned_kernel(const PreparedModel& model, const ContextChoice& choice);
-
 // Compiles the final kernel for `choice` and writes the artifact to `dir`, with a "tuning"
-// section in manifest.json (the records used; whether anything was measured) and the
-// verification record. Returns the manifest text.
+// section in manifest.json (the records used; whether anything was measured; with an `offered`
+// kernel, whether it was taken) and the verification record. `offered`: the whole-kernel job's
+// compile of this configuration by the worker, taken when its key is the kernel's own (see
+// build_kernel). Returns the manifest text.
 std::string write_tuned_artifact(const PreparedModel& model, const ContextChoice& choice,
                                  const nlohmann::json& tuning_info, const nlohmann::json& verification,
-                                 const std::string& dir);
+                                 const std::string& dir, const CompiledKernel* offered = nullptr);
 
 }  // namespace mono::tuning

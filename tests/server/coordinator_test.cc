@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -125,7 +126,7 @@ TEST_F(CoordinatorTest, ArtifactBuildsDoNotHoldTheLock) {
   CoordinatorOptions o;
   o.data_dir = dir_.file("data");
   o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
-                const std::string& out) {
+                const std::string& out, const CompiledKernel*) {
     fs::create_directories(out);
     ++started;
     released.wait();  // an NVRTC build of a large model
@@ -177,7 +178,7 @@ TEST_F(CoordinatorTest, DrainGivesUpOnALongBuild) {
   o.data_dir = dir_.file("data");
   std::atomic<int> started{0};
   o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
-                const std::string& out) {
+                const std::string& out, const CompiledKernel*) {
     fs::create_directories(out);
     ++started;
     released.wait();
@@ -209,7 +210,7 @@ TEST_F(CoordinatorTest, BuildOnAFullDiskIsRetriedNotFailed) {
   o.min_free_bytes = ~uint64_t{0};  // "full" whatever the disk holds
   o.retry_seconds = 30;
   o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
-                const std::string& out) {
+                const std::string& out, const CompiledKernel*) {
     fs::create_directories(out);
     if (++attempts == 1) throw std::runtime_error("write: No space left on device");
     return std::string("{}");
@@ -242,7 +243,7 @@ TEST_F(CoordinatorTest, OtherBuildFailuresFailTheSubmission) {
   o.data_dir = dir_.file("data");
   o.min_free_bytes = 0;
   o.build = [](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&, const nlohmann::json&,
-               const std::string&) -> std::string { throw std::runtime_error("NVRTC said no"); };
+               const std::string&, const CompiledKernel*) -> std::string { throw std::runtime_error("NVRTC said no"); };
   Coordinator c(store_.get(), &clock_, o);
   const std::string id = submit(c, "m");
   finish_jobs();
@@ -309,112 +310,22 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   EXPECT_EQ(candidates, 30u);
 }
 
-// While the whole-kernel job times its configurations on a GPU, the server compiles each of them
-// (CoordinatorOptions::prebuild), so the artifact's build after the job is a cubin-cache hit
-// instead of a compile on the submission's critical path; the artifact is still built from the
-// configuration the job found fastest.
-TEST_F(CoordinatorTest, TheWholeKernelConfigurationsAreCompiledWhileTheJobTimesThem) {
+// The artifact is built from the worker's compile of the configuration the whole-kernel job
+// chose (v1::KernelImage, offered with the job's report), so the server compiles nothing; a
+// kernel offered for another configuration is not passed to the build, which then compiles.
+TEST_F(CoordinatorTest, TheArtifactIsBuiltFromTheKernelTheWorkerSentForTheChosenConfiguration) {
   std::mutex mu;
-  std::vector<nlohmann::json> prebuilt;  // the contexts compiled ahead
-  std::vector<nlohmann::json> built;     // the artifact's
+  std::map<std::string, std::string> offered_to;  // submission name -> the key the build got ("" none)
   CoordinatorOptions o;
   o.data_dir = dir_.file("data");
-  o.prebuild = [&](const tuning::PreparedModel&, const tuning::ContextChoice& c) {
-    std::lock_guard<std::mutex> lock(mu);
-    prebuilt.push_back(tuning::context_to_json(c.context));
-  };
-  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice& c, const nlohmann::json&,
-                const nlohmann::json&, const std::string& out) {
+  o.build = [&](const tuning::PreparedModel& m, const tuning::ContextChoice&, const nlohmann::json&,
+                const nlohmann::json&, const std::string& out, const CompiledKernel* offered) {
     fs::create_directories(out);
     std::lock_guard<std::mutex> lock(mu);
-    built.push_back(tuning::context_to_json(c.context));
+    offered_to[m.label] = offered ? offered->key : "";
     return std::string("{}");
   };
   Coordinator c(store_.get(), &clock_, o);
-  const std::string gpu = register_gpu_worker();
-  ASSERT_FALSE(gpu.empty());
-  v1::SubmitHeader h;
-  h.set_model_name("measured");
-  h.set_max_measurements(20);  // the default schedule of each task: few jobs
-  auto r = c.submit(h, upload("measured"), "measured-sha");
-  ASSERT_TRUE(r.ok()) << r.status();
-  const std::string id = r->submission_id();
-  EXPECT_TRUE(measure_queued(gpu).empty());
-  c.step();  // the whole-kernel job is queued, and its configurations compiled ahead
-  auto whole = store_->lease(gpu, 10, 60'000);
-  ASSERT_TRUE(whole.ok()) << whole.status();
-  ASSERT_EQ(whole->size(), 1u);
-  ASSERT_EQ(whole->front().kind, db::JobKind::kWholeKernel);
-  const nlohmann::json configs = nlohmann::json::parse(whole->front().payload).at("configs");
-  ASSERT_GE(configs.size(), 2u);
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (prebuilt.size() == configs.size()) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    ASSERT_EQ(prebuilt.size(), configs.size());
-    for (const nlohmann::json& cfg : configs)
-      EXPECT_NE(std::find(prebuilt.begin(), prebuilt.end(), cfg.at("context")), prebuilt.end()) << cfg.dump();
-    EXPECT_TRUE(built.empty()) << "the artifact was built before the job picked";
-  }
-  // The job finds the last configuration fastest: that one becomes the artifact.
-  time_whole_kernel(gpu, whole->front(), configs.back().at("index").get<int>());
-  c.step();
-  for (int i = 0; i < 200 && c.builds_in_flight() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  auto done = store_->get_submission(id);
-  ASSERT_TRUE(done.ok());
-  EXPECT_EQ(done->state, db::SubmissionState::kDone) << done->error;
-  std::lock_guard<std::mutex> lock(mu);
-  ASSERT_EQ(built.size(), 1u);
-  EXPECT_EQ(built.front(), configs.back().at("context"));
-}
-
-// Several models submitted together finish their measurements close together, and their
-// whole-kernel jobs run side by side on the GPUs: their configurations are compiled ahead at
-// the same time too (CoordinatorOptions::prebuild_threads), not one submission after another.
-// An artifact's build whose compiles ahead still run waits for them instead of compiling the
-// same kernel again.
-TEST_F(CoordinatorTest, CompilesAheadOfSeveralSubmissionsRunAtOnceAndTheBuildWaitsForThem) {
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = 0, peak = 0;
-  bool release = false;
-  int built = 0;
-  CoordinatorOptions o;
-  o.data_dir = dir_.file("data");
-  o.prebuild = [&](const tuning::PreparedModel&, const tuning::ContextChoice&) {
-    std::unique_lock<std::mutex> lock(mu);
-    peak = std::max(peak, ++running);
-    cv.notify_all();
-    cv.wait_for(lock, seconds(20), [&] { return release; });
-    --running;
-  };
-  o.build = [&](const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json&,
-                const nlohmann::json&, const std::string& out) {
-    fs::create_directories(out);
-    std::lock_guard<std::mutex> lock(mu);
-    ++built;
-    return std::string("{}");
-  };
-  Coordinator c(store_.get(), &clock_, o);
-  // Declared after `c`, so destroyed first: a failed assertion does not leave the compiles
-  // blocked while the coordinator's destructor joins them.
-  struct Release {
-    std::mutex& mu;
-    std::condition_variable& cv;
-    bool& release;
-    ~Release() {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        release = true;
-      }
-      cv.notify_all();
-    }
-  } release_on_exit{mu, cv, release};
   const std::string gpu = register_gpu_worker();
   ASSERT_FALSE(gpu.empty());
   std::vector<std::string> ids;
@@ -426,31 +337,23 @@ TEST_F(CoordinatorTest, CompilesAheadOfSeveralSubmissionsRunAtOnceAndTheBuildWai
     ids.push_back(r->submission_id());
   }
   EXPECT_TRUE(measure_queued(gpu).empty());
-  c.step();  // both whole-kernel jobs queued, and their configurations compiled ahead
+  c.step();  // both whole-kernel jobs queued
   std::vector<db::JobRecord> whole = measure_queued(gpu);
   ASSERT_EQ(whole.size(), 2u);
-  size_t configs = 0;
-  for (const db::JobRecord& j : whole) configs += nlohmann::json::parse(j.payload).at("configs").size();
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, seconds(10), [&] { return peak == static_cast<int>(configs); });
-    EXPECT_EQ(peak, static_cast<int>(configs)) << "the two submissions' configurations were not compiled at once";
+  for (const db::JobRecord& j : whole) {
+    const nlohmann::json payload = nlohmann::json::parse(j.payload);
+    const std::string name = payload.at("name").get<std::string>();  // the worker names its kernels so
+    EXPECT_TRUE(name == "tiny-resnet-opset17" || name == "tiny-mobilenet-opset17") << name;
+    const int last = payload.at("configs").back().at("index").get<int>();
+    ASSERT_GE(last, 1);
+    v1::KernelImage image;
+    image.set_key(name == "tiny-resnet-opset17" ? "00000000000000aa" : "00000000000000bb");
+    image.set_cubin("cubin");
+    // resnet: the configuration that wins; mobilenet: one that does not.
+    image.set_candidate(name == "tiny-resnet-opset17" ? last : 0);
+    c.offer_kernel(j.id, image);
+    time_whole_kernel(gpu, j, last);
   }
-  // Both jobs report while the compiles still run: the builds wait for them, without taking a
-  // thread of the build pool.
-  for (const db::JobRecord& j : whole) time_whole_kernel(gpu, j, 0);
-  c.wait_for_work(std::chrono::milliseconds(0));  // what the submissions left
-  c.step();
-  EXPECT_EQ(c.builds_in_flight(), 0) << "a build was queued while its configurations were compiled ahead";
-  EXPECT_FALSE(c.wait_for_work(std::chrono::milliseconds(300)));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(built, 0) << "an artifact was built while its configurations were still being compiled ahead";
-    release = true;
-  }
-  cv.notify_all();
-  // The compiles' end wakes the server's loop, whose step builds the artifacts.
-  EXPECT_TRUE(c.wait_for_work(std::chrono::seconds(10)));
   for (int i = 0; i < 250; ++i) {
     c.step();
     if (store_->get_submission(ids[0])->state == db::SubmissionState::kDone &&
@@ -458,13 +361,10 @@ TEST_F(CoordinatorTest, CompilesAheadOfSeveralSubmissionsRunAtOnceAndTheBuildWai
       break;
     c.wait_for_work(std::chrono::milliseconds(20));
   }
-  for (const std::string& id : ids) {
-    auto done = store_->get_submission(id);
-    ASSERT_TRUE(done.ok());
-    EXPECT_EQ(done->state, db::SubmissionState::kDone) << done->error;
-  }
+  for (const std::string& id : ids) EXPECT_EQ(store_->get_submission(id)->state, db::SubmissionState::kDone);
   std::lock_guard<std::mutex> lock(mu);
-  EXPECT_EQ(built, 2);
+  EXPECT_EQ(offered_to["tiny-resnet-opset17"], "00000000000000aa");
+  EXPECT_EQ(offered_to["tiny-mobilenet-opset17"], "") << "a kernel of a configuration the job did not choose";
 }
 
 }  // namespace

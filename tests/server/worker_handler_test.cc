@@ -160,6 +160,10 @@ TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
          for (int i = 0; i < 2000; ++i) r->mutable_results(0)->add_samples_us(1);
        }},
       {"environment string", [](v1::ReportRequest* r) { r->mutable_environment()->set_driver_version(std::string(4096, 'x')); }},
+      {"only whole-kernel jobs", [](v1::ReportRequest* r) {
+         r->mutable_kernel_image()->set_key("0123456789abcdef");
+         r->mutable_kernel_image()->set_cubin("cubin");
+       }},
   };
   for (const Bad& b : bad) {
     auto r = report(b.spoil);
@@ -173,6 +177,62 @@ TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
   auto good = report([](v1::ReportRequest*) {});
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_TRUE(good->accepted());
+}
+
+// A whole-kernel job's report may carry the compile of a configuration it timed (KernelImage):
+// the handler hands it on (to the coordinator) before storing the report; an image of an
+// untimed configuration, without a cubin or with a malformed key is refused with the report.
+TEST_F(WorkerHandlerTest, AWholeKernelReportsKernelImageIsHandedOn) {
+  std::vector<std::pair<std::string, std::string>> handed;  // job id, key
+  WorkerHandlerOptions o{30, 10, 4, 1000};
+  o.on_kernel_image = [&](const std::string& job, const v1::KernelImage& k) { handed.emplace_back(job, k.key()); };
+  handler_ = std::make_unique<WorkerHandler>(store_.get(), o);
+  std::string w = register_worker("gpu", false);
+  db::NewJob j;
+  j.id = "w1";
+  j.kind = db::JobKind::kWholeKernel;
+  j.payload = R"({"kind":"whole_kernel","configs":[{"index":0},{"index":1}]})";
+  ASSERT_TRUE(store_->add_job(j).ok());
+  v1::LeaseRequest lr;
+  lr.set_worker_id(w);
+  ASSERT_TRUE(handler_->Lease(lr).ok());
+  auto report = [&](const std::function<void(v1::KernelImage*)>& image) {
+    v1::ReportRequest rep;
+    rep.set_worker_id(w);
+    rep.set_job_id("w1");
+    for (int i = 0; i < 2; ++i) {
+      auto* c = rep.add_results();
+      c->set_candidate(i);
+      c->set_ok(i == 1);
+      if (i == 1) {
+        c->add_samples_us(400.0);
+        c->set_median_us(400.0);
+      } else {
+        c->set_failure(v1::COMPILE_ERROR);
+      }
+    }
+    v1::KernelImage* k = rep.mutable_kernel_image();
+    k->set_candidate(1);
+    k->set_key("00112233445566ff");
+    k->set_cubin("cubin bytes");
+    image(k);
+    return handler_->Report(rep);
+  };
+  for (const auto& [what, spoil] : std::vector<std::pair<std::string, std::function<void(v1::KernelImage*)>>>{
+           {"does not time", [](v1::KernelImage* k) { k->set_candidate(0); }},
+           {"no cubin", [](v1::KernelImage* k) { k->clear_cubin(); }},
+           {"16 hex digits", [](v1::KernelImage* k) { k->set_key("../../etc/passwd"); }}}) {
+    auto r = report(spoil);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_NE(std::string(r.status().message()).find(what), std::string::npos) << r.status();
+  }
+  EXPECT_TRUE(handed.empty());
+  auto good = report([](v1::KernelImage*) {});
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->accepted());
+  ASSERT_EQ(handed.size(), 1u);
+  EXPECT_EQ(handed[0].first, "w1");
+  EXPECT_EQ(handed[0].second, "00112233445566ff");
 }
 
 // A worker whose reports are refused three times in a row gets no more work and its reports

@@ -464,5 +464,27 @@ TEST(Fragment, KeepsFp32ForGemmsOutsideTheFragment) {
   EXPECT_EQ(find_group(wrong.plan, mm1.signature), nullptr);  // what the field is for
 }
 
+// The worker compiles a whole-kernel job's configurations from the whole-model fragment, named
+// as the artifact will be; the server builds the artifact from the worker's compile only when
+// the compile keys agree (build_kernel's `offered`). So the fragment must emit the model's own
+// source, byte for byte: every model, both precisions.
+TEST(Fragment, WholeModelEmitsTheModelsOwnSource) {
+  int models = 0;
+  for (const std::string& name : model_names()) {
+    for (Precision p : {Precision::kF32, Precision::kF16}) {
+      SCOPED_TRACE(str_cat(name, " ", precision_name(p)));
+      const Model m = load(name, p);
+      const Rebuilt r = rebuild(make_fragment(*m.graph, m.plan, m.options));
+      const std::string want = emit_cuda(*m.graph, m.plan, name), got = emit_cuda(*r.fragment.graph, r.plan, name);
+      size_t at = 0;
+      while (at < want.size() && at < got.size() && want[at] == got[at]) ++at;
+      EXPECT_EQ(got, want) << "first difference at byte " << at << ": ..." << want.substr(at, 120) << "... against ..."
+                           << got.substr(at, 120);
+      ++models;
+    }
+  }
+  EXPECT_GT(models, 0);
+}
+
 }  // namespace
 }  // namespace mono::tuning

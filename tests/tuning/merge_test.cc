@@ -9,7 +9,9 @@
 #include <map>
 #include <set>
 
+#include "compiler/backend/build.h"
 #include "compiler/driver/model.h"
+#include "compiler/support/atomic_file.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
 #include "compiler/tuning/jobs.h"
@@ -33,7 +35,7 @@ struct Fixture {
   TuningSpace space = enumerate_space(*model.graph, model.options);
   nlohmann::json fragment = whole_model_fragment(*model.graph, model.options);
 
-  FinalChoice choose() { return final_choice(*store, fragment, space, kGpu, /*dry_run=*/false, 2, ""); }
+  FinalChoice choose() { return final_choice(*store, fragment, space, kGpu, /*dry_run=*/false, 2, "", "tiny-resnet"); }
 
   // Queues the whole-kernel job, leases it to a GPU worker and reports `results` for it.
   void run_whole_kernel_job(const std::function<db::CandidateResult(int config)>& result) {
@@ -92,9 +94,65 @@ TEST(FinalChoice, TheChosenWholeKernelCarriesItsVerification) {
   EXPECT_TRUE(f.choice.schedules.empty()) << "the default, the only correct configuration";
 }
 
+// The whole-kernel job names its kernels as the artifact will (the worker's compile of the
+// fastest configuration is then the artifact's), and the name stays out of its id: mono-compile
+// --db, which knows no name, finds the server's job.
+TEST(FinalChoice, TheWholeKernelJobNamesTheKernelOutsideItsId) {
+  Fixture fx;
+  const FinalChoice named = fx.choose();
+  EXPECT_EQ(nlohmann::json::parse(named.job.payload).at("name"), "tiny-resnet");
+  const FinalChoice unnamed = final_choice(*fx.store, fx.fragment, fx.space, kGpu, false, 2, "", "");
+  EXPECT_FALSE(nlohmann::json::parse(unnamed.job.payload).contains("name"));
+  EXPECT_EQ(unnamed.job.id, named.job.id);
+}
+
+TEST(FinalChoice, NamesTheConfigurationChosen) {
+  Fixture fx;
+  fx.run_whole_kernel_job([](int config) {
+    db::CandidateResult r;
+    r.candidate = config;
+    r.ok = true;
+    r.median_us = config == 1 ? 9.0 : 12.0;  // the best context wins
+    r.samples_us = {r.median_us.value()};
+    return r;
+  });
+  const FinalChoice f = fx.choose();
+  EXPECT_FALSE(f.pending);
+  EXPECT_EQ(f.config, 1);
+}
+
+// The artifact is built from a worker's compile of its configuration when the compile keys
+// agree, without compiling; an offer under another key (another source, another NVRTC) is
+// ignored and the artifact compiles its own kernel.
+TEST(TunedArtifact, TakesTheWorkersKernelOnlyUnderItsOwnKey) {
+  Fixture fx;
+  const ContextChoice choice;  // the untuned default
+  // What the worker sends: the same source compiled (here, on this machine), cubin and log.
+  NvrtcOptions nvrtc;
+  const BuiltKernel want = build_kernel(*fx.model.graph, fx.model.options, fx.model.label, nvrtc, /*compile=*/true);
+  CompiledKernel offered = want.compiled;
+  offered.cubin.insert(offered.cubin.end(), {'M', 'O', 'N', 'O'});  // marks the bytes taken (never loaded here)
+  const nlohmann::json ok = {{"verified", false}};
+  const std::string manifest =
+      write_tuned_artifact(fx.model, choice, nlohmann::json::object(), ok, fx.dir.file("taken"), &offered);
+  EXPECT_TRUE(nlohmann::json::parse(manifest).at("tuning").at("kernel_from_worker").get<bool>());
+  std::string cubin;
+  ASSERT_TRUE(read_file_whole(fx.dir.file("taken") + "/kernel.cubin", &cubin));
+  EXPECT_EQ(cubin, std::string(offered.cubin.begin(), offered.cubin.end()));
+
+  CompiledKernel other = offered;
+  other.key = "0123456789abcdef";
+  other.cubin.assign(16, '\0');  // not a kernel: loading it would fail
+  const std::string compiled =
+      write_tuned_artifact(fx.model, choice, nlohmann::json::object(), ok, fx.dir.file("compiled"), &other);
+  EXPECT_FALSE(nlohmann::json::parse(compiled).at("tuning").at("kernel_from_worker").get<bool>());
+  ASSERT_TRUE(read_file_whole(fx.dir.file("compiled") + "/kernel.cubin", &cubin));
+  EXPECT_EQ(cubin, std::string(want.compiled.cubin.begin(), want.compiled.cubin.end()));
+}
+
 TEST(FinalChoice, ADryRunIsRecordedAsNotVerified) {
   Fixture fx;
-  const FinalChoice f = final_choice(*fx.store, nlohmann::json(), fx.space, dry_run_kind(), /*dry_run=*/true, 2, "s1");
+  const FinalChoice f = final_choice(*fx.store, nlohmann::json(), fx.space, dry_run_kind(), /*dry_run=*/true, 2, "s1", "tiny-resnet");
   EXPECT_FALSE(f.verification.at("verified").get<bool>());
   EXPECT_NE(f.verification.at("reason").get<std::string>().find("dry run"), std::string::npos);
 }

@@ -1,10 +1,12 @@
 // The worker's build step on real job payloads (no GPU needed): every candidate of a measure
 // job of tiny-bert compiles for sm_90 and lands as a loadable artifact folder for the runner,
-// and a whole-kernel job builds every configuration.
+// and a whole-kernel job builds every configuration, named so that its compile is the
+// artifact's, and reports the fastest one's compile.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "compiler/backend/build.h"
 #include "compiler/ir/tensor.h"
 #include "compiler/tuning/jobs.h"
 #include "compiler/tuning/merge.h"
@@ -48,7 +50,7 @@ TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
   const tuning::TuningSpace space = tuning::enumerate_space(*m.graph, m.options);
   std::vector<tuning::ContextChoice> top(1);  // one context, no tuned schedules
   db::NewJob job = tuning::whole_kernel_job(tuning::whole_model_fragment(*m.graph, m.options), "s-test",
-                                            "NVIDIA H100 80GB HBM3", top);
+                                            "NVIDIA H100 80GB HBM3", top, m.label);
   const nlohmann::json payload = nlohmann::json::parse(job.payload);
   const std::string dir = fs::temp_directory_path() / "mono-worker-build-test2";
   fs::remove_all(dir);
@@ -58,6 +60,26 @@ TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
     EXPECT_TRUE(c.result.ok()) << c.result.reason();
     EXPECT_TRUE(fs::exists(c.dir + "/kernel.cubin"));
   }
+  // Named as the payload says, each configuration's compile is the one the server would make of
+  // the model itself (the artifact of configuration 0, the untuned default): the same key.
+  const BuiltKernel server = build_kernel(*m.graph, m.options, m.label, NvrtcOptions{}, /*compile=*/false);
+  EXPECT_EQ(out[0].kernel.key, compile_key(server.source, NvrtcOptions{}));
+  EXPECT_FALSE(out[0].kernel.cubin.empty());
+
+  // The report carries the fastest timed configuration's compile; none when it is too large.
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].result.add_samples_us(i == 1 ? 40.0 : 50.0);
+    out[i].result.set_median_us(i == 1 ? 40.0 : 50.0);
+  }
+  v1::ReportRequest report;
+  worker::attach_kernel_image(out, &report, size_t{12} << 20);
+  ASSERT_TRUE(report.has_kernel_image());
+  EXPECT_EQ(report.kernel_image().candidate(), out[1].result.candidate());
+  EXPECT_EQ(report.kernel_image().key(), out[1].kernel.key);
+  EXPECT_EQ(report.kernel_image().cubin(), std::string(out[1].kernel.cubin.begin(), out[1].kernel.cubin.end()));
+  v1::ReportRequest small;
+  worker::attach_kernel_image(out, &small, 1024);
+  EXPECT_FALSE(small.has_kernel_image());
   fs::remove_all(dir);
   (void)space;
 }
