@@ -42,10 +42,7 @@ namespace mono::server {
 
 struct CoordinatorOptions {
   std::string data_dir;  // models/, artifacts/ and staging/ live here
-  // Top contexts timed as whole kernels, beside the untuned default. One: in run170's 12
-  // whole-kernel jobs (4 models on 1, 2 and 4 GPUs) the second-best context never won, and lost by
-  // 1-2 % (resnet50) to 13-17 % (bert-base, gpt2); each context timed is a whole-kernel compile.
-  int whole_kernel_contexts = 1;
+  int whole_kernel_contexts = tuning::kWholeKernelContexts;  // top contexts timed as whole kernels
   int build_threads = 2;          // artifact builds at once
   // A build that fails with less than this free in data_dir is tried again after
   // retry_seconds instead of failing the submission (a transiently full disk).

@@ -115,7 +115,9 @@ int server_main(int argc, char** argv) {
   auto web = mono::server::HttpServer::Start(http, &dashboard, metrics.registry(), token);
   if (!web.ok()) mono::user_error(web.status().message());
 
-  mono::server::Coordinator coordinator(store->get(), &clock, {data_dir, 2});
+  mono::server::CoordinatorOptions coordinator_options;  // the defaults (CoordinatorOptions' comments)
+  coordinator_options.data_dir = data_dir;
+  mono::server::Coordinator coordinator(store->get(), &clock, coordinator_options);
   mono::server::WorkerHandlerOptions handler_options;
   handler_options.lease_seconds = lease_seconds;
   handler_options.heartbeat_seconds = std::max(1, lease_seconds / 3);

@@ -376,7 +376,7 @@ ModelChoice model_choice(db::Store& store, const std::string& where, std::string
   ModelChoice m;
   m.gpu_kind = gpu_kind;
   m.dry_run = gpu_kind == dry_run_kind();
-  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, 2, "", "");
+  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, kWholeKernelContexts, "", "");
   if (!f.refused.empty()) user_error(where, ": ", f.refused);
   m.choice = std::move(f.choice);
   m.info = std::move(f.info);

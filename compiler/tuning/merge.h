@@ -46,6 +46,12 @@ db::NewJob whole_kernel_job(const nlohmann::json& model_fragment, const std::str
                             const std::string& gpu_kind, const std::vector<ContextChoice>& top,
                             const std::string& kernel_name);
 
+// How many of the best contexts a whole-kernel job times beside the untuned default (the server's
+// jobs and mono-compile --db's lookup of them must agree). One: in run170's 12 whole-kernel jobs
+// (4 models on 1, 2 and 4 GPUs) the second-best context never won, and lost by 1-2 % (resnet50) to
+// 13-17 % (bert-base, gpt2); each context timed is a whole-kernel compile.
+constexpr int kWholeKernelContexts = 1;
+
 // The final schedules of a model from the database: in a dry run, the context with the lowest
 // total estimate; otherwise the fastest verified configuration of the whole-kernel timing job
 // for the top contexts (the untuned default competes). `pending` while that job has not
@@ -69,8 +75,8 @@ FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment,
 
 // The final choice for one model as mono-compile builds it, from a tuner database (--db FILE)
 // or on the server for a remote client (--server ADDR, the TunedChoice RPC): the GPU kind is
-// `gpu_kind`, or the only one the database has results for; then final_choice over the top 2
-// contexts (`fragment` is the model's whole-model fragment, asked for only when measured
+// `gpu_kind`, or the only one the database has results for; then final_choice over the top
+// kWholeKernelContexts contexts (`fragment` is the model's whole-model fragment, asked for only when measured
 // results exist). Throws UserError naming `where` (the database or server) when the database
 // has no results, several kinds and none named, or no results for the named one, and when
 // every whole kernel gave wrong answers.
