@@ -8,7 +8,7 @@ its whole-kernel job was queued and finished, and when its artifact was done; th
 workers' logs, the measure and whole-kernel jobs' summed seconds and NVRTC seconds (the CPU work
 that grows when several workers share a host's cores), and the measure jobs' NVRTC seconds a
 candidate in 5-second windows of when they ended: whether compiles slow down while other work (the
-server's compiles ahead before 2026-11-27, whole-kernel jobs) shares the cores, or throughout.
+server's compiles ahead before 8b6de83, whole-kernel jobs) shares the cores, or throughout.
 """
 import re
 import sqlite3

@@ -149,18 +149,27 @@ absl::StatusOr<v1::SubmitReply> Coordinator::submit(const v1::SubmitHeader& head
 }
 
 void Coordinator::offer_kernel(const std::string& job_id, const v1::KernelImage& image) {
-  Offered o;
-  o.config = image.candidate();
-  o.kernel.cubin.assign(image.cubin().begin(), image.cubin().end());
-  o.kernel.log = image.log();
-  o.kernel.key = image.key();
+  auto o = std::make_shared<Offered>();
+  o->config = image.candidate();
+  o->kernel.cubin.assign(image.cubin().begin(), image.cubin().end());
+  o->kernel.log = image.log();
+  o->kernel.key = image.key();
+  const size_t bytes = o->kernel.cubin.size() + o->kernel.log.size();
   std::lock_guard<std::mutex> lock(mu_);
-  if (offered_.count(job_id) == 0) offered_order_.push_back(job_id);
+  drop_offer(job_id);
   offered_[job_id] = std::move(o);
-  while (offered_.size() > std::max<size_t>(1, options_.max_offered_kernels)) {
-    offered_.erase(offered_order_.front());
-    offered_order_.pop_front();
-  }
+  offered_order_.push_back(job_id);
+  offered_bytes_ += bytes;
+  while (offered_.size() > 1 && (offered_.size() > options_.max_offered_kernels || offered_bytes_ > options_.max_offered_bytes))
+    drop_offer(offered_order_.front());  // the oldest first: that build compiles for itself
+}
+
+void Coordinator::drop_offer(const std::string& job_id) {
+  auto it = offered_.find(job_id);
+  if (it == offered_.end()) return;
+  offered_bytes_ -= it->second->kernel.cubin.size() + it->second->kernel.log.size();
+  offered_.erase(it);
+  offered_order_.erase(std::find(offered_order_.begin(), offered_order_.end(), job_id));
 }
 
 bool Coordinator::wait_for_work(std::chrono::milliseconds limit) {
@@ -257,15 +266,15 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_ || !building_.insert(s.id).second) return;
   // The worker's compile of the configuration chosen, when it sent one (else the build compiles).
-  std::shared_ptr<const CompiledKernel> offered;
-  if (auto it = offered_.find(f.job.id); it != offered_.end()) {
-    if (it->second.config == f.config) offered = std::make_shared<const CompiledKernel>(std::move(it->second.kernel));
-    offered_.erase(it);
-    offered_order_.erase(std::find(offered_order_.begin(), offered_order_.end(), f.job.id));
-  }
+  // Kept until a build succeeds: a build retried after a full disk takes it too.
+  std::shared_ptr<const Offered> offered;
+  if (auto it = offered_.find(f.job.id); it != offered_.end() && it->second->config == f.config) offered = it->second;
   build_queue_.push_back([this, s, l, f = std::move(f), offered] {
-    const absl::Status st = finish(s, *l, f.choice, f.info, f.verification, offered.get());
-    if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
+    const absl::Status st = finish(s, *l, f.choice, f.info, f.verification, offered ? &offered->kernel : nullptr);
+    if (st.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      drop_offer(f.job.id);
+    } else if (absl::IsUnavailable(st)) {  // retried after a pause, not failed
       std::fprintf(stderr, "mono-tuner-server: submission %s: %s; trying again in %d s\n", s.id.c_str(),
                    std::string(st.message()).c_str(), options_.retry_seconds);
       std::lock_guard<std::mutex> lock(l->mu);
@@ -276,7 +285,7 @@ void Coordinator::build(const db::SubmissionRecord& s, std::shared_ptr<Loaded> l
     std::lock_guard<std::mutex> lock(mu_);
     building_.erase(s.id);
   });
-  build_cv_.notify_all();  // the pools share it: notify_one could wake the wrong one
+  build_cv_.notify_all();
 }
 
 absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shared_ptr<Loaded>& l) {
@@ -291,7 +300,7 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shar
   if (s.state == db::SubmissionState::kTuning && prog->jobs_pending > 0) return absl::OkStatus();
   if (!s.dry_run && L.fragment.is_null()) L.fragment = tuning::whole_model_fragment(*L.model.graph, L.model.options);
   tuning::FinalChoice f = tuning::final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run,
-                                               options_.whole_kernel_contexts, s.id, L.model.label);
+                                               tuning::kWholeKernelContexts, s.id, L.model.label);
   if (f.pending) {
     if (f.job_missing) {
       // Groups tuned: time the best contexts as whole kernels (a resubmission finds the job done).

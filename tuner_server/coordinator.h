@@ -8,11 +8,12 @@
 // Everything it decides follows from the database, so a restarted server picks up every
 // unfinished submission where it was.
 //
-// One compile per kernel: the worker that times the whole-kernel job's configurations sends the
-// compile of the fastest (v1::KernelImage, offer_kernel), and the artifact is built from it when
-// its compile key is the artifact's own; the server compiles only when it is not (another NVRTC,
-// no image sent). (Until 2026-11-27 the server compiled every configuration ahead while the job
-// ran: the same compiles twice, on the same cores in a one-host fleet.)
+// One compile per kernel, where workers are trusted with the artifact's code (server_main's
+// --worker-kernels): the worker that times the whole-kernel job's configurations sends the compile
+// of the fastest (v1::KernelImage, offer_kernel), and the artifact is built from it when its
+// compile key is the artifact's own; the server compiles when it is not (another NVRTC, no image
+// sent, images not taken). (Before 8b6de83 the server compiled every configuration ahead while
+// the job ran: the same compiles twice, on the same cores in a one-host fleet.)
 //
 // Locking: `mu_` guards only the maps (loaded models, builds in flight, kernels offered) and is
 // never held across a slow step. Each loaded model has its own mutex for its plan and estimates; artifact
@@ -42,7 +43,6 @@ namespace mono::server {
 
 struct CoordinatorOptions {
   std::string data_dir;  // models/, artifacts/ and staging/ live here
-  int whole_kernel_contexts = tuning::kWholeKernelContexts;  // top contexts timed as whole kernels
   int build_threads = 2;          // artifact builds at once
   // A build that fails with less than this free in data_dir is tried again after
   // retry_seconds instead of failing the submission (a transiently full disk).
@@ -53,8 +53,9 @@ struct CoordinatorOptions {
   std::function<std::string(const tuning::PreparedModel&, const tuning::ContextChoice&, const nlohmann::json& info,
                             const nlohmann::json& verification, const std::string& dir, const CompiledKernel* offered)>
       build = tuning::write_tuned_artifact;
-  // Kernels offered and not yet built from, at most (the oldest go first).
+  // Kernels offered and not yet built from, at most this many and bytes (the oldest go first).
   size_t max_offered_kernels = 32;
+  size_t max_offered_bytes = size_t{256} << 20;
 };
 
 class Coordinator {
@@ -121,8 +122,11 @@ class Coordinator {
     int config = -1;  // the whole-kernel job's configuration it is
     CompiledKernel kernel;
   };
-  std::map<std::string, Offered> offered_;  // by whole-kernel job id
-  std::deque<std::string> offered_order_;   // offered_'s keys, oldest first
+  // Forgets the kernel offered for a job (under mu_).
+  void drop_offer(const std::string& job_id);
+  std::map<std::string, std::shared_ptr<const Offered>> offered_;  // by whole-kernel job id
+  std::deque<std::string> offered_order_;                          // offered_'s keys, oldest first
+  size_t offered_bytes_ = 0;                                       // their cubins' and logs' bytes
   std::deque<std::function<void()>> build_queue_;
   std::condition_variable build_cv_, idle_cv_, work_cv_;
   bool work_ = false;  // a submission was recorded since the last wait_for_work (under mu_)

@@ -70,8 +70,11 @@ absl::Status check_report(const v1::ReportRequest& req, const db::JobRecord& job
       return absl::InvalidArgumentError(absl::StrCat("the kernel image is of configuration ", k.candidate(),
                                                      ", which the report does not time"));
     if (k.cubin().empty()) return absl::InvalidArgumentError("the kernel image has no cubin");
+    if (k.cubin().size() + k.log().size() > limits.max_kernel_image_bytes)
+      return absl::InvalidArgumentError(absl::StrCat("the kernel image has ", k.cubin().size() + k.log().size(),
+                                                     " bytes (at most ", limits.max_kernel_image_bytes, ")"));
     if (k.key().size() != 16 || k.key().find_first_not_of("0123456789abcdef") != std::string::npos)
-      return absl::InvalidArgumentError("the kernel image's key is not 16 hex digits");
+      return absl::InvalidArgumentError("the kernel image's key is not 16 lowercase hex digits");
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@ struct ReportLimits {
   size_t max_env_string = 256;      // bytes per environment field
   int max_registers = 255;          // per thread, the hardware's limit
   int64_t max_smem_bytes = 1 << 20;
+  size_t max_kernel_image_bytes = size_t{12} << 20;  // cubin and log: what a worker sends at most
 };
 
 // Ok, or InvalidArgument naming the candidate and field at fault:
@@ -23,8 +24,8 @@ struct ReportLimits {
 // - timings (samples, median) are finite and in (0, max_time_us]; spread finite and >= 0;
 // - registers, spill and shared-memory bytes within range;
 // - environment strings at most max_env_string bytes;
-// - a kernel image only for a whole-kernel job, of a configuration reported timed, with a cubin
-//   and a 16-hex-digit key.
+// - a kernel image only for a whole-kernel job, of a configuration reported timed, with a cubin,
+//   at most max_kernel_image_bytes with its log, and a key of 16 lowercase hex digits.
 absl::Status check_report(const v1::ReportRequest& req, const db::JobRecord& job, const ReportLimits& limits = {});
 
 // Ok, or InvalidArgument naming the field: model_name, gpu_kind and shape input names of 1 to

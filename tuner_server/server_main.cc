@@ -1,4 +1,4 @@
-// mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE]
+// mono-tuner-server [--db FILE] [--listen ADDR] [--http ADDR] [--token-file FILE] [--[no-]worker-kernels]
 //                   [--lease-seconds N] [--data-dir DIR] [--tls-cert F --tls-key F [--tls-ca F]]
 //                   [--allow-no-token]
 // The tuning service: SQLite state (WAL), the Tuning (clients) and Workers gRPC services,
@@ -37,6 +37,10 @@ const char kUsage[] =
     "  --token-file FILE  require 'authorization: Bearer <token>' from workers and clients, and on\n"
     "                     every HTTP request but /healthz (browsers sign in at /login)\n"
     "  --allow-no-token   listen beyond loopback without a token (refused otherwise)\n"
+    "  --worker-kernels   build artifacts from the kernels the workers compiled and timed (no second compile);\n"
+    "                     a worker's kernel goes into the artifact as it sent it, so only where every holder\n"
+    "                     of the token may put code into artifacts. Default: on when --listen is loopback\n"
+    "  --no-worker-kernels  the server compiles every artifact's kernel itself\n"
     "  --lease-seconds N  lease length (default 30); workers renew every third of it\n"
     "  --data-dir DIR     uploaded models and artifacts (default: DB file name + '.data')\n";
 
@@ -44,6 +48,7 @@ int server_main(int argc, char** argv) {
   std::string db_path = "mono.db", listen = "127.0.0.1:50051", http = "127.0.0.1:8080", token_file, data_dir;
   int lease_seconds = 30;
   bool allow_no_token = false;
+  int worker_kernels = -1;  // -1: on for a loopback --listen
   mono::transport::TlsFiles tls;
   mono::Flags flags(argc, argv);
   std::string flag;
@@ -55,6 +60,8 @@ int server_main(int argc, char** argv) {
     else if (flag == "--data-dir") data_dir = flags.value(flag);
     else if (flag == "--lease-seconds") lease_seconds = flags.int_value(flag);
     else if (flag == "--allow-no-token") allow_no_token = true;
+    else if (flag == "--worker-kernels") worker_kernels = 1;
+    else if (flag == "--no-worker-kernels") worker_kernels = 0;
     else if (mono::transport::take_tls_flag(flags, flag, &tls)) {
     } else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
@@ -122,9 +129,15 @@ int server_main(int argc, char** argv) {
   handler_options.lease_seconds = lease_seconds;
   handler_options.heartbeat_seconds = std::max(1, lease_seconds / 3);
   handler_options.max_jobs_per_lease = 16;
-  handler_options.on_kernel_image = [&coordinator](const std::string& job_id, const mono::v1::KernelImage& image) {
-    coordinator.offer_kernel(job_id, image);
-  };
+  // Only local processes reach a loopback listener: they could as well write the artifacts.
+  if (worker_kernels < 0) worker_kernels = mono::transport::is_loopback(listen) ? 1 : 0;
+  if (worker_kernels)
+    handler_options.on_kernel_image = [&coordinator](const std::string& job_id, const mono::v1::KernelImage& image) {
+      coordinator.offer_kernel(job_id, image);
+    };
+  std::fprintf(stderr, "mono-tuner-server: artifacts %s\n",
+               worker_kernels ? "are built from the kernels the workers compiled (--worker-kernels)"
+                              : "are compiled by the server (--no-worker-kernels, the default beyond loopback)");
   mono::server::WorkerHandler workers_handler(store->get(), handler_options);
   mono::server::WorkersService workers(&workers_handler, &metrics, token);
   mono::server::TuningService tuning(&coordinator, store->get(), data_dir, {}, token);

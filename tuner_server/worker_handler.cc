@@ -113,8 +113,10 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
     return reply;
   }
   // Checked against the job before anything is stored (an unknown job is the store's to answer).
+  bool lease_holder = false;  // the job is leased to this worker: its image may be taken
   if (auto job = store_->get_job(req.job_id()); job.ok()) {
     if (auto s = check_report(req, *job); !s.ok()) return refused(req.worker_id(), s);
+    lease_holder = job->state == db::JobState::kLeased && job->lease_worker == req.worker_id();
   }
   std::vector<db::CandidateResult> results;
   for (const v1::CandidateResult& c : req.results()) {
@@ -143,8 +145,10 @@ absl::StatusOr<v1::ReportReply> WorkerHandler::Report(const v1::ReportRequest& r
   env.driver_version = req.environment().driver_version();
   env.cuda_version = req.environment().cuda_version();
   env.codegen_version = req.environment().codegen_version();
-  // Checked above (check_report); a late or duplicate report's image is the same kernel.
-  if (req.has_kernel_image() && options_.on_kernel_image) options_.on_kernel_image(req.job_id(), req.kernel_image());
+  // Checked above (check_report). Only the lease holder's: a late or stale worker's report is not
+  // stored, and its image must not stand in for the results that are.
+  if (req.has_kernel_image() && lease_holder && options_.on_kernel_image)
+    options_.on_kernel_image(req.job_id(), req.kernel_image());
   auto stored = store_->report(req.worker_id(), req.job_id(), results, env);
   if (!stored.ok()) return stored.status();
   accepted(req.worker_id());

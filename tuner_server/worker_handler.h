@@ -21,8 +21,10 @@ struct WorkerHandlerOptions {
   // A worker whose reports are refused (request_checks.h) this many times in a row is
   // quarantined: it gets no more jobs and its reports are refused, until the server restarts.
   int quarantine_after = 3;
-  // Gets the kernel image of an accepted whole-kernel report (Coordinator::offer_kernel), before
-  // the report is stored: the build the report makes due finds it. Empty: images are dropped.
+  // Gets the kernel image of a whole-kernel job's report (Coordinator::offer_kernel) when the
+  // report passed check_report and comes from the worker that holds the job's lease, before the
+  // report is stored: the build the report makes due finds it. Empty: images are dropped (a
+  // server whose workers are not trusted to put code into artifacts: see server_main).
   std::function<void(const std::string& job_id, const v1::KernelImage& image)> on_kernel_image;
 };
 

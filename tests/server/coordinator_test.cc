@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../db/db_test_util.h"
+#include "compiler/tuning/space.h"
 #include "tuner_server/coordinator.h"
 
 namespace mono::server {
@@ -362,9 +363,21 @@ TEST_F(CoordinatorTest, TheArtifactIsBuiltFromTheKernelTheWorkerSentForTheChosen
     c.wait_for_work(std::chrono::milliseconds(20));
   }
   for (const std::string& id : ids) EXPECT_EQ(store_->get_submission(id)->state, db::SubmissionState::kDone);
-  std::lock_guard<std::mutex> lock(mu);
-  EXPECT_EQ(offered_to["tiny-resnet-opset17"], "00000000000000aa");
-  EXPECT_EQ(offered_to["tiny-mobilenet-opset17"], "") << "a kernel of a configuration the job did not choose";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(offered_to["tiny-resnet-opset17"], "00000000000000aa");
+    EXPECT_EQ(offered_to["tiny-mobilenet-opset17"], "") << "a kernel of a configuration the job did not choose";
+  }
+  // mono-compile --db finds the whole-kernel job the server made (the same id: the name is not
+  // in it, and both count the same contexts), so the model is not pending there.
+  const auto sub = store_->get_submission(ids[0]);
+  ASSERT_TRUE(sub.ok());
+  const tuning::PreparedModel m = tuning::prepare_model(sub->model_dir + "/model.onnx", sub->model_name, {},
+                                                        sub->precision == "fp32" ? Precision::kF32 : Precision::kF16);
+  const tuning::ModelChoice mc =
+      tuning::model_choice(*store_, "the test database", sub->gpu_kind, tuning::enumerate_space(*m.graph, m.options),
+                           [&] { return tuning::whole_model_fragment(*m.graph, m.options); });
+  EXPECT_FALSE(mc.pending) << "mono-compile --db did not find the server's whole-kernel job";
 }
 
 }  // namespace

@@ -221,18 +221,40 @@ TEST_F(WorkerHandlerTest, AWholeKernelReportsKernelImageIsHandedOn) {
   for (const auto& [what, spoil] : std::vector<std::pair<std::string, std::function<void(v1::KernelImage*)>>>{
            {"does not time", [](v1::KernelImage* k) { k->set_candidate(0); }},
            {"no cubin", [](v1::KernelImage* k) { k->clear_cubin(); }},
-           {"16 hex digits", [](v1::KernelImage* k) { k->set_key("../../etc/passwd"); }}}) {
+           {"at most", [](v1::KernelImage* k) { k->set_cubin(std::string((size_t{12} << 20) + 1, 'c')); }},
+           {"16 lowercase hex digits", [](v1::KernelImage* k) { k->set_key("00112233445566FF"); }},
+           {"16 lowercase hex digits", [](v1::KernelImage* k) { k->set_key("../../etc/passwd"); }}}) {
     auto r = report(spoil);
     ASSERT_FALSE(r.ok()) << what;
     EXPECT_NE(std::string(r.status().message()).find(what), std::string::npos) << r.status();
   }
   EXPECT_TRUE(handed.empty());
+  // A worker that does not hold the job's lease: its report is not stored, its image not taken.
+  const std::string holder = w;
+  w = register_worker("other", false);
+  auto stale = report([](v1::KernelImage*) {});
+  EXPECT_TRUE(!stale.ok() || !stale->accepted());
+  EXPECT_TRUE(handed.empty());
+  w = holder;
   auto good = report([](v1::KernelImage*) {});
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_TRUE(good->accepted());
   ASSERT_EQ(handed.size(), 1u);
   EXPECT_EQ(handed[0].first, "w1");
   EXPECT_EQ(handed[0].second, "00112233445566ff");
+  // Once the job is done, a repeated report (late, duplicate) hands nothing on.
+  auto again = report([](v1::KernelImage*) {});
+  EXPECT_TRUE(!again.ok() || !again->accepted());
+  EXPECT_EQ(handed.size(), 1u);
+  // Nor does a report for a job the server does not have.
+  v1::ReportRequest unknown;
+  unknown.set_worker_id(w);
+  unknown.set_job_id("no-such-job");
+  unknown.mutable_kernel_image()->set_key("00112233445566ff");
+  unknown.mutable_kernel_image()->set_cubin("cubin bytes");
+  auto unknown_reply = handler_->Report(unknown);
+  EXPECT_TRUE(!unknown_reply.ok() || !unknown_reply->accepted());
+  EXPECT_EQ(handed.size(), 1u);
 }
 
 // A worker whose reports are refused three times in a row gets no more work and its reports

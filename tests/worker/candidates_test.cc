@@ -48,7 +48,11 @@ TEST(WorkerBuild, MeasureJobCandidatesBecomeArtifactFolders) {
 TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
   tuning::PreparedModel m = tuning::prepare_model(kModel, "tiny-bert", {}, Precision::kF16);
   const tuning::TuningSpace space = tuning::enumerate_space(*m.graph, m.options);
-  std::vector<tuning::ContextChoice> top(1);  // one context, no tuned schedules
+  // One context other than the default (the untuned default is configuration 0), no tuned
+  // schedules: the server builds it with tuned_options.
+  std::vector<tuning::ContextChoice> top(1);
+  for (const tuning::Context& c : space.contexts)
+    if (tuning::context_to_json(c) != tuning::context_to_json(tuning::Context{})) top[0].context = c;
   db::NewJob job = tuning::whole_kernel_job(tuning::whole_model_fragment(*m.graph, m.options), "s-test",
                                             "NVIDIA H100 80GB HBM3", top, m.label);
   const nlohmann::json payload = nlohmann::json::parse(job.payload);
@@ -61,10 +65,16 @@ TEST(WorkerBuild, WholeKernelJobBuildsEveryConfiguration) {
     EXPECT_TRUE(fs::exists(c.dir + "/kernel.cubin"));
   }
   // Named as the payload says, each configuration's compile is the one the server would make of
-  // the model itself (the artifact of configuration 0, the untuned default): the same key.
-  const BuiltKernel server = build_kernel(*m.graph, m.options, m.label, NvrtcOptions{}, /*compile=*/false);
-  EXPECT_EQ(out[0].kernel.key, compile_key(server.source, NvrtcOptions{}));
-  EXPECT_FALSE(out[0].kernel.cubin.empty());
+  // the model itself for that configuration's artifact: the same key.
+  ASSERT_NE(tuning::context_to_json(top[0].context), tuning::context_to_json(tuning::Context{})) << "no other context";
+  for (size_t i = 0; i < out.size(); ++i) {
+    const tuning::Context ctx = i == 0 ? tuning::Context{} : top[0].context;
+    const BuiltKernel server = build_kernel(*m.graph, tuning::tuned_options(m.options, ctx, {}), m.label, NvrtcOptions{},
+                                            /*compile=*/false);
+    EXPECT_EQ(out[i].kernel.key, compile_key(server.source, NvrtcOptions{})) << "configuration " << i;
+    EXPECT_FALSE(out[i].kernel.cubin.empty());
+  }
+  EXPECT_NE(out[0].kernel.key, out[1].kernel.key);
 
   // The report carries the fastest timed configuration's compile; none when it is too large.
   for (size_t i = 0; i < out.size(); ++i) {
