@@ -55,6 +55,9 @@ finish() {
 # Wait for the server and workers to exit: a second run right after this one needs the ports.
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; finish' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$logs/tune_summary.txt"
+# The jobs are mostly NVRTC compiles: the host's CPUs set the pace (and how it scales with workers).
+lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|CPU max MHz|CPU min MHz)' \
+  | tee -a "$logs/tune_summary.txt"
 say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
 
 # The full models (tiny-bert is in the repository); kept in /tmp/models across calls.
