@@ -311,66 +311,95 @@ TEST_F(CoordinatorTest, ABudgetCapsTheMeasurementsAndOneTooSmallIsRefused) {
   EXPECT_EQ(candidates, 30u);
 }
 
+// What an artifact's build got: the key of the kernel offered ("" none) and the context, beside
+// the context of its whole-kernel job's winning configuration.
+struct BuildSeen {
+  std::string key;
+  nlohmann::json context;
+  nlohmann::json winner_context;  // the whole-kernel job's last configuration's
+};
+
+class OfferTest : public CoordinatorTest {
+ protected:
+  std::map<std::string, std::string> keys_ = {{"tiny-resnet-opset17", "00000000000000aa"},
+                                              {"tiny-mobilenet-opset17", "00000000000000bb"}};
+  // Two models tuned at once by a coordinator with options `o`, every candidate measured by a GPU
+  // worker; in each whole-kernel job the last configuration wins, and the worker offers the
+  // kernel of configuration offer(name, last) (-1: none) under keys_[name], in the order the jobs
+  // were leased (appended to offer_order). Per model, what its artifact's build got.
+  std::map<std::string, BuildSeen> tune_two(CoordinatorOptions o, const std::function<int(const std::string&, int)>& offer,
+                                            std::vector<std::string>* offer_order, std::vector<std::string>* ids) {
+    std::mutex mu;
+    std::map<std::string, BuildSeen> seen;
+    o.data_dir = dir_.file("data");
+    o.build = [&](const tuning::PreparedModel& m, const tuning::ContextChoice& choice, const nlohmann::json&,
+                  const nlohmann::json&, const std::string& out, const CompiledKernel* offered) {
+      fs::create_directories(out);
+      std::lock_guard<std::mutex> lock(mu);
+      seen[m.label].key = offered ? offered->key : "";
+      seen[m.label].context = tuning::context_to_json(choice.context);
+      return std::string("{}");
+    };
+    Coordinator c(store_.get(), &clock_, o);
+    const std::string gpu = register_gpu_worker();
+    EXPECT_FALSE(gpu.empty());
+    for (const char* model : {"tiny-resnet-opset17", "tiny-mobilenet-opset17"}) {
+      v1::SubmitHeader h;
+      h.set_model_name(model);
+      auto r = c.submit(h, upload(model, model), std::string(model) + "-sha");
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (r.ok()) ids->push_back(r->submission_id());
+    }
+    EXPECT_TRUE(measure_queued(gpu).empty());
+    c.step();  // both whole-kernel jobs queued
+    std::vector<db::JobRecord> whole = measure_queued(gpu);
+    EXPECT_EQ(whole.size(), 2u);
+    std::map<std::string, nlohmann::json> winners;
+    for (const db::JobRecord& j : whole) {
+      const nlohmann::json payload = nlohmann::json::parse(j.payload);
+      const std::string name = payload.at("name").get<std::string>();  // the worker names its kernels so
+      EXPECT_TRUE(keys_.count(name)) << name;
+      const nlohmann::json& last = payload.at("configs").back();
+      winners[name] = last.at("context");
+      if (const int config = offer(name, last.at("index").get<int>()); config >= 0) {
+        v1::KernelImage image;
+        image.set_key(keys_[name]);
+        image.set_cubin("cubin");
+        image.set_candidate(config);
+        c.offer_kernel(j.id, image);
+        offer_order->push_back(name);
+      }
+      time_whole_kernel(gpu, j, last.at("index").get<int>());
+    }
+    for (int i = 0; i < 250; ++i) {
+      c.step();
+      bool done = true;
+      for (const std::string& id : *ids) done = done && store_->get_submission(id)->state == db::SubmissionState::kDone;
+      if (done) break;
+      c.wait_for_work(std::chrono::milliseconds(20));
+    }
+    for (const std::string& id : *ids) EXPECT_EQ(store_->get_submission(id)->state, db::SubmissionState::kDone);
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& [name, b] : seen) b.winner_context = winners[name];
+    return seen;
+  }
+};
+
 // The artifact is built from the worker's compile of the configuration the whole-kernel job
 // chose (v1::KernelImage, offered with the job's report), so the server compiles nothing; a
 // kernel offered for another configuration is not passed to the build, which then compiles.
-TEST_F(CoordinatorTest, TheArtifactIsBuiltFromTheKernelTheWorkerSentForTheChosenConfiguration) {
-  std::mutex mu;
-  std::map<std::string, std::string> offered_to;  // submission name -> the key the build got ("" none)
-  CoordinatorOptions o;
-  o.data_dir = dir_.file("data");
-  o.build = [&](const tuning::PreparedModel& m, const tuning::ContextChoice&, const nlohmann::json&,
-                const nlohmann::json&, const std::string& out, const CompiledKernel* offered) {
-    fs::create_directories(out);
-    std::lock_guard<std::mutex> lock(mu);
-    offered_to[m.label] = offered ? offered->key : "";
-    return std::string("{}");
-  };
-  Coordinator c(store_.get(), &clock_, o);
-  const std::string gpu = register_gpu_worker();
-  ASSERT_FALSE(gpu.empty());
-  std::vector<std::string> ids;
-  for (const char* model : {"tiny-resnet-opset17", "tiny-mobilenet-opset17"}) {
-    v1::SubmitHeader h;
-    h.set_model_name(model);
-    auto r = c.submit(h, upload(model, model), std::string(model) + "-sha");
-    ASSERT_TRUE(r.ok()) << r.status();
-    ids.push_back(r->submission_id());
-  }
-  EXPECT_TRUE(measure_queued(gpu).empty());
-  c.step();  // both whole-kernel jobs queued
-  std::vector<db::JobRecord> whole = measure_queued(gpu);
-  ASSERT_EQ(whole.size(), 2u);
-  for (const db::JobRecord& j : whole) {
-    const nlohmann::json payload = nlohmann::json::parse(j.payload);
-    const std::string name = payload.at("name").get<std::string>();  // the worker names its kernels so
-    EXPECT_TRUE(name == "tiny-resnet-opset17" || name == "tiny-mobilenet-opset17") << name;
-    const int last = payload.at("configs").back().at("index").get<int>();
-    ASSERT_GE(last, 1);
-    v1::KernelImage image;
-    image.set_key(name == "tiny-resnet-opset17" ? "00000000000000aa" : "00000000000000bb");
-    image.set_cubin("cubin");
-    // resnet: the configuration that wins; mobilenet: one that does not.
-    image.set_candidate(name == "tiny-resnet-opset17" ? last : 0);
-    c.offer_kernel(j.id, image);
-    time_whole_kernel(gpu, j, last);
-  }
-  for (int i = 0; i < 250; ++i) {
-    c.step();
-    if (store_->get_submission(ids[0])->state == db::SubmissionState::kDone &&
-        store_->get_submission(ids[1])->state == db::SubmissionState::kDone)
-      break;
-    c.wait_for_work(std::chrono::milliseconds(20));
-  }
-  for (const std::string& id : ids) EXPECT_EQ(store_->get_submission(id)->state, db::SubmissionState::kDone);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(offered_to["tiny-resnet-opset17"], "00000000000000aa");
-    EXPECT_EQ(offered_to["tiny-mobilenet-opset17"], "") << "a kernel of a configuration the job did not choose";
-  }
+TEST_F(OfferTest, TheArtifactIsBuiltFromTheKernelTheWorkerSentForTheChosenConfiguration) {
+  std::vector<std::string> order, ids;
+  // resnet: the winning configuration's kernel; mobilenet: the default's, which loses.
+  auto seen = tune_two({}, [](const std::string& name, int last) { return name == "tiny-resnet-opset17" ? last : 0; },
+                       &order, &ids);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen["tiny-resnet-opset17"].key, "00000000000000aa");
+  EXPECT_EQ(seen["tiny-mobilenet-opset17"].key, "") << "a kernel of a configuration the job did not choose";
+  for (const auto& [name, b] : seen) EXPECT_EQ(b.context, b.winner_context) << name << ": not the chosen configuration";
   // mono-compile --db finds the whole-kernel job the server made (the same id: the name is not
   // in it, and both count the same contexts), so the model is not pending there.
-  const auto sub = store_->get_submission(ids[0]);
+  const auto sub = store_->get_submission(ids.at(0));
   ASSERT_TRUE(sub.ok());
   const tuning::PreparedModel m = tuning::prepare_model(sub->model_dir + "/model.onnx", sub->model_name, {},
                                                         sub->precision == "fp32" ? Precision::kF32 : Precision::kF16);
@@ -378,6 +407,18 @@ TEST_F(CoordinatorTest, TheArtifactIsBuiltFromTheKernelTheWorkerSentForTheChosen
       tuning::model_choice(*store_, "the test database", sub->gpu_kind, tuning::enumerate_space(*m.graph, m.options),
                            [&] { return tuning::whole_model_fragment(*m.graph, m.options); });
   EXPECT_FALSE(mc.pending) << "mono-compile --db did not find the server's whole-kernel job";
+}
+
+// Offers beyond CoordinatorOptions::max_offered_kernels are dropped, the oldest first: that
+// model's build compiles for itself.
+TEST_F(OfferTest, OffersBeyondTheBudgetAreDroppedOldestFirst) {
+  CoordinatorOptions o;
+  o.max_offered_kernels = 1;
+  std::vector<std::string> order, ids;
+  auto seen = tune_two(o, [](const std::string&, int last) { return last; }, &order, &ids);
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(seen[order[0]].key, "") << "the older offer was kept";
+  EXPECT_EQ(seen[order[1]].key, keys_[order[1]]);
 }
 
 }  // namespace
