@@ -96,9 +96,11 @@ namespace mono::tuning {
 //     no longer overflows into NaN (found in review; device-library case added).
 //  25 (2026-11-27): a GEMM group's items take their row tile fastest, then the column tile
 //     (was the column tile fastest), so the items that run at once share weight tiles.
-//  (26 was taken by the LayerNorm-inside-GEMM fusion of session 19, c518ce2 and 8241654, measured
-//   slower and reverted: its kernels are not version 25's; the next bump is to 27.)
-constexpr int kSignatureVersion = 25;
+//  (26 was taken by the LayerNorm-inside-GEMM fusion of session 19, c518ce2 and 8241654, and 27
+//   by its tensor-core form, branch wip/ln-fusion-tc; both measured slower and not on main.)
+//  28 (2026-11-27): a split-K reducer loads up to 4 partial slots at once before adding them in
+//     slot order (device/split_k.cuh add_partials): the same sums, fewer L2 round trips.
+constexpr int kSignatureVersion = 28;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -75,6 +75,36 @@ __device__ __forceinline__ void add_partial(const Acc& acc, const float* slot) {
   }
 }
 
+// add_partial for up to F consecutive slots (n of them, n >= 1): every load first, then the adds
+// slot by slot.
+template <int F, class Acc>
+__device__ __forceinline__ void add_partials(const Acc& acc, const float* slots, int n) {
+  constexpr int NT = Acc::kNT, E = Acc::kElems, kSlot = NT * E;
+  if (!acc.computes) return;
+  const int t = threadIdx.x;
+  float p[F][E];
+#pragma unroll
+  for (int j = 0; j < F; ++j) {
+    if (j >= n) break;
+    if constexpr (E % 4 == 0) {
+#pragma unroll
+      for (int q = 0; q < E / 4; ++q) {
+        const float4 v = __ldcg(reinterpret_cast<const float4*>(slots + j * kSlot) + q * NT + t);
+        p[j][4 * q] = v.x, p[j][4 * q + 1] = v.y, p[j][4 * q + 2] = v.z, p[j][4 * q + 3] = v.w;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) p[j][e] = __ldcg(slots + j * kSlot + e * NT + t);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < F; ++j) {
+    if (j >= n) break;
+#pragma unroll
+    for (int e = 0; e < E; ++e) acc.el(e) += p[j][e];
+  }
+}
+
 // Finishes the tile: the epilogue directly, or the split-K protocol described at the top
 // (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats).
 template <class Acc, class Epilogue>
@@ -99,8 +129,12 @@ __device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi,
     *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;  // next use: after a grid barrier or launch
   }
   __syncthreads();
+  // Several slots' loads in flight at once (one L2 round trip for up to kFlight slots, not one a
+  // slot), added in slot order: the same sums as one slot at a time. Measured (run182): a lone
+  // 128 x 768 x 3072 split-4 tile set 6.92 -> 6.28 us; gpt2 420.8 -> 414.4 us.
+  constexpr int kFlight = Acc::kElems <= 16 ? 4 : Acc::kElems <= 32 ? 2 : 1;
 #pragma unroll 1
-  for (int s = 0; s < splits - 1; ++s) add_partial(acc, workspace + (long long)s * kSlot);
+  for (int s0 = 0; s0 < splits - 1; s0 += kFlight) add_partials<kFlight>(acc, workspace + (long long)s0 * kSlot, splits - 1 - s0);
   apply_epilogue(acc, epi);
 }
 
