@@ -50,33 +50,8 @@ __device__ __forceinline__ void store_partial(const Acc& acc, float* slot) {
     for (int e = 0; e < E; ++e) __stcg(slot + e * NT + t, acc.el(e));
   }
 }
-template <class Acc>
-__device__ __forceinline__ void add_partial(const Acc& acc, const float* slot) {
-  constexpr int NT = Acc::kNT, E = Acc::kElems;
-  if (!acc.computes) return;
-  const int t = threadIdx.x;
-  if constexpr (E % 4 == 0) {
-    float4 p[E / 4];  // all loads in flight before the adds
-#pragma unroll
-    for (int q = 0; q < E / 4; ++q) p[q] = __ldcg(reinterpret_cast<const float4*>(slot) + q * NT + t);
-#pragma unroll
-    for (int q = 0; q < E / 4; ++q) {
-      acc.el(4 * q) += p[q].x;
-      acc.el(4 * q + 1) += p[q].y;
-      acc.el(4 * q + 2) += p[q].z;
-      acc.el(4 * q + 3) += p[q].w;
-    }
-  } else {
-    float p[E];
-#pragma unroll
-    for (int e = 0; e < E; ++e) p[e] = __ldcg(slot + e * NT + t);
-#pragma unroll
-    for (int e = 0; e < E; ++e) acc.el(e) += p[e];
-  }
-}
-
-// add_partial for up to F consecutive slots (n of them, n >= 1): every load first, then the adds
-// slot by slot.
+// Adds the partials of up to F consecutive slots (n of them, n >= 1; the layout store_partial
+// writes) to the accumulators: every load first, then the adds slot by slot.
 template <int F, class Acc>
 __device__ __forceinline__ void add_partials(const Acc& acc, const float* slots, int n) {
   constexpr int NT = Acc::kNT, E = Acc::kElems, kSlot = NT * E;
