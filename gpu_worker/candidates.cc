@@ -61,10 +61,11 @@ std::vector<BuildSpec> build_specs(const json& payload) {
   std::vector<BuildSpec> out;
   const std::string kind = payload.at("kind").get<std::string>();
   if (kind == "whole_kernel") {
+    const std::string name = payload.value("name", BuildSpec{}.name);
     for (const json& c : payload.at("configs")) {
       BuildSpec s;
       s.index = c.at("index").get<int>();
-      s.name = payload.value("name", s.name);
+      s.name = name;
       s.context = tuning::context_from_json(c.at("context"));
       for (const auto& [sig, sched] : c.at("schedules").items()) s.schedules[sig] = tuning::schedule_from_json(sched);
       out.push_back(std::move(s));

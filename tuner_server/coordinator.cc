@@ -299,8 +299,8 @@ absl::Status Coordinator::advance(const db::SubmissionRecord& s, const std::shar
   if (!prog.ok()) return prog.status();
   if (s.state == db::SubmissionState::kTuning && prog->jobs_pending > 0) return absl::OkStatus();
   if (!s.dry_run && L.fragment.is_null()) L.fragment = tuning::whole_model_fragment(*L.model.graph, L.model.options);
-  tuning::FinalChoice f = tuning::final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run,
-                                               tuning::kWholeKernelContexts, s.id, L.model.label);
+  tuning::FinalChoice f = tuning::final_choice(*store_, L.fragment, L.space, task_kind_of(s), s.dry_run, s.id,
+                                               L.model.label);
   if (f.pending) {
     if (f.job_missing) {
       // Groups tuned: time the best contexts as whole kernels (a resubmission finds the job done).

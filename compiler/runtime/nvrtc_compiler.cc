@@ -100,11 +100,12 @@ static std::vector<std::string> nvrtc_flags(const NvrtcOptions& options) {
   return opts;
 }
 
-std::string compile_key(const std::string& source, const NvrtcOptions& options) {
+// compile_key for NVRTC options already made.
+static std::string key_of(const std::string& source, const std::vector<std::string>& flags) {
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "version");
   std::string key_text = str_cat("v", kCacheVersion, " nvrtc ", major, ".", minor, "\n");
-  for (const auto& o : nvrtc_flags(options)) key_text += o + "\n";
+  for (const auto& o : flags) key_text += o + "\n";
   for (const DeviceHeader& h : device_headers()) key_text += std::string(h.include_name) + "\n" + h.text;
   key_text += source;
   char key[32];
@@ -112,10 +113,14 @@ std::string compile_key(const std::string& source, const NvrtcOptions& options) 
   return key;
 }
 
+std::string compile_key(const std::string& source, const NvrtcOptions& options) {
+  return key_of(source, nvrtc_flags(options));
+}
+
 CompiledKernel compile_cuda(const std::string& source, const std::string& kernel_name, const NvrtcOptions& options) {
   const std::vector<std::string> opts = nvrtc_flags(options);
   CompiledKernel result;
-  result.key = compile_key(source, options);
+  result.key = key_of(source, opts);
   const std::string& key = result.key;
   const std::string base = options.cache_dir.empty() ? "" : options.cache_dir + "/" + key;
   if (!base.empty()) {

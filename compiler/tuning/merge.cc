@@ -272,8 +272,8 @@ db::NewJob whole_kernel_job(const json& model_fragment, const std::string& submi
 }
 
 FinalChoice final_choice(db::Store& store, const json& model_fragment, const TuningSpace& space,
-                         const std::string& task_gpu_kind, bool dry_run, int top_contexts,
-                         const std::string& submission_id, const std::string& kernel_name) {
+                         const std::string& task_gpu_kind, bool dry_run, const std::string& submission_id,
+                         const std::string& kernel_name) {
   std::vector<ContextChoice> choices = choose_schedules(store, space, task_gpu_kind, dry_run);
   std::sort(choices.begin(), choices.end(),
             [](const ContextChoice& a, const ContextChoice& b) { return a.total_us < b.total_us; });
@@ -289,9 +289,8 @@ FinalChoice final_choice(db::Store& store, const json& model_fragment, const Tun
     f.verification = unverified_record("a dry run: nothing ran on a GPU");
     return f;
   }
-  choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(top_contexts)));
+  choices.resize(std::min<size_t>(choices.size(), static_cast<size_t>(kWholeKernelContexts)));
   f.job = whole_kernel_job(model_fragment, submission_id, task_gpu_kind, choices, kernel_name);
-  f.configs = whole_kernel_configs(choices);
   auto job = store.get_job(f.job.id);
   if (!job.ok()) {
     f.pending = f.job_missing = true;
@@ -376,7 +375,7 @@ ModelChoice model_choice(db::Store& store, const std::string& where, std::string
   ModelChoice m;
   m.gpu_kind = gpu_kind;
   m.dry_run = gpu_kind == dry_run_kind();
-  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, kWholeKernelContexts, "", "");
+  FinalChoice f = final_choice(store, m.dry_run ? json() : fragment(), space, gpu_kind, m.dry_run, "", "");
   if (!f.refused.empty()) user_error(where, ": ", f.refused);
   m.choice = std::move(f.choice);
   m.info = std::move(f.info);

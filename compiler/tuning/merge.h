@@ -54,7 +54,7 @@ constexpr int kWholeKernelContexts = 1;
 
 // The final schedules of a model from the database: in a dry run, the context with the lowest
 // total estimate; otherwise the fastest verified configuration of the whole-kernel timing job
-// for the top contexts (the untuned default competes). `pending` while that job has not
+// for the top kWholeKernelContexts contexts (the untuned default competes). `pending` while that job has not
 // finished; `job` is the job to queue when it does not exist yet. `verification` is the
 // artifact's record (the whole-kernel job compared the chosen kernel with the CPU reference on
 // the GPU); `refused` names why no artifact may be built: every whole kernel gave wrong answers.
@@ -66,18 +66,16 @@ struct FinalChoice {
   bool pending = false;
   bool job_missing = false;
   db::NewJob job;
-  std::vector<ContextChoice> configs;  // what `job` times, in its order (0: the untuned default)
   int config = -1;  // the configuration of `job` chosen (its fastest verified), -1: none was timed
 };
 FinalChoice final_choice(db::Store& store, const nlohmann::json& model_fragment, const TuningSpace& space,
-                         const std::string& task_gpu_kind, bool dry_run, int top_contexts,
-                         const std::string& submission_id, const std::string& kernel_name);
+                         const std::string& task_gpu_kind, bool dry_run, const std::string& submission_id,
+                         const std::string& kernel_name);
 
 // The final choice for one model as mono-compile builds it, from a tuner database (--db FILE)
 // or on the server for a remote client (--server ADDR, the TunedChoice RPC): the GPU kind is
-// `gpu_kind`, or the only one the database has results for; then final_choice over the top
-// kWholeKernelContexts contexts (`fragment` is the model's whole-model fragment, asked for only when measured
-// results exist). Throws UserError naming `where` (the database or server) when the database
+// `gpu_kind`, or the only one the database has results for; then final_choice (`fragment` is
+// the model's whole-model fragment, asked for only when measured results exist). Throws UserError naming `where` (the database or server) when the database
 // has no results, several kinds and none named, or no results for the named one, and when
 // every whole kernel gave wrong answers.
 struct ModelChoice {

@@ -32,10 +32,11 @@ class WorkerHandlerTest : public ::testing::Test {
     EXPECT_TRUE(reply.ok()) << reply.status();
     return reply.ok() ? reply->worker_id() : "";
   }
-  void add_compile_job(const std::string& id, const std::string& payload = "{}") {
+  void add_job(const std::string& id, const std::string& payload = "{}",
+                       db::JobKind kind = db::JobKind::kCompile) {
     db::NewJob j;
     j.id = id;
-    j.kind = db::JobKind::kCompile;
+    j.kind = kind;
     j.payload = payload;
     auto created = store_->add_job(j);
     ASSERT_TRUE(created.ok()) << created.status();
@@ -57,7 +58,7 @@ TEST_F(WorkerHandlerTest, RegisterValidatesAndReconnectingWorkersKeepTheirId) {
 
 TEST_F(WorkerHandlerTest, LeaseRenewReportAndDuplicateReport) {
   std::string w = register_worker("w1", true);
-  for (int i = 0; i < 6; ++i) add_compile_job("job" + std::to_string(i));
+  for (int i = 0; i < 6; ++i) add_job("job" + std::to_string(i));
   v1::LeaseRequest lr;
   lr.set_worker_id(w);
   lr.set_max_jobs(100);  // capped by the server
@@ -103,7 +104,7 @@ TEST_F(WorkerHandlerTest, RejectsUnknownWorkersAndContradictoryResults) {
   lr.set_worker_id("nobody");
   EXPECT_EQ(handler_->Lease(lr).status().code(), absl::StatusCode::kNotFound);
   std::string w = register_worker("w1", true);
-  add_compile_job("j");
+  add_job("j");
   lr.set_worker_id(w);
   auto leased = handler_->Lease(lr);
   ASSERT_TRUE(leased.ok());
@@ -123,7 +124,7 @@ TEST_F(WorkerHandlerTest, RejectsUnknownWorkersAndContradictoryResults) {
 // candidates and oversized strings are refused before anything is stored.
 TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
   std::string w = register_worker("w1", true);
-  add_compile_job("j", R"({"kind":"measure","candidates":[{"index":0},{"index":1}]})");
+  add_job("j", R"({"kind":"measure","candidates":[{"index":0},{"index":1}]})");
   v1::LeaseRequest lr;
   lr.set_worker_id(w);
   ASSERT_TRUE(handler_->Lease(lr).ok());
@@ -188,11 +189,7 @@ TEST_F(WorkerHandlerTest, AWholeKernelReportsKernelImageIsHandedOn) {
   o.on_kernel_image = [&](const std::string& job, const v1::KernelImage& k) { handed.emplace_back(job, k.key()); };
   handler_ = std::make_unique<WorkerHandler>(store_.get(), o);
   std::string w = register_worker("gpu", false);
-  db::NewJob j;
-  j.id = "w1";
-  j.kind = db::JobKind::kWholeKernel;
-  j.payload = R"({"kind":"whole_kernel","configs":[{"index":0},{"index":1}]})";
-  ASSERT_TRUE(store_->add_job(j).ok());
+  add_job("w1", R"({"kind":"whole_kernel","configs":[{"index":0},{"index":1}]})", db::JobKind::kWholeKernel);
   v1::LeaseRequest lr;
   lr.set_worker_id(w);
   ASSERT_TRUE(handler_->Lease(lr).ok());
@@ -263,8 +260,8 @@ TEST_F(WorkerHandlerTest, AWholeKernelReportsKernelImageIsHandedOn) {
 TEST_F(WorkerHandlerTest, RepeatedlyRefusedWorkerIsQuarantined) {
   handler_ = std::make_unique<WorkerHandler>(store_.get(), WorkerHandlerOptions{30, 10, 4, 3});
   const std::string bad = register_worker("bad", true), good = register_worker("good", true);
-  add_compile_job("j1", R"({"kind":"measure","candidates":[{"index":0}]})");
-  add_compile_job("j2", R"({"kind":"measure","candidates":[{"index":0}]})");
+  add_job("j1", R"({"kind":"measure","candidates":[{"index":0}]})");
+  add_job("j2", R"({"kind":"measure","candidates":[{"index":0}]})");
   v1::LeaseRequest lr;
   lr.set_worker_id(bad);
   ASSERT_TRUE(handler_->Lease(lr).ok());
@@ -323,7 +320,7 @@ TEST(SubmitHeader, NamesAreBoundedAndPrintable) {
 TEST_F(WorkerHandlerTest, WorkerFailureRequeuesForAnotherWorker) {
   std::string a = register_worker("a", true);
   std::string b = register_worker("b", true);
-  add_compile_job("j");
+  add_job("j");
   v1::LeaseRequest lr;
   lr.set_worker_id(a);
   auto la = handler_->Lease(lr);

@@ -35,7 +35,7 @@ struct Fixture {
   TuningSpace space = enumerate_space(*model.graph, model.options);
   nlohmann::json fragment = whole_model_fragment(*model.graph, model.options);
 
-  FinalChoice choose() { return final_choice(*store, fragment, space, kGpu, /*dry_run=*/false, 2, "", "tiny-resnet"); }
+  FinalChoice choose() { return final_choice(*store, fragment, space, kGpu, /*dry_run=*/false, "", "tiny-resnet"); }
 
   // Queues the whole-kernel job, leases it to a GPU worker and reports `results` for it.
   void run_whole_kernel_job(const std::function<db::CandidateResult(int config)>& result) {
@@ -101,7 +101,7 @@ TEST(FinalChoice, TheWholeKernelJobNamesTheKernelOutsideItsId) {
   Fixture fx;
   const FinalChoice named = fx.choose();
   EXPECT_EQ(nlohmann::json::parse(named.job.payload).at("name"), "tiny-resnet");
-  const FinalChoice unnamed = final_choice(*fx.store, fx.fragment, fx.space, kGpu, false, 2, "", "");
+  const FinalChoice unnamed = final_choice(*fx.store, fx.fragment, fx.space, kGpu, false, "", "");
   EXPECT_FALSE(nlohmann::json::parse(unnamed.job.payload).contains("name"));
   EXPECT_EQ(unnamed.job.id, named.job.id);
 }
@@ -152,7 +152,7 @@ TEST(TunedArtifact, TakesTheWorkersKernelOnlyUnderItsOwnKey) {
 
 TEST(FinalChoice, ADryRunIsRecordedAsNotVerified) {
   Fixture fx;
-  const FinalChoice f = final_choice(*fx.store, nlohmann::json(), fx.space, dry_run_kind(), /*dry_run=*/true, 2, "s1", "tiny-resnet");
+  const FinalChoice f = final_choice(*fx.store, nlohmann::json(), fx.space, dry_run_kind(), /*dry_run=*/true, "s1", "tiny-resnet");
   EXPECT_FALSE(f.verification.at("verified").get<bool>());
   EXPECT_NE(f.verification.at("reason").get<std::string>().find("dry run"), std::string::npos);
 }
