@@ -27,14 +27,15 @@ std::vector<int> split_k_factors(int64_t k, int bk);
 // Work items (tiles x splits) of a GEMM schedule.
 int64_t gemm_items(const GemmProblem& p, const GemmSchedule& s);
 // One work item (BM x BN tile over K / splits) on one SM, reduction included (fitted).
-double gemm_item_us(const GemmProblem& p, bool f16, const GemmSchedule& s);
+double gemm_item_us(const GemmProblem& p, bool f16, const GemmSchedule& s, const KernelContext& ctx);
 double estimate_gemm_us(const GemmProblem& p, bool f16, const GemmSchedule& s, const KernelContext& ctx);
 // Items go round-robin over the blocks: the busiest block runs ceil(items / grid) of them, each
 // taking up to the slowest item's time.
 double round_robin_us(int64_t items, double item_us, const KernelContext& ctx);
 // Why a GEMM schedule cannot run in the context ("" if it can): the device library's tile
 // constraints (fp16: BM % (16 warps_m), BN % (8 warps_n), BK % 16, stages >= 2; fp32: BM % (8
-// warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads, shared
+// warps_m), BN % (4 warps_n), BK % 4, stages 2), warps_m * warps_n * 32 == threads (wgmma: a
+// divisor of threads, the warpgroups over it k groups that need the staged epilogue), shared
 // memory within the context's budget and, with a problem, a split-K factor of split_k_factors.
 std::string gemm_schedule_problem(bool f16, const GemmSchedule& s, const KernelContext& ctx, const GemmProblem* p);
 // Whether the A operand of fp16 MatMul/Gemm group `grp` can be read through a tensor map
@@ -47,11 +48,15 @@ bool a_through_tensor_map(const KernelPlan& plan, const Group& grp, const std::s
 // Whether group `grp`'s operands are read as wgmma (GemmWg) needs them: A through a tensor map,
 // B constant 2-D weights packed tile by tile (a gemm group, not part of an attention).
 bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs);
-// wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows);
-// check it with gemm_schedule_problem.
+// wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows,
+// k groups where they fit, else warpgroups side by side along n); check it with
+// gemm_schedule_problem.
 GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
 // The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
 void gemm_warps(int threads, int* warps_m, int* warps_n);
+// The k groups of a wgmma tile: the context's warpgroups over those its warps_m x warps_n take
+// (gemm_wg.cuh KGROUPS; 1 for every other tile).
+int wgmma_k_groups(const GemmSchedule& t, const KernelContext& ctx);
 // The planner's default tile menu in the context (split-K 1; valid tiles only).
 std::vector<GemmSchedule> default_gemm_tiles(bool f16, const KernelContext& ctx, bool conv = false);
 // Tiles fitted to an fp16 dense GEMM whose N is not a multiple of 64, where the menu's 64- and

@@ -100,7 +100,11 @@ namespace mono::tuning {
 //   by its tensor-core form, branch wip/ln-fusion-tc; both measured slower and not on main.)
 //  28 (2026-11-27): a split-K reducer loads up to 4 partial slots at once before adding them in
 //     slot order (device/split_k.cuh add_partials): the same sums, fewer L2 round trips.
-constexpr int kSignatureVersion = 28;
+//  (29 was taken by branch wip/epilogue-loads-first, session 21: measured mixed, not on main.)
+//  30 (2026-11-27): wgmma tiles default to k groups where they fit (one warpgroup over the tile's
+//     width, the others on the other k steps of each k tile, summed in shared memory: GemmWg's
+//     KGROUPS), not warpgroups side by side along n.
+constexpr int kSignatureVersion = 30;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -259,6 +259,15 @@ using BenchW20 = mono_dev::GemmWg<64, 32, 128, 4, 2, 4>;   // wgmma m64n16
 using BenchW21 = mono_dev::GemmWg<64, 64, 128, 4, 2, 6>;
 using BenchW22 = mono_dev::GemmWg<64, 32, 128, 4, 2, 6>;
 using BenchW23 = mono_dev::GemmWg<64, 64, 128, 4, 2, 5>;
+// One warpgroup over the whole tile width (128 threads): A is read from shared memory once per k
+// step instead of once per warpgroup (a 64x64x128 k tile: 32 KB of operand reads against 48 KB).
+using BenchW24 = mono_dev::GemmWg<64, 64, 128, 4, 1, 4>;
+using BenchW25 = mono_dev::GemmWg<64, 128, 128, 4, 1, 3>;
+using BenchW26 = mono_dev::GemmWg<64, 64, 128, 4, 1, 6>;
+// Two k groups: each warpgroup one half of every k tile over the whole width (gemm_wg.cuh).
+using BenchW27 = mono_dev::GemmWg<64, 64, 128, 4, 1, 4, 2>;
+using BenchW28 = mono_dev::GemmWg<64, 32, 128, 4, 1, 4, 2>;
+using BenchW29 = mono_dev::GemmWg<64, 64, 64, 4, 1, 6, 2>;
 
 void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] with DenseK (bulk copies
@@ -292,6 +301,12 @@ void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 Den
     case 21: bench_one<BenchW21>("GemmWg<64,64,128,4,2,6>", M, N, K, splits, kn); break;
     case 22: bench_one<BenchW22>("GemmWg<64,32,128,4,2,6>", M, N, K, splits, kn); break;
     case 23: bench_one<BenchW23>("GemmWg<64,64,128,4,2,5>", M, N, K, splits, kn); break;
+    case 24: bench_one<BenchW24>("GemmWg<64,64,128,4,1,4>", M, N, K, splits, kn); break;
+    case 25: bench_one<BenchW25>("GemmWg<64,128,128,4,1,3>", M, N, K, splits, kn); break;
+    case 26: bench_one<BenchW26>("GemmWg<64,64,128,4,1,6>", M, N, K, splits, kn); break;
+    case 27: bench_one<BenchW27>("GemmWg<64,64,128,4,1,4,2>", M, N, K, splits, kn); break;
+    case 28: bench_one<BenchW28>("GemmWg<64,32,128,4,1,4,2>", M, N, K, splits, kn); break;
+    case 29: bench_one<BenchW29>("GemmWg<64,64,64,4,1,6,2>", M, N, K, splits, kn); break;
     default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }

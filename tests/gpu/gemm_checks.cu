@@ -464,6 +464,20 @@ void gemm_checks() {
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 3072, 768, 768, 1, 2, th, false, true);
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // split 4
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 77, 130, 1800, 1800, 1, 2, th, false, true);  // 15 k tiles, partial
+    // Two k groups (KGROUPS 2): each warpgroup takes half of every k tile over the whole width,
+    // summed in shared memory before the epilogue.
+    using K1 = mono_dev::GemmWg<64, 64, 128, 4, 1, 4, 2>;  // m64n64, 4 k steps a group
+    using K2 = mono_dev::GemmWg<64, 32, 128, 4, 1, 4, 2>;  // m64n32
+    using K3 = mono_dev::GemmWg<64, 64, 64, 4, 1, 6, 2>;   // BK 64: 2 k steps a group, inside one 64-k block
+    gemm_tensor_a<K1>("GemmWg<64,64,128,4,1,4,2>", 128, 768, 768, 768, 1, 1, th, false, true);
+    gemm_tensor_a<K1>("GemmWg<64,64,128,4,1,4,2>", 77, 130, 200, 200, 1, 2, th, true, true);  // partial tiles
+    gemm_tensor_a<K1>("GemmWg<64,64,128,4,1,4,2>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
+    gemm_tensor_a<K1>("GemmWg<64,64,128,4,1,4,2>", 197, 200, 840, 840, 3, 2, th, false, true);
+    gemm_tensor_a<K1>("GemmWg<64,64,128,4,1,4,2>", 16, 64, 64, 64, 1, 1, th, true, true);  // M < 64, one half-empty k tile
+    gemm_tensor_a<K2>("GemmWg<64,32,128,4,1,4,2>", 77, 130, 200, 200, 3, 2, th, true, true);
+    gemm_tensor_a<K2>("GemmWg<64,32,128,4,1,4,2>", 128, 2304, 768, 768, 1, 1, th, false, true);
+    gemm_tensor_a<K3>("GemmWg<64,64,64,4,1,6,2>", 197, 136, 392, 392, 2, 2, th, true, true);
+    gemm_tensor_a<K3>("GemmWg<64,64,64,4,1,6,2>", 77, 130, 1800, 1800, 1, 2, th, false, true);
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail

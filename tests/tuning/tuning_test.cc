@@ -663,7 +663,8 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   }
   EXPECT_EQ(wg, 12);  // Q, K, V, out-projection, FFN1, FFN2 of both layers
   ASSERT_GE(id, 0);
-  EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 32, 64, 4, 2, 4>"), std::string::npos);  // the 32x32 menu tile, grown to a warpgroup
+  // The 32x32 menu tile, grown to a warpgroup, in two k groups.
+  EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 32, 64, 4, 1, 4, 2>"), std::string::npos);
   Schedule mma;
   mma.kind = GroupKind::kGemm;
   mma.gemm = GemmSchedule{64, 64, 64, 2, 4, 4, 1};
@@ -677,11 +678,16 @@ TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
   auto g = load_model("tiny-bert-opset20");
   const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
   const std::vector<GemmSchedule> tiles = tuning_wgmma_tiles(plan.ctx);
-  EXPECT_EQ(tiles.size(), 5u);
+  // Five tiles; the three whose k groups fit (64x64x128, 64x32x128, 64x64x64) in both warp
+  // layouts, the others (64x128x64, 128x64x128) warpgroups side by side only.
+  EXPECT_EQ(tiles.size(), 8u);
+  int k_grouped = 0;
   for (const GemmSchedule& s : tiles) {
     EXPECT_TRUE(s.wgmma);
     EXPECT_EQ(gemm_schedule_problem(true, s, plan.ctx, nullptr), "") << s.str();
+    k_grouped += wgmma_k_groups(s, plan.ctx) > 1;
   }
+  EXPECT_EQ(k_grouped, 3);
   int with_wg = 0;
   for (const TuningTask& t : enumerate_space(*g, options(Precision::kF16)).tasks) {
     if (t.kind != GroupKind::kGemm) continue;
@@ -693,6 +699,31 @@ TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
   EXPECT_GT(with_wg, 0);
 }
 
+
+// wgmma tiles may leave warpgroups to k groups, which sum through the staged epilogue: a tile of
+// at most 16 values a thread; mma.sync tiles still take every warp.
+TEST(Space, WgmmaKGroupsOnlyWhereTheStagedEpilogueTakesTheTile) {
+  KernelContext ctx;  // 256 threads
+  GemmSchedule s{64, 64, 128, 4, 1, 4, 1};
+  s.wgmma = true;
+  EXPECT_EQ(wgmma_k_groups(s, ctx), 2);
+  EXPECT_EQ(gemm_schedule_problem(true, s, ctx, nullptr), "");
+  GemmSchedule wide = s;
+  wide.bn = 128;  // 32 values a thread
+  EXPECT_NE(gemm_schedule_problem(true, wide, ctx, nullptr).find("staged epilogue"), std::string::npos);
+  GemmSchedule three = s;
+  three.bk = 64;
+  ctx.threads = 384;  // 3 k groups for 4 k steps
+  EXPECT_NE(gemm_schedule_problem(true, three, ctx, nullptr).find("do not divide"), std::string::npos);
+  ctx.threads = 256;
+  GemmSchedule mma = s;
+  mma.wgmma = false;
+  EXPECT_EQ(wgmma_k_groups(mma, ctx), 1);
+  EXPECT_NE(gemm_schedule_problem(true, mma, ctx, nullptr).find("threads"), std::string::npos);
+  // The default: k groups where they fit, warpgroups along n where not.
+  EXPECT_EQ(wgmma_schedule(GemmSchedule{64, 64, 128, 1, 1, 4, 1}, ctx).warps_n, 1);
+  EXPECT_EQ(wgmma_schedule(GemmSchedule{64, 128, 64, 1, 1, 3, 1}, ctx).warps_n, 2);
+}
 
 // Tiles fitted to output channels the menu does not divide are candidates too, for a GEMM of 96
 // channels (a 96-wide tile); one of 64 channels gets only the menu's and the wgmma tiles. Over

@@ -137,17 +137,24 @@ struct GemmF16 {
   };
 
   // The staged epilogue's first step: the warp's accumulators into shared memory as a row-major
-  // fp32 tile of row stride LDC, column pairs as float2.
+  // fp32 tile of row stride LDC, column pairs as float2 (add: added to what is there).
   template <int LDC>
-  __device__ __forceinline__ static void stage_acc(const float (&acc)[MI][NI][4], float* st, int wm, int wn, int g, int t4) {
+  __device__ __forceinline__ static void stage_acc(const float (&acc)[MI][NI][4], float* st, int wm, int wn, int g, int t4,
+                                                   bool add = false) {
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
       for (int j = 0; j < NI; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          float* d = st + (wm * WM + i * 16 + h * 8 + g) * LDC + wn * WN + j * 8 + 2 * t4;
-          *reinterpret_cast<float2*>(d) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          float2* d = reinterpret_cast<float2*>(st + (wm * WM + i * 16 + h * 8 + g) * LDC + wn * WN + j * 8 + 2 * t4);
+          float2 v = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          if (add) {
+            const float2 o = *d;
+            v.x = o.x + v.x;
+            v.y = o.y + v.y;
+          }
+          *d = v;
         }
   }
   // The staged epilogue (view V = ChunkFrags): the accumulators into shared memory (stage_acc),
@@ -161,6 +168,13 @@ struct GemmF16 {
     float* st = reinterpret_cast<float*>(smem);
     if (computes) stage_acc<V::LDC>(acc, st, wm, wn, g, t4);
     __syncthreads();
+    finish_gathered<V>(st, m0, n0, M, N, epi, workspace, tile_counter, splits, split);
+  }
+  // The rest of it, from the staged tile st (every thread's stores to it done and synchronized).
+  template <class V, class Epilogue>
+  __device__ __forceinline__ static void finish_gathered(const float* st, int m0, int n0, int M, int N, const Epilogue& epi,
+                                                         float* workspace, unsigned int* tile_counter, int splits,
+                                                         int split) {
     V v;
     v.m0 = m0;
     v.n0 = n0;

@@ -10,9 +10,16 @@
 // stage is [BK/64][rows][64] halves. No thread loads or reads operands itself: thread 0 issues
 // the copies, the tensor cores read shared memory directly (no ldmatrix, no fragments).
 //
-// Warps: warpgroup (4 consecutive warps) g takes rows 64 (g % (WARPS_M / 4)) and columns
-// WN (g / (WARPS_M / 4)) of the tile: BM = 16 x WARPS_M, WN = BN / WARPS_N. Its accumulators
-// are laid out as GemmF16's with warp tile 16 x WN, so the epilogue views are GemmF16's.
+// Warps: the block's warpgroups (4 consecutive warps each) form KGROUPS k groups of
+// WARPS_M x WARPS_N warps. In a k group, warpgroup g takes rows 64 (g % (WARPS_M / 4)) and
+// columns WN (g / (WARPS_M / 4)) of the tile: BM = 16 x WARPS_M, WN = BN / WARPS_N. Its
+// accumulators are laid out as GemmF16's with warp tile 16 x WN. With KGROUPS > 1 each k group
+// takes 1 / KGROUPS of every k tile's k steps over the whole tile, and the groups' accumulators
+// are summed in shared memory (group 0's, then group 1's, ...) on the way to the epilogue. The
+// tensor cores read each operand byte of a stage once: split along n, every warpgroup reads all
+// of A (a 64x64x128 k tile: 48 KB of shared-memory reads against 32 KB). Measured on the H100,
+// a lone 64x64 tile: 0.364 us a 128-wide k tile with two warpgroups along n, 0.250 with one
+// warpgroup over the whole width (bench/RESULTS.md, session 21).
 //
 // Pipeline: STAGES - 1 k tiles in flight ahead; each k tile is BK/16 wgmmas committed as one
 // group; a warpgroup waits for all but its newest group, so the tensor cores are fed across
@@ -21,17 +28,25 @@
 
 namespace mono_dev {
 
-template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int KGROUPS = 1>
 struct GemmWg {
-  using Base = GemmF16<BM, BN, BK, WARPS_M, WARPS_N, STAGES>;  // its epilogue views and finish
+  // Base: the epilogue views (over every thread of the block) and the finish; Acc: one k group's
+  // accumulator layout.
+  using Base = GemmF16<BM, BN, BK, WARPS_M, WARPS_N * KGROUPS, STAGES>;
+  using Acc = GemmF16<BM, BN, BK, WARPS_M, WARPS_N, STAGES>;
   static constexpr int kBM = BM, kBN = BN, kBK = BK;
-  static constexpr int kThreads = WARPS_M * WARPS_N * 32;
+  static constexpr int kGroupThreads = WARPS_M * WARPS_N * 32;
+  static constexpr int kThreads = kGroupThreads * KGROUPS;
   static constexpr int WN = BN / WARPS_N;  // the wgmma's N
   static constexpr int NI = WN / 8;
   static_assert(WARPS_M % 4 == 0 && BM == 16 * WARPS_M, "GemmWg: a warpgroup takes 64 rows (BM = 16 x warps_m, warps_m % 4 == 0)");
   static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "GemmWg: BN / warps_n must be 16, 32, 64 or 128");
   static_assert(BK % 64 == 0, "GemmWg: BK must be a multiple of 64 (128-byte swizzled rows)");
   static_assert(STAGES >= 2 && STAGES <= 8, "GemmWg: 2 <= STAGES <= 8");
+  static_assert(KGROUPS >= 1 && (BK / 16) % KGROUPS == 0, "GemmWg: KGROUPS must divide the k tile's BK / 16 steps");
+  static constexpr int kGroupSteps = BK / 16 / KGROUPS;  // k steps of 16 per k group and k tile
+  // The k groups' sum goes through the staged epilogue (its view and staging).
+  static_assert(KGROUPS == 1 || Base::kChunkFits, "GemmWg: k groups need the staged epilogue (BM x BN / threads <= 16)");
   static constexpr int kStageA = BM * BK, kStageB = BN * BK;  // halves, unpadded
   static constexpr int kPipeBytes = STAGES * (kStageA + kStageB) * 2;
   // The chunked epilogue's staging (GemmF16's, used when its test passes: then it fits GemmF16's
@@ -51,9 +66,10 @@ struct GemmWg {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     constexpr bool computes = true;
     const int wm = warp % WARPS_M, wn = (warp / WARPS_M) % WARPS_N;  // GemmF16's warp layout
+    const int kg = warp / (WARPS_M * WARPS_N);                       // k group
     const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 
-    float acc[1][NI][4];
+    float acc[1][NI][4];  // Acc's layout
     float(&d)[NI * 4] = reinterpret_cast<float(&)[NI * 4]>(acc);
 #pragma unroll
     for (int i = 0; i < NI * 4; ++i) d[i] = 0.0f;
@@ -87,7 +103,9 @@ struct GemmWg {
     MONO_GEMM_PROBE(1);
 
     // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
-    // next 64-k block rows x 128 bytes, the next stage the stage's bytes (all >> 4).
+    // next 64-k block rows x 128 bytes, the next stage the stage's bytes (all >> 4). k group kg
+    // starts at k step kg x kGroupSteps of each k tile.
+    const int kk0 = kg * kGroupSteps;
     const unsigned long long da0 = wgmma_desc_sw128(sA_u + (unsigned int)((wm / 4) * 64 * 128));
     const unsigned long long db0 = wgmma_desc_sw128(sB_u + (unsigned int)(wn * WN * 128));
     unsigned int phases = 0;  // bit s: the parity stage s waits for
@@ -99,7 +117,8 @@ struct GemmWg {
       // Every warp issues (no branch around wgmma: ptxas serializes wgmmas on divergent paths).
       wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
+      for (int j = 0; j < kGroupSteps; ++j) {
+        const int kk = kk0 + j;
         const unsigned long long da = da0 + (unsigned long long)((s * kStageA * 2 + (kk / 4) * BM * 128 + (kk % 4) * 32) >> 4);
         const unsigned long long db = db0 + (unsigned long long)((s * kStageB * 2 + (kk / 4) * BN * 128 + (kk % 4) * 32) >> 4);
         Wgmma<WN>::mma(d, da, db, 1);
@@ -117,7 +136,16 @@ struct GemmWg {
     MONO_GEMM_PROBE(62);
 
     const int g = lane >> 2, t4 = lane & 3;
-    if constexpr (Base::kChunkFits && detail::Vec8<Epilogue>::value) {
+    if constexpr (KGROUPS > 1) {  // the k groups' sum in shared memory, then the staged epilogue
+      using V = typename Base::ChunkFrags;
+      float* st = reinterpret_cast<float*>(smem);
+#pragma unroll 1
+      for (int q = 0; q < KGROUPS; ++q) {  // group q adds its partial sums (group 0 stores)
+        if (kg == q) Acc::template stage_acc<V::LDC>(acc, st, wm, wn, g, t4, q > 0);
+        __syncthreads();
+      }
+      Base::template finish_gathered<V>(st, m0, n0, M, N, epi, workspace, tile_counter, splits, split);
+    } else if constexpr (Base::kChunkFits && detail::Vec8<Epilogue>::value) {
       Base::template finish_staged<typename Base::ChunkFrags>(acc, smem, computes, wm, wn, g, t4, m0, n0, M, N, epi,
                                                               workspace, tile_counter, splits, split);
     } else {

@@ -322,7 +322,8 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   if (gs.wgmma)  // the planner (gemm_cores.cc) chose wgmma only where both operands allow it
     MONO_CHECK(o.a_map >= 0 && plan.packing(n, 1).swizzled, n.describe(), ": a wgmma tile without its operand layouts");
   const std::string gemm_t =
-      gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">") :
+      gs.wgmma ? str_cat("GemmWg<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages,
+                         wgmma_k_groups(gs, plan.ctx) > 1 ? str_cat(", ", wgmma_k_groups(gs, plan.ctx)) : "", ">") :
       f16 ? str_cat("GemmF16<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ", ", gs.stages, ">")
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,

@@ -38,6 +38,10 @@ constexpr double kSmClockMHz = 1980;
 constexpr double kKTileCycles = 317, kKTileBytesPerCycle = 29;
 constexpr double kFillCycles = 1000, kFillBytesPerCycle = 22, kDrainCycles = 600;
 constexpr double kEpilogueCycles = 1500, kEpilogueCyclesPerAcc = 100;
+// wgmma (GemmWg) k tiles: the tensor cores' operand reads from shared memory at ~66 bytes per
+// cycle, fitted to lone 64-row tiles on the H100 (bench/RESULTS.md, session 21: 128-wide k tiles
+// of 64x64 with warpgroups along n 720 cycles, with k groups 495, 128x64 754).
+constexpr double kWgReadBytesPerCycle = 66;
 // Split-K (split_k.cuh): producers store their partial tile and count it; the reducer waits for the
 // count (~0.9 us after its own k tiles) and reads the splits - 1 partial tiles one after another.
 // Fitted to the same probe: 64x64 split-K 4 costs ~1.6-2 us over split-K 1, 32x64 split-K 2 ~1.3.
@@ -124,15 +128,21 @@ int64_t gemm_items(const GemmProblem& p, const GemmSchedule& t) {
   return p.batch * ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * t.splits;
 }
 
-double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t) {
+double gemm_item_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
   const int64_t k_tiles = ceil_div(ceil_div(s.k, t.splits), t.bk);
   const double reduce_us =
       t.splits > 1 ? kSplitWaitUs + (t.splits - 1) * (kSplitSlotUs + t.bm * t.bn * 4.0 / kItemBytesPerSmUs) : 0.0;
   if (f16) {
     const double tile_bytes = (t.bm + t.bn) * t.bk * 2.0;
-    const double accs = static_cast<double>(t.bm) * t.bn / (32.0 * std::max(1, t.warps_m * t.warps_n));
-    const double cycles = kFillCycles + tile_bytes / kFillBytesPerCycle +
-                          k_tiles * (kKTileCycles + tile_bytes / kKTileBytesPerCycle) + kDrainCycles +
+    // A wgmma tile's epilogue runs on every thread of the block (its k groups' too).
+    const int epilogue_warps = t.wgmma ? ctx.threads / 32 : t.warps_m * t.warps_n;
+    const double accs = static_cast<double>(t.bm) * t.bn / (32.0 * std::max(1, epilogue_warps));
+    // A wgmma k tile: the tensor cores' operand reads from shared memory, A once per warpgroup
+    // along n and B once per 64 rows (gemm_wg.cuh).
+    const double k_tile_cycles =
+        t.wgmma ? (t.bm * t.warps_n + t.bn * (t.bm / 64)) * t.bk * 2.0 / kWgReadBytesPerCycle
+                : kKTileCycles + tile_bytes / kKTileBytesPerCycle;
+    const double cycles = kFillCycles + tile_bytes / kFillBytesPerCycle + k_tiles * k_tile_cycles + kDrainCycles +
                           kEpilogueCycles + kEpilogueCyclesPerAcc * accs;
     return cycles / kSmClockMHz + reduce_us;
   }
@@ -147,7 +157,7 @@ double round_robin_us(int64_t items, double item_us, const KernelContext& ctx) {
 }
 
 double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, const KernelContext& ctx) {
-  if (!s.conv) return round_robin_us(gemm_items(s, t), gemm_item_us(s, f16, t), ctx);
+  if (!s.conv) return round_robin_us(gemm_items(s, t), gemm_item_us(s, f16, t, ctx), ctx);
   if (f16) {  // the fit above (kConv*)
     const double waves = static_cast<double>(ceil_div(gemm_items(s, t), ctx.grid()));
     const double k_tiles = static_cast<double>(ceil_div(ceil_div(s.k, t.splits), t.bk));
@@ -169,6 +179,11 @@ double estimate_gemm_us(const GemmProblem& s, bool f16, const GemmSchedule& t, c
   return round_robin_us(gemm_items(s, t), item_us, ctx) + split_us;
 }
 
+int wgmma_k_groups(const GemmSchedule& t, const KernelContext& ctx) {
+  const int group_threads = t.warps_m * t.warps_n * 32;
+  return t.wgmma && group_threads > 0 ? std::max(1, ctx.threads / group_threads) : 1;
+}
+
 void gemm_warps(int threads, int* warps_m, int* warps_n) {
   const int warps = std::max(1, threads / 32);
   *warps_n = std::min(4, warps);
@@ -178,9 +193,10 @@ void gemm_warps(int threads, int* warps_m, int* warps_n) {
 std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelContext& ctx, const GemmProblem* p) {
   if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.warps_m <= 0 || t.warps_n <= 0 || t.stages <= 0 || t.splits <= 0)
     return str_cat("knobs must be positive (", t.str(), ")");
-  if (t.warps_m * t.warps_n * 32 != ctx.threads)
-    return str_cat("warps ", t.warps_m, "x", t.warps_n, " are ", t.warps_m * t.warps_n * 32, " threads, the context has ",
-                   ctx.threads);
+  // wgmma tiles may leave warpgroups over: they form k groups (gemm_wg.cuh KGROUPS).
+  const int group_threads = t.warps_m * t.warps_n * 32;
+  if (t.wgmma ? ctx.threads % group_threads != 0 : group_threads != ctx.threads)
+    return str_cat("warps ", t.warps_m, "x", t.warps_n, " are ", group_threads, " threads, the context has ", ctx.threads);
   if (f16) {
     if (t.bm % (16 * t.warps_m)) return str_cat("BM ", t.bm, " is not a multiple of 16 x warps_m (", 16 * t.warps_m, ")");
     if (t.bn % (8 * t.warps_n)) return str_cat("BN ", t.bn, " is not a multiple of 8 x warps_n (", 8 * t.warps_n, ")");
@@ -200,10 +216,17 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
     const int wn = t.bn / t.warps_n;
     if (wn != 16 && wn != 32 && wn != 64 && wn != 128) return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 64, 128, not ", wn);
     if (t.bk % 64) return str_cat("a wgmma tile needs BK a multiple of 64, not ", t.bk);
+    const int kgroups = wgmma_k_groups(t, ctx);
+    if (kgroups > 1) {  // the k groups split each k tile's k steps and sum through the staged epilogue
+      if ((t.bk / 16) % kgroups) return str_cat(kgroups, " k groups do not divide a k tile's ", t.bk / 16, " k steps");
+      if (t.bm * t.bn / ctx.threads > 16 || (t.bm * t.bn / 8) % ctx.threads)
+        return str_cat(kgroups, " k groups sum through the staged epilogue, which takes a tile of at most 16 values a thread "
+                       "in whole chunks of 8 (", t.bm, "x", t.bn, " over ", ctx.threads, " threads)");
+    }
   }
   // Registers: the accumulators alone (BM x BN / threads fp32 values per thread) must leave
   // room for addresses and fragments.
-  const int acc = t.bm * t.bn / ctx.threads;
+  const int acc = t.bm * t.bn / (t.wgmma ? group_threads : ctx.threads);
   if (acc > ctx.register_cap() / 2)
     return str_cat("tile ", t.bm, "x", t.bn, " needs ", acc, " accumulator registers per thread, over half the cap of ",
                    ctx.register_cap());

@@ -70,6 +70,7 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
       os << "    -> " << written(plan, g.output) << ", " << g.items << " work items";
       if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm)
         os << ", " << g.gemm.str() << (g.gemm.wgmma ? "" : g.f16 ? ", fp16 mma" : ", fp32 ffma");
+      if (const int kg = wgmma_k_groups(g.gemm, plan.ctx); kg > 1) os << " in " << kg << " k groups";
       if (auto t = plan.weight_tiles.find(g.anchor); t != plan.weight_tiles.end())
         os << ", weights packed in " << t->second.tile_rows << "x" << t->second.tile_k << " tiles";
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;

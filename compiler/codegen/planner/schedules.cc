@@ -49,7 +49,7 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
         const double us = s.conv || (others_items == 0 && copies == 1)
                               ? estimate_gemm_us(s, grp.f16, c, ctx)
                               : round_robin_us(copies * gemm_items(s, c) + others_items,
-                                               std::max(gemm_item_us(s, grp.f16, c), others_item_us), ctx);
+                                               std::max(gemm_item_us(s, grp.f16, c, ctx), others_item_us), ctx);
         if (us < best * 0.97) {
           best = us;
           grp.gemm = c;
@@ -100,7 +100,7 @@ void choose_shared_stage_gemms(KernelPlan* plan) {
           const Group& o = plan->groups[other];
           const GemmProblem op = gemm_problem(o);
           items += gemm_items(op, o.gemm);
-          item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm));
+          item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm, plan->ctx));
         }
         choose_gemm(plan->ctx, plan->groups[gid], items, item_us);
       }
@@ -192,8 +192,8 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
     Group& pv = plan->groups[grp.fused[1]];
     const GemmProblem a = gemm_problem(grp), b = gemm_problem(pv);
     grp.items = a.batch * ceil_div(a.m, grp.gemm.bm);
-    const double item_us = ceil_div(a.n, grp.gemm.bn) * gemm_item_us(a, grp.f16, grp.gemm) + kAttentionRowsUs +
-                           ceil_div(b.n, pv.gemm.bn) * gemm_item_us(b, pv.f16, pv.gemm);
+    const double item_us = ceil_div(a.n, grp.gemm.bn) * gemm_item_us(a, grp.f16, grp.gemm, ctx) + kAttentionRowsUs +
+                           ceil_div(b.n, pv.gemm.bn) * gemm_item_us(b, pv.f16, pv.gemm, ctx);
     grp.est_us = round_robin_us(grp.items, item_us, ctx);
     for (int id : grp.fused) {
       plan->groups[id].items = 0;
