@@ -49,9 +49,13 @@ bool a_through_tensor_map(const KernelPlan& plan, const Group& grp, const std::s
 // B constant 2-D weights packed tile by tile (a gemm group, not part of an attention).
 bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<const Value*>* graph_outputs);
 // wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows,
-// k groups where they fit, else warpgroups side by side along n); check it with
-// gemm_schedule_problem.
+// warpgroups side by side along n); check it with gemm_schedule_problem.
 GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
+// The same wgmma tile in k groups (one warpgroup over the tile's width, the block's others on
+// the other k steps of each k tile: gemm_wg.cuh KGROUPS), or `s` where they do not fit. A
+// layout of the tuning space, not the default: faster as a lone tile (64x64x128 k tiles 0.404
+// -> 0.299 us), no faster in the whole models (H100, bench/RESULTS.md session 21, run185).
+GemmSchedule wgmma_k_grouped(const GemmSchedule& s, const KernelContext& ctx);
 // The warp layout GEMM tiles use with `threads` threads per block (2 x 4 for 256).
 void gemm_warps(int threads, int* warps_m, int* warps_n);
 // The k groups of a wgmma tile: the context's warpgroups over those its warps_m x warps_n take

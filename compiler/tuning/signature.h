@@ -101,9 +101,10 @@ namespace mono::tuning {
 //  28 (2026-11-27): a split-K reducer loads up to 4 partial slots at once before adding them in
 //     slot order (device/split_k.cuh add_partials): the same sums, fewer L2 round trips.
 //  (29 was taken by branch wip/epilogue-loads-first, session 21: measured mixed, not on main.)
-//  30 (2026-11-27): wgmma tiles default to k groups where they fit (one warpgroup over the tile's
-//     width, the others on the other k steps of each k tile, summed in shared memory: GemmWg's
-//     KGROUPS), not warpgroups side by side along n.
+//  30 (2026-11-27): GemmWg takes k groups (KGROUPS: one warpgroup over the tile's width, the
+//     others on the other k steps of each k tile, summed in shared memory), a layout of the
+//     tuning space; the staged epilogue's accumulator staging can add (device headers changed,
+//     the default tiles' code did not).
 constexpr int kSignatureVersion = 30;
 
 struct GroupSignature {

@@ -52,11 +52,9 @@ std::vector<GemmSchedule> tuning_wgmma_tiles(const KernelContext& ctx) {
                         Tile{128, 64, 128, 4}}) {
     const GemmSchedule s = wgmma_schedule(GemmSchedule{t.bm, t.bn, t.bk, 1, 1, t.stages, 1}, ctx);
     if (gemm_schedule_problem(true, s, ctx, nullptr).empty()) out.push_back(s);
-    // Both warp layouts: k groups (wgmma_schedule's choice where they fit) and warpgroups side
-    // by side along n.
-    GemmSchedule n = s;
-    n.warps_n = std::max(1, ctx.threads / 32 / n.warps_m);
-    if (n != s && gemm_schedule_problem(true, n, ctx, nullptr).empty()) out.push_back(n);
+    // And in k groups where they fit (the other warp layout).
+    const GemmSchedule k = wgmma_k_grouped(s, ctx);
+    if (k != s) out.push_back(k);
   }
   return out;
 }

@@ -663,8 +663,7 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   }
   EXPECT_EQ(wg, 12);  // Q, K, V, out-projection, FFN1, FFN2 of both layers
   ASSERT_GE(id, 0);
-  // The 32x32 menu tile, grown to a warpgroup, in two k groups.
-  EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 32, 64, 4, 1, 4, 2>"), std::string::npos);
+  EXPECT_NE(emit_cuda(*g, def, "m").find("GemmWg<64, 32, 64, 4, 2, 4>"), std::string::npos);  // the 32x32 menu tile, grown to a warpgroup
   Schedule mma;
   mma.kind = GroupKind::kGemm;
   mma.gemm = GemmSchedule{64, 64, 64, 2, 4, 4, 1};
@@ -672,14 +671,23 @@ TEST(TunedSchedules, WgmmaIsTheDefaultCoreAndATunedChoice) {
   EXPECT_TRUE(tuned.groups[id].tuned);
   EXPECT_FALSE(tuned.groups[id].gemm.wgmma);
   EXPECT_FALSE(tuned.packing(*tuned.groups[id].anchor, 1).swizzled);
+  // A tuned wgmma tile in k groups is emitted with them.
+  Schedule kg;
+  kg.kind = GroupKind::kGemm;
+  kg.gemm = wgmma_k_grouped(def.groups[id].gemm, def.ctx);
+  ASSERT_EQ(kg.gemm.warps_n, 1);
+  const KernelPlan tuned_kg = plan_kernel(*g, tuned_options(base, default_contexts()[0], {{sig, kg}}));
+  EXPECT_TRUE(tuned_kg.groups[id].tuned);
+  EXPECT_EQ(wgmma_k_groups(tuned_kg.groups[id].gemm, tuned_kg.ctx), 2);
+  EXPECT_NE(emit_cuda(*g, tuned_kg, "m").find("GemmWg<64, 32, 64, 4, 1, 4, 2>"), std::string::npos);
 }
 
 TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
   auto g = load_model("tiny-bert-opset20");
   const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
   const std::vector<GemmSchedule> tiles = tuning_wgmma_tiles(plan.ctx);
-  // Five tiles; the three whose k groups fit (64x64x128, 64x32x128, 64x64x64) in both warp
-  // layouts, the others (64x128x64, 128x64x128) warpgroups side by side only.
+  // Five tiles with warpgroups side by side along n; the three whose k groups fit (64x64x128,
+  // 64x32x128, 64x64x64) in k groups too.
   EXPECT_EQ(tiles.size(), 8u);
   int k_grouped = 0;
   for (const GemmSchedule& s : tiles) {
@@ -720,9 +728,12 @@ TEST(Space, WgmmaKGroupsOnlyWhereTheStagedEpilogueTakesTheTile) {
   mma.wgmma = false;
   EXPECT_EQ(wgmma_k_groups(mma, ctx), 1);
   EXPECT_NE(gemm_schedule_problem(true, mma, ctx, nullptr).find("threads"), std::string::npos);
-  // The default: k groups where they fit, warpgroups along n where not.
-  EXPECT_EQ(wgmma_schedule(GemmSchedule{64, 64, 128, 1, 1, 4, 1}, ctx).warps_n, 1);
-  EXPECT_EQ(wgmma_schedule(GemmSchedule{64, 128, 64, 1, 1, 3, 1}, ctx).warps_n, 2);
+  // The default lays warpgroups along n; the k-grouped layout where it fits.
+  const GemmSchedule def = wgmma_schedule(GemmSchedule{64, 64, 128, 1, 1, 4, 1}, ctx);
+  EXPECT_EQ(def.warps_n, 2);
+  EXPECT_EQ(wgmma_k_grouped(def, ctx).warps_n, 1);
+  const GemmSchedule wide_def = wgmma_schedule(GemmSchedule{64, 128, 64, 1, 1, 3, 1}, ctx);
+  EXPECT_EQ(wgmma_k_grouped(wide_def, ctx), wide_def);
 }
 
 // Tiles fitted to output channels the menu does not divide are candidates too, for a GEMM of 96

@@ -17,9 +17,11 @@
 // takes 1 / KGROUPS of every k tile's k steps over the whole tile, and the groups' accumulators
 // are summed in shared memory (group 0's, then group 1's, ...) on the way to the epilogue. The
 // tensor cores read each operand byte of a stage once: split along n, every warpgroup reads all
-// of A (a 64x64x128 k tile: 48 KB of shared-memory reads against 32 KB). Measured on the H100,
-// a lone 64x64 tile: 0.364 us a 128-wide k tile with two warpgroups along n, 0.250 with one
-// warpgroup over the whole width (bench/RESULTS.md, session 21).
+// of A (a 64x64x128 k tile: 48 KB of shared-memory reads against 32 KB). Measured on the H100
+// (bench/RESULTS.md, session 21): a lone 64x64 tile's 128-wide k tile 0.404 us with two
+// warpgroups along n, 0.299 in two k groups; lone tile sets 6-9 % faster, with the weights in
+// the L2 or from HBM; the whole models no faster, so the planner's default stays along n and
+// the tuning space offers both.
 //
 // Pipeline: STAGES - 1 k tiles in flight ahead; each k tile is BK/16 wgmmas committed as one
 // group; a warpgroup waits for all but its newest group, so the tensor cores are fed across

@@ -7,7 +7,6 @@
 // 648.7 -> 635.1 us, gpt2 659.1 -> 640.0, vit-base 921.4 -> 900.6, resnet50 916.1 -> 913.7.
 // Tuned schedules say themselves (GemmSchedule::wgmma).
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -50,14 +49,13 @@ GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx) {
   c.bm = std::max(64, c.bm);
   c.warps_m = c.bm / 16;
   c.warps_n = std::max(1, ctx.threads / 32 / c.warps_m);  // warpgroups side by side along n
-  // Where they fit, one warpgroup spans the tile's width and the others take the other k steps
-  // of each k tile (k groups, gemm_wg.cuh): the tensor cores then read each operand byte once.
-  GemmSchedule k = c;
-  k.warps_n = 1;
-  if (!std::getenv("MONO_AB_WG_NSPLIT") &&  // TEMPORARY A/B switch
-      wgmma_k_groups(k, ctx) > 1 && gemm_schedule_problem(true, k, ctx, nullptr).empty())
-    return k;
   return c;
+}
+
+GemmSchedule wgmma_k_grouped(const GemmSchedule& s, const KernelContext& ctx) {
+  GemmSchedule k = s;
+  k.warps_n = 1;
+  return wgmma_k_groups(k, ctx) > 1 && gemm_schedule_problem(true, k, ctx, nullptr).empty() ? k : s;
 }
 
 }  // namespace mono

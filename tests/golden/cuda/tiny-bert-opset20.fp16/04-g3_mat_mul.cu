@@ -39,7 +39,7 @@ struct G3Epilogue {
 // groups 3, 14
 __device__ __forceinline__ void g3_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G3Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
   extern __shared__ __align__(1024) unsigned char smem[];
-  static_assert(GemmWg<64, 32, 64, 4, 1, 4, 2>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
+  static_assert(GemmWg<64, 32, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
   int t = item;
   const int tm = t % 1; t /= 1;
@@ -51,5 +51,5 @@ __device__ __forceinline__ void g3_mat_mul(int item, const half_t* __restrict__ 
   TensorK<half_t> la{amap};  // through a tensor map (TMA unit)
   BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
   epi.base = b * 1024LL;
-  GemmWg<64, 32, 64, 4, 1, 4, 2>::tile(16, 64, tm * 64, tn * 32, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
+  GemmWg<64, 32, 64, 4, 2, 4>::tile(16, 64, tm * 64, tn * 32, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
 }
