@@ -105,9 +105,7 @@ namespace mono::tuning {
 //     others on the other k steps of each k tile, summed in shared memory), a layout of the
 //     tuning space; the staged epilogue's accumulator staging can add (device headers changed,
 //     the default tiles' code did not).
-//  31 (2026-11-27): before each grid barrier, each block asks its SM to fetch the descriptors of
-//     the tensor maps the next stage reads (prefetch.tensormap).
-constexpr int kSignatureVersion = 31;
+constexpr int kSignatureVersion = 30;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -89,12 +89,6 @@ __device__ __forceinline__ void tma_load_2d(unsigned int dst, const TensorMap* m
       : "memory");
 }
 
-// Asks this SM's copy engine to fetch a tensor map's descriptor ahead of the copies that use it
-// (generated kernels: the next stage's maps, before the grid barrier).
-__device__ __forceinline__ void prefetch_tensormap(const TensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
-}
-
 // wgmma (sm_90a): a warpgroup (4 consecutive warps, the first one's index a multiple of 4)
 // multiplies a 64 x 16 A by a 16 x N B, both fp16 in shared memory, into 64 x N fp32
 // accumulators in registers, asynchronously. The accumulator layout per warp is mma_16816's

@@ -284,7 +284,7 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
 
 }  // namespace
 
-Call gemm_call(Module& m, const Group& g, bool m_fastest, int* a_map) {
+Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   const KernelPlan& plan = m.plan;
   const Node& n = *g.anchor;
   const bool conv = n.op == OpKind::kConv;
@@ -338,16 +338,12 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest, int* a_map) {
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));
-  if (a_map) *a_map = o.a_map;
   return call;
 }
 
 GroupWork emit_gemm(Module& m, const Group& g) {
-  int a_map = -1;
-  const Call call = gemm_call(m, g, /*m_fastest=*/true, &a_map);
-  GroupWork w{g.items, [call](const std::string& item) { return call.str(item); }, {}};
-  if (a_map >= 0) w.tensor_maps.push_back(a_map);
-  return w;
+  const Call call = gemm_call(m, g, /*m_fastest=*/true);
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace mono::emit

@@ -3,8 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <cstdlib>
-#include <set>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -148,10 +146,8 @@ GroupWork group_work(Module& m, const Group& g) {
 
 // One stage: what its groups implement (comments), the loop over their work items, then the
 // grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
-// `next_maps`: the tensor maps the next stage's items read, whose descriptors each block asks
-// its SM to fetch before the barrier (prefetch.tensormap), so the next stage's first copies do not wait for them.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
-                 const std::vector<GroupWork>& work, bool barrier, const std::set<int>& next_maps) {
+                 const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
@@ -168,11 +164,6 @@ void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::str
   }
   os << "    __syncthreads();\n  }\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
-  if (barrier && !next_maps.empty() && !std::getenv("MONO_AB_NO_TMAP_PREFETCH")) {  // TEMPORARY A/B switch
-    os << "  if (threadIdx.x == 0) {";
-    for (int t : next_maps) os << " prefetch_tensormap(&mono_tmaps[" << t << "]);";
-    os << " }\n";
-  }
   if (barrier) os << "  grid_barrier(p.sync);\n";
   if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
 }
@@ -291,12 +282,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  for (int s = 0; s < n_stages; ++s) {
-    std::set<int> next_maps;
-    if (s + 1 < n_stages)
-      for (const GroupWork& w : work[s + 1]) next_maps.insert(w.tensor_maps.begin(), w.tensor_maps.end());
-    print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_maps);
-  }
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();

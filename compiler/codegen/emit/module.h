@@ -28,7 +28,6 @@ struct Call {
 struct GroupWork {
   int64_t items = 0;
   std::function<std::string(const std::string& item)> statement;
-  std::vector<int> tensor_maps;  // the mono_tmaps entries its items read (TensorK operands)
 };
 
 class Module {
@@ -100,7 +99,7 @@ Call rows_call(Module& m, const Group& g, RowMode mode);
 // The tile function of a GEMM group (gemm.cc): one item is one output tile (and split); the
 // split is the item's slowest part, then the batch, then the tile: its row tile fastest
 // (`m_fastest`: the items that run at once share weight tiles, so weights that do not fit the L2
-// are read once), else its column tile. `a_map`: set to A's tensor map (mono_tmaps), or -1.
-Call gemm_call(Module& m, const Group& g, bool m_fastest, int* a_map = nullptr);
+// are read once), else its column tile.
+Call gemm_call(Module& m, const Group& g, bool m_fastest);
 
 }  // namespace mono::emit

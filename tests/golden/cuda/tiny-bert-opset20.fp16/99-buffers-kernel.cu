@@ -55,7 +55,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g1_layer_normalization(item, t_add_1, t_layer_norm, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[0]); }
   grid_barrier(p.sync);
 
   // ---- stage 2 ----
@@ -76,7 +75,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g5_mat_mul(item, t_val_78, t_val_80, t_transpose_2, t_transpose_3);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[1]); }
   grid_barrier(p.sync);
 
   // ---- stage 4 ----
@@ -93,7 +91,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[2]); }
   grid_barrier(p.sync);
 
   // ---- stage 6 ----
@@ -102,7 +99,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g10_mat_mul(item, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[3]); }
   grid_barrier(p.sync);
 
   // ---- stage 7 ----
@@ -119,7 +115,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[2]); }
   grid_barrier(p.sync);
 
   // ---- stage 9 ----
@@ -140,7 +135,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[1]); }
   grid_barrier(p.sync);
 
   // ---- stage 11 ----
@@ -157,7 +151,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[2]); }
   grid_barrier(p.sync);
 
   // ---- stage 13 ----
@@ -166,7 +159,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
     g10_mat_mul(item, t_layer_norm_3, w_val_162_nk_tiles, G10Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     __syncthreads();
   }
-  if (threadIdx.x == 0) { prefetch_tensormap(&mono_tmaps[3]); }
   grid_barrier(p.sync);
 
   // ---- stage 14 ----
