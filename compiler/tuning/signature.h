@@ -105,6 +105,8 @@ namespace mono::tuning {
 //     others on the other k steps of each k tile, summed in shared memory), a layout of the
 //     tuning space; the staged epilogue's accumulator staging can add (device headers changed,
 //     the default tiles' code did not).
+//  (31 was taken by a prefetch of the next stage's tensor-map descriptors before each barrier,
+//   session 21: measured slower, not on main.)
 constexpr int kSignatureVersion = 30;
 
 struct GroupSignature {
