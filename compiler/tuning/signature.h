@@ -107,7 +107,10 @@ namespace mono::tuning {
 //     the default tiles' code did not).
 //  (31 was taken by a prefetch of the next stage's tensor-map descriptors before each barrier,
 //   session 21: measured slower, not on main.)
-constexpr int kSignatureVersion = 30;
+//  32 (2026-11-27): split-K workspaces hold a slot for every split; the splits of a tile finish
+//     it together (each sums and finishes its share of the chunks) where the stage's items fit the
+//     grid (split_k.cuh, Epilogue::split_together_items).
+constexpr int kSignatureVersion = 32;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -123,6 +123,40 @@ TEST(Codegen, DeviceIncludeOrderListsEveryHeaderOnce) {
 }
 
 }  // namespace
+
+// A split-K GEMM whose stage's work items all fit the grid at once lets the splits of a tile
+// finish it together (split_k.cuh: the epilogue declares the stage's items, and the kernel takes
+// that form only on a grid at least that large); planned for fewer multiprocessors than its
+// items, it declares nothing and keeps the single reducer.
+TEST(Codegen, SplitsFinishTogetherOnlyWhereTheStageFitsTheGrid) {
+  auto g = ir_graph(R"(graph g (opset 20) {
+  input %x: f32[128,3072]
+  const %w: f32[3072,768] = <2359296 elements>
+  %h = Relu(%x)
+  %z = MatMul(%h, %w)
+  %a = Relu(%z)
+  %b = Sigmoid(%z)
+  output %a
+  output %b
+})");  // z in the arena (read twice), where the epilogue stores 8 wide
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  const KernelPlan plan = plan_kernel(*g, po);
+  const Group* gemm = nullptr;
+  for (const Group& grp : plan.groups)
+    if (grp.kind == GroupKind::kGemm) gemm = &grp;
+  ASSERT_NE(gemm, nullptr);
+  ASSERT_GT(gemm->gemm.splits, 1) << gemm->gemm.str();
+  ASSERT_LE(gemm->items, plan.ctx.grid());
+  EXPECT_NE(emit_cuda(*g, plan, "m").find(str_cat("split_together_items = ", gemm->items, ";")), std::string::npos);
+  // The same schedule planned for a grid smaller than its items.
+  po.settings.sms = static_cast<int>(gemm->items) - 1;
+  KernelPlan small = plan_kernel(*g, po);
+  for (Group& grp : small.groups)
+    if (grp.kind == GroupKind::kGemm) grp.gemm = gemm->gemm, grp.items = gemm->items;
+  EXPECT_EQ(emit_cuda(*g, small, "m").find("split_together_items"), std::string::npos);
+}
+
 }  // namespace mono
 
 namespace mono {

@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
   int kb, ke;
   mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
   G::tile(M, N, (tile / tiles_n) * G::kBM, (tile % tiles_n) * G::kBN, kb, ke, a, b, epi, dyn_smem,
-          splits > 1 ? ws + (long long)tile * (splits - 1) * G::kBM * G::kBN : nullptr,
+          splits > 1 ? ws + (long long)tile * splits * G::kBM * G::kBN : nullptr,
           splits > 1 ? counters + tile : nullptr, splits, blockIdx.y);
 }
 
@@ -123,7 +123,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   unsigned* cnt;
   const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
   CK(cudaMalloc(&dC, sizeof(half_t) * M * N));
-  CK(cudaMalloc(&ws, sizeof(float) * std::max(1, tiles * (splits - 1) * G::kBM * G::kBN)));
+  CK(cudaMalloc(&ws, sizeof(float) * std::max(1, tiles * splits * G::kBM * G::kBN)));
   CK(cudaMalloc(&cnt, sizeof(unsigned) * tiles));
   CK(cudaMemset(cnt, 0, sizeof(unsigned) * tiles));
   using AL = typename std::conditional<

@@ -52,6 +52,15 @@ struct ResidualEpiV8 : ResidualEpi {
   }
 };
 static float residual_pattern(size_t i) { return 0.25f * (float)(int)(i % 7) - 0.75f; }
+// The same with the splits of a tile finishing it together (split_k.cuh), as generated code
+// declares where its stage's items fit the grid (1: any grid; the harness runs these only where
+// every block of the launch is resident at once).
+struct StoreEpiV8Together : StoreEpiV8 {
+  static constexpr int split_together_items = 1;
+};
+struct ResidualEpiV8Together : ResidualEpiV8 {
+  static constexpr int split_together_items = 1;
+};
 
 template <class G, class AL, class BL, class Epi>
 __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
@@ -63,7 +72,7 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
   const int m0 = (tile / tiles_n) * G::kBM, n0 = (tile % tiles_n) * G::kBN;
   int kb, ke;
   mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
-  float* tile_ws = splits > 1 ? ws + (long long)tile * (splits - 1) * G::kBM * G::kBN : nullptr;
+  float* tile_ws = splits > 1 ? ws + (long long)tile * splits * G::kBM * G::kBN : nullptr;
   unsigned int* tile_counter = splits > 1 ? counters + tile : nullptr;
   G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y);
 }
@@ -83,7 +92,7 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   CK(cudaMalloc(&c, sizeof(float) * M * N));
   CK(cudaMalloc(&hits, sizeof(unsigned) * M * N));
   if (splits > 1) {
-    const size_t slots = size_t(tiles) * (splits - 1) * G::kBM * G::kBN;  // partial tiles (split_k.cuh)
+    const size_t slots = size_t(tiles) * splits * G::kBM * G::kBN;  // partial tiles (split_k.cuh)
     CK(cudaMalloc(&ws, sizeof(float) * slots));
     CK(cudaMemset(ws, 0xff, sizeof(float) * slots));  // NaN: a partial read before it is written shows
     CK(cudaMalloc(&counters, sizeof(unsigned) * tiles));
@@ -99,16 +108,39 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   auto kern_res = gemm_kernel<G, AL, BL, ResidualEpi>;
   auto kern_v8 = gemm_kernel<G, AL, BL, StoreEpiV8>;
   auto kern_res_v8 = gemm_kernel<G, AL, BL, ResidualEpiV8>;
+  auto kern_tog = gemm_kernel<G, AL, BL, StoreEpiV8Together>;
+  auto kern_res_tog = gemm_kernel<G, AL, BL, ResidualEpiV8Together>;
+  CK(cudaFuncSetAttribute(kern_tog, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  CK(cudaFuncSetAttribute(kern_res_tog, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
+  // Split-K: one more run with the splits finishing their tiles together, where every block of
+  // the launch is resident at once (they wait for one another).
+  int together = 0;
+  if (splits > 1) {
+    int per_sm = 0, sms = 0;
+    if (residual)
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern_res_tog, G::kThreads, G::kSmemBytes));
+    else
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern_tog, G::kThreads, G::kSmemBytes));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    together = tiles * splits <= per_sm * sms ? 1 : 0;
+  }
   CK(cudaFuncSetAttribute(kern_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_res_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   CK(cudaFuncSetAttribute(kern_res, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   std::vector<float> first;  // split-K: the first run's result
-  for (int r = 0; r <= runs; ++r) {  // the extra last run: 8-wide stores (StoreEpiV8 / ResidualEpiV8)
-    const bool v8 = r == runs;
+  // The extra runs: 8-wide stores (StoreEpiV8 / ResidualEpiV8), then (split-K) the same together.
+  for (int r = 0; r <= runs + together; ++r) {
+    const bool v8 = r >= runs, tog = r == runs + 1;
     CK(cudaMemset(c, 0xff, sizeof(float) * M * N));  // NaN: unwritten outputs fail
     CK(cudaMemset(hits, 0, sizeof(unsigned) * M * N));
-    if (v8 && residual)
+    if (tog && residual)
+      kern_res_tog<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
+          M, N, K, a, b, ResidualEpiV8Together{{{c, hits, N, res}}}, ws, counters, splits);
+    else if (tog)
+      kern_tog<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8Together{{{c, hits, N}}},
+                                                                     ws, counters, splits);
+    else if (v8 && residual)
       kern_res_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
           M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits);
     else if (v8)
@@ -145,7 +177,7 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, " M=%d N=%d K=%d splits=%d run %d%s", M, N, K, splits, r + 1,
-                  v8 ? " vec8" : !residual && r % 2 == 1 ? " m-fastest" : "");
+                  tog ? " vec8, splits together" : v8 ? " vec8" : !residual && r % 2 == 1 ? " m-fastest" : "");
     const double err = rel_err(got, ref);
     report(name + buf, extra.empty() ? err : INFINITY, tol, extra);
   }

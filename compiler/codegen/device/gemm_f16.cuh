@@ -92,6 +92,11 @@ struct GemmF16 {
       m = c / (BN / 8);
       n = (c % (BN / 8)) * 8;
     }
+    // Where chunk c of the tile (chunk c / kThreads of thread c % kThreads) starts, in the output.
+    __device__ __forceinline__ void chunk_pos(int c, int& m, int& n) const {
+      m = m0 + c / (BN / 8);
+      n = n0 + (c % (BN / 8)) * 8;
+    }
     __device__ __forceinline__ float& el(int e) const { return v[e]; }
     __device__ __forceinline__ void gather(const float* st) {  // from the staged tile (finish_staged)
 #pragma unroll

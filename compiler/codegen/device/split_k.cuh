@@ -14,6 +14,15 @@
 // first used. The reducer WAITS for the producers, so the caller must order work items so that
 // no block reaches a reducer before it has run every producer it was given: number items with
 // the split slowest (item = split * tiles + tile) and let each block walk its items upwards.
+//
+// Splits together (an epilogue declaring split_together_items, a staged 8-wide view): when the
+// grid has at least that many blocks (the caller's promise: then every work item of the stage has
+// a block of its own, so the splits of a tile all run at once and may wait for one another),
+// every split stores its partial (slot `split`), all wait for the tile's count, and split s then
+// sums and finishes its own 1/splits of the tile's chunks: the reduction's loads and the epilogue
+// are shared out instead of falling on one block. The sums are the single reducer's, in the same
+// order (the last split's partial, then slots 0, 1, ...): the same bits either way.
+// The workspace holds `splits` slots per tile (the single reducer uses the first splits - 1).
 #pragma once
 
 namespace mono_dev {
@@ -80,14 +89,89 @@ __device__ __forceinline__ void add_partials(const Acc& acc, const float* slots,
   }
 }
 
+// Epilogue::split_together_items (0 when it declares none): see "Splits together" above.
+template <class E, class = void>
+struct SplitTogether {
+  static constexpr int items = 0;
+};
+template <class E>
+struct SplitTogether<E, decltype(void(E::split_together_items))> {
+  static constexpr int items = E::split_together_items;
+};
+
+// The splits-together form (see the top) for a chunked view (GemmF16::ChunkFrags: chunk c of
+// the tile is chunk c / kNT of thread c % kNT, at acc.chunk_pos(c)).
+template <class Acc, class Epilogue>
+__device__ __forceinline__ void finish_together(const Acc& acc, const Epilogue& epi, float* workspace,
+                                                unsigned int* tile_counter, int splits, int split) {
+  constexpr int NT = Acc::kNT, kSlot = NT * Acc::kElems, kChunks = NT * Acc::kChunks;
+  store_partial(acc, workspace + (long long)split * kSlot);
+  __syncthreads();
+  unsigned int departed = 0;  // thread 0: the departures counted before its own
+  if (threadIdx.x == 0) {
+    red_add_release_gpu(tile_counter, 1u);  // arrival, releasing the block's partial (the bar.sync before)
+    while (ld_acquire_gpu(tile_counter) < (unsigned int)splits) __nanosleep(32);
+    // Departure: the count goes on to 2 x splits only after every split has seen it reach splits;
+    // the last to depart resets it (next use: after a grid barrier or launch).
+    departed = atomicAdd(tile_counter, 1u);
+  }
+  __syncthreads();  // every partial visible to every thread
+  const int lo = split * kChunks / splits, hi = (split + 1) * kChunks / splits;
+  for (int c = lo + (int)threadIdx.x; c < hi && (int)threadIdx.x < NT; c += NT) {
+    const int t = c % NT, q = c / NT;
+    const float* last = workspace + (long long)(splits - 1) * kSlot;
+    float v[8];
+    {
+      const float4 a = __ldcg(reinterpret_cast<const float4*>(last) + (2 * q) * NT + t);
+      const float4 b = __ldcg(reinterpret_cast<const float4*>(last) + (2 * q + 1) * NT + t);
+      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    }
+    for (int s0 = 0; s0 < splits - 1; s0 += 4) {  // up to 4 slots' loads in flight, added in slot order
+      float4 p[4][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (s0 + j < splits - 1) {
+          const float4* slot = reinterpret_cast<const float4*>(workspace + (long long)(s0 + j) * kSlot);
+          p[j][0] = __ldcg(slot + (2 * q) * NT + t);
+          p[j][1] = __ldcg(slot + (2 * q + 1) * NT + t);
+        }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (s0 + j < splits - 1) {
+          v[0] += p[j][0].x, v[1] += p[j][0].y, v[2] += p[j][0].z, v[3] += p[j][0].w;
+          v[4] += p[j][1].x, v[5] += p[j][1].y, v[6] += p[j][1].z, v[7] += p[j][1].w;
+        }
+    }
+    int m, n;
+    acc.chunk_pos(c, m, n);
+    if (m >= acc.M) continue;
+    if constexpr (Vec8<Epilogue>::value) {
+      if (n + 8 <= acc.N) {
+        epi.vec8(m, n, v);
+        continue;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (n + j < acc.N) epilogue_one(epi, m, n + j, v[j]);
+  }
+  if (threadIdx.x == 0 && departed == 2u * splits - 1u) *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;
+}
+
 // Finishes the tile: the epilogue directly, or the split-K protocol described at the top
-// (workspace: this tile's splits-1 slots of Acc::kNT * Acc::kElems floats).
+// (workspace: this tile's slots of Acc::kNT * Acc::kElems floats).
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi, float* workspace,
                                             unsigned int* tile_counter, int splits, int split) {
   if (splits <= 1 || workspace == nullptr || tile_counter == nullptr) {
     apply_epilogue(acc, epi);
     return;
+  }
+  if constexpr (Chunked<Acc>::value && SplitTogether<Epilogue>::items > 0) {
+    if ((int)(gridDim.x * gridDim.y * gridDim.z) >= SplitTogether<Epilogue>::items) {
+      finish_together(acc, epi, workspace, tile_counter, splits, split);
+      return;
+    }
   }
   constexpr int kSlot = Acc::kNT * Acc::kElems;
   // The grid barrier's ordering (barrier.cuh), without fences: the block's partial stores, a

@@ -2,6 +2,7 @@
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/cost_model.h"
@@ -270,10 +271,10 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
   body += str_cat("  epi.base = b * ", o.M * o.N, "LL;\n");
   if (gs.splits > 1) {
-    // This tile's partial slots (splits - 1 of BM x BN floats) and counter.
+    // This tile's partial slots (splits of BM x BN floats) and counter.
     body += str_cat("  const long long tile_id = (b * ", tm, " + tm) * ", tn, " + tn;\n");
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
-                    ", k0, k1, la, lb, epi, smem, ws + tile_id * ", (gs.splits - 1) * gs.bm * gs.bn, "LL, cnt + tile_id, ",
+                    ", k0, k1, la, lb, epi, smem, ws + tile_id * ", gs.splits * gs.bm * gs.bn, "LL, cnt + tile_id, ",
                     gs.splits, ", split);\n");
   } else {
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
@@ -316,8 +317,21 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
                     plan.own_buffer(out);
   const std::string vec8_store = str_cat("    const long long i = base + (long long)m * ", o.N, "LL + n0;\n", e.index_code,
                                          "    store8(", out_ptr, " + (", e.store_index, "), r);\n  }\n");
-  const std::string epi_name =
-      m.epilogue_struct(g, epilogue_body(params.fields(written), steps, store_stmt, vec8_store, slots, vec8));
+  std::string body = epilogue_body(params.fields(written), steps, store_stmt, vec8_store, slots, vec8);
+  // Split-K whose stage's items all fit the grid at once: the splits of a tile finish it together
+  // (split_k.cuh), when the grid has at least that many blocks. Only tiles that finish through
+  // the staged 8-wide view take that form (GemmF16::kChunkFits with a vec8 epilogue).
+  const int pipe_bytes = gs.stages * (gs.bm + gs.bn) * (gs.bk + 8) * 2, threads = plan.ctx.threads;
+  const bool staged = f16 && vec8 && gs.bn % 8 == 0 && (gs.bm * gs.bn / 8) % threads == 0 &&
+                      gs.bm * (gs.bn + 8) * 4 <= pipe_bytes && gs.bm * gs.bn / threads <= 16;
+  if (gs.splits > 1 && staged && !std::getenv("MONO_AB_SPLIT_ALONE")) {  // TEMPORARY A/B switch
+    int64_t stage_items = 0;
+    for (int id : plan.stages[g.stage].groups)
+      if (plan.groups[id].fused_into < 0) stage_items += plan.groups[id].items;
+    if (stage_items <= plan.ctx.grid())
+      body += str_cat("  static constexpr int split_together_items = ", stage_items, ";  // the stage's work items\n");
+  }
+  const std::string epi_name = m.epilogue_struct(g, body);
 
   if (gs.wgmma)  // the planner (gemm_cores.cc) chose wgmma only where both operands allow it
     MONO_CHECK(o.a_map >= 0 && plan.packing(n, 1).swizzled, n.describe(), ": a wgmma tile without its operand layouts");

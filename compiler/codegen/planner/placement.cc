@@ -32,7 +32,7 @@ struct Live {
   size_t bytes;
 };
 
-// Split-K workspaces (splits - 1 partial tiles per output tile) and tile counters (zero
+// Split-K workspaces (splits partial tiles per output tile: split_k.cuh) and tile counters (zero
 // between uses: the reducer resets its counter), so that GEMMs of different stages share one
 // region; those of one stage sit side by side. Returns the workspace bytes; sets sync_words.
 size_t place_split_k(KernelPlan* plan) {
@@ -46,7 +46,7 @@ size_t place_split_k(KernelPlan* plan) {
       grp.workspace_offset = ws;
       grp.counters_offset = cw;
       const size_t tiles = static_cast<size_t>(s.batch * ceil_div(s.m, grp.gemm.bm) * ceil_div(s.n, grp.gemm.bn));
-      ws += align_up(tiles * (grp.gemm.splits - 1) * grp.gemm.bm * grp.gemm.bn * 4, 256);
+      ws += align_up(tiles * grp.gemm.splits * grp.gemm.bm * grp.gemm.bn * 4, 256);
       cw += tiles;
     }
     ws_bytes = std::max(ws_bytes, ws);

@@ -19,5 +19,5 @@ __device__ __forceinline__ void g3_conv(int item, const float* __restrict__ A, c
   DenseK<float, true> lb{B, 16, 144, 144};
   epi.base = b * 1024LL;
   const long long tile_id = (b * 2 + tm) * 1 + tn;
-  GemmF32<32, 64, 16, 2, 4>::tile(64, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 4096LL, cnt + tile_id, 3, split);
+  GemmF32<32, 64, 16, 2, 4>::tile(64, 16, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 6144LL, cnt + tile_id, 3, split);
 }

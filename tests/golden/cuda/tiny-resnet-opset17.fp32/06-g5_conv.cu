@@ -40,5 +40,5 @@ __device__ __forceinline__ void g5_conv(int item, const float* __restrict__ A, c
   DenseK<float, true> lb{B, 32, 144, 144};
   epi.base = b * 512LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;
-  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 4096LL, cnt + tile_id, 3, split);
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 6144LL, cnt + tile_id, 3, split);
 }

@@ -49,5 +49,5 @@ __device__ __forceinline__ void g6_conv(int item, const float* __restrict__ A, c
   DenseK<float, true> lb{B, 32, 288, 288};
   epi.base = b * 512LL;
   const long long tile_id = (b * 1 + tm) * 1 + tn;
-  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 10240LL, cnt + tile_id, 6, split);
+  GemmF32<32, 64, 16, 2, 4>::tile(16, 32, tm * 32, tn * 64, k0, k1, la, lb, epi, smem, ws + tile_id * 12288LL, cnt + tile_id, 6, split);
 }

@@ -1,30 +1,30 @@
 // ---- buffers, by tensor: the arena (t_), packed constants (w_), the caller's (in_, out_) ----
 #define in_input ((const float*)p.inputs[0])  // f32[1,3,32,32]
-#define t_stem_stem_0_Conv_nhwc_pad_y_nhwc ((float*)(p.arena + 73728))  // f32[1,32,32,8]
+#define t_stem_stem_0_Conv_nhwc_pad_y_nhwc ((float*)(p.arena + 81920))  // f32[1,32,32,8]
 #define w_stem_stem_0_Conv_nhwc_weight ((const float*)(p.weights + 256))  // f32[16,3,3,8]
 #define w_onnx_Conv_64 ((const float*)(p.weights + 4864))  // f32[16]
-#define t_stem_stem_2_Relu_nhwc_y ((float*)(p.arena + 57344))  // f32[1,16,16,16]
-#define t_stem_stem_3_MaxPool_nhwc_y ((float*)(p.arena + 40960))  // f32[1,8,8,16]
+#define t_stem_stem_2_Relu_nhwc_y ((float*)(p.arena + 65536))  // f32[1,16,16,16]
+#define t_stem_stem_3_MaxPool_nhwc_y ((float*)(p.arena + 49152))  // f32[1,8,8,16]
 #define w_b1_b1_0_Conv_nhwc_weight ((const float*)(p.weights + 5120))  // f32[16,3,3,16]
-#define t_b1_b1_2_Relu_nhwc_y ((float*)(p.arena + 49152))  // f32[1,8,8,16]
+#define t_b1_b1_2_Relu_nhwc_y ((float*)(p.arena + 57344))  // f32[1,8,8,16]
 #define splitk_partials_g3 ((float*)(p.arena + 0))
 #define splitk_counters_g3 (p.sync + 32)
 #define w_b1_b1_3_Conv_nhwc_weight ((const float*)(p.weights + 14336))  // f32[16,3,3,16]
-#define t_Relu_nhwc_y ((float*)(p.arena + 53248))  // f32[1,8,8,16]
+#define t_Relu_nhwc_y ((float*)(p.arena + 61440))  // f32[1,8,8,16]
 #define splitk_partials_g4 ((float*)(p.arena + 0))
 #define splitk_counters_g4 (p.sync + 32)
 #define w_b2_b2_0_Conv_nhwc_weight ((const float*)(p.weights + 23552))  // f32[32,3,3,16]
 #define w_onnx_Conv_73 ((const float*)(p.weights + 41984))  // f32[32]
-#define t_b2_b2_2_Relu_nhwc_y ((float*)(p.arena + 43008))  // f32[1,4,4,32]
+#define t_b2_b2_2_Relu_nhwc_y ((float*)(p.arena + 51200))  // f32[1,4,4,32]
 #define splitk_partials_g5 ((float*)(p.arena + 0))
 #define splitk_counters_g5 (p.sync + 32)
 #define w_down_down_0_Conv_nhwc_weight ((const float*)(p.weights + 79104))  // f32[32,1,1,16]
-#define t_down_down_0_Conv_nhwc_y ((float*)(p.arena + 45056))  // f32[1,4,4,32]
+#define t_down_down_0_Conv_nhwc_y ((float*)(p.arena + 53248))  // f32[1,4,4,32]
 #define w_b2_b2_3_Conv_nhwc_weight ((const float*)(p.weights + 42240))  // f32[32,3,3,32]
-#define t_Relu_1_output_0_nchw ((float*)(p.arena + 47104))  // f32[1,32,4,4]
+#define t_Relu_1_output_0_nchw ((float*)(p.arena + 55296))  // f32[1,32,4,4]
 #define splitk_partials_g6 ((float*)(p.arena + 0))
 #define splitk_counters_g6 (p.sync + 32)
-#define t_GlobalAveragePool_output_0 ((float*)(p.arena + 40960))  // f32[1,32,1,1]
+#define t_GlobalAveragePool_output_0 ((float*)(p.arena + 49152))  // f32[1,32,1,1]
 #define w_fc_weight ((const float*)(p.weights + 81152))  // f32[10,32]
 #define w_fc_bias ((const float*)(p.weights + 82432))  // f32[10]
 #define out_output ((float*)p.outputs[0])  // f32[1,10]
