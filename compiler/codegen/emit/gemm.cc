@@ -2,7 +2,6 @@
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/cost_model.h"
@@ -324,7 +323,7 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   const int pipe_bytes = gs.stages * (gs.bm + gs.bn) * (gs.bk + 8) * 2, threads = plan.ctx.threads;
   const bool staged = f16 && vec8 && gs.bn % 8 == 0 && (gs.bm * gs.bn / 8) % threads == 0 &&
                       gs.bm * (gs.bn + 8) * 4 <= pipe_bytes && gs.bm * gs.bn / threads <= 16;
-  if (gs.splits > 1 && staged && !std::getenv("MONO_AB_SPLIT_ALONE")) {  // TEMPORARY A/B switch
+  if (gs.splits > 1 && staged) {
     int64_t stage_items = 0;
     for (int id : plan.stages[g.stage].groups)
       if (plan.groups[id].fused_into < 0) stage_items += plan.groups[id].items;
