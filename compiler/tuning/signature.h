@@ -110,7 +110,9 @@ namespace mono::tuning {
 //  32 (2026-11-27): split-K workspaces hold a slot for every split; the splits of a tile finish
 //     it together (each sums and finishes its share of the chunks) where the stage's items fit the
 //     grid (split_k.cuh, Epilogue::split_together_items).
-constexpr int kSignatureVersion = 32;
+//  33 (2026-11-27): every fp16 split-K tile finishes together where its stage fits the grid, the
+//     element view too (GemmF16::Frags::elem_pos), not only the staged 8-wide one.
+constexpr int kSignatureVersion = 33;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -53,10 +53,18 @@ struct GemmF16 {
   // t = lane%4); (mb, nb) = global (row, col) of c0 of fragment (0, 0).
   struct Frags {
     static constexpr int kElems = MI * NI * 4, kNT = kThreads;
+    static constexpr bool kElemPos = true;  // elem_pos: where any thread's elements go (split_k.cuh)
     float (&acc)[MI][NI][4];
     int mb, nb, M, N;
     bool computes;
     __device__ __forceinline__ float& el(int e) const { return acc[e / (NI * 4)][(e / 4) % NI][e % 4]; }
+    // The output position of element e of thread t (this view's thread is threadIdx.x).
+    __device__ __forceinline__ void elem_pos(int t, int e, int& m, int& n) const {
+      const int w0 = (int)threadIdx.x >> 5, l0 = (int)threadIdx.x & 31, w = t >> 5, l = t & 31;
+      const int i = e / (NI * 4), j = (e / 4) % NI, q = e % 4;
+      m = mb - ((w0 % WARPS_M) * WM + (l0 >> 2)) + (w % WARPS_M) * WM + (l >> 2) + i * 16 + (q >> 1) * 8;
+      n = nb - (((w0 / WARPS_M) % WARPS_N) * WN + 2 * (l0 & 3)) + ((w / WARPS_M) % WARPS_N) * WN + 2 * (l & 3) + j * 8 + (q & 1);
+    }
     template <class F>
     __device__ __forceinline__ void visit(const F& f) const {
       if (!computes) return;

@@ -15,11 +15,12 @@
 // no block reaches a reducer before it has run every producer it was given: number items with
 // the split slowest (item = split * tiles + tile) and let each block walk its items upwards.
 //
-// Splits together (an epilogue declaring split_together_items, a staged 8-wide view): when the
+// Splits together (an epilogue declaring split_together_items; a view that says where each
+// thread's elements go: GemmF16::ChunkFrags, or GemmF16::Frags in groups of 4): when the
 // grid has at least that many blocks (the caller's promise: then every work item of the stage has
 // a block of its own, so the splits of a tile all run at once and may wait for one another),
 // every split stores its partial (slot `split`), all wait for the tile's count, and split s then
-// sums and finishes its own 1/splits of the tile's chunks: the reduction's loads and the epilogue
+// sums and finishes its own 1/splits of the tile's chunks (or groups of 4): the reduction's loads and the epilogue
 // are shared out instead of falling on one block. The sums are the single reducer's, in the same
 // order (the last split's partial, then slots 0, 1, ...): the same bits either way.
 // The workspace holds `splits` slots per tile (the single reducer uses the first splits - 1).
@@ -101,12 +102,44 @@ struct SplitTogether<E, decltype(void(E::split_together_items))> {
   static constexpr int items = E::split_together_items;
 };
 
-// The splits-together form (see the top) for a chunked view (GemmF16::ChunkFrags: chunk c of
-// the tile is chunk c / kNT of thread c % kNT, at acc.chunk_pos(c)).
+MONO_FLAG_TRAIT(ElemPos, kElemPos)
+
+// Sums W floats (W = 4 or 8: W / 4 float4s at float4 indices f0, f0 + NT, ...) of every split's
+// slot in the single reducer's order: the last split's, then slots 0, 1, ... (up to 4 slots' loads
+// in flight at once).
+template <int W, int NT>
+__device__ __forceinline__ void sum_slots(const float* workspace, int kSlot, int splits, int f0, float (&v)[W]) {
+  const float4* last = reinterpret_cast<const float4*>(workspace + (long long)(splits - 1) * kSlot);
+#pragma unroll
+  for (int h = 0; h < W / 4; ++h) {
+    const float4 a = __ldcg(last + f0 + h * NT);
+    v[4 * h] = a.x, v[4 * h + 1] = a.y, v[4 * h + 2] = a.z, v[4 * h + 3] = a.w;
+  }
+  for (int s0 = 0; s0 < splits - 1; s0 += 4) {
+    float4 p[4][W / 4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (s0 + j < splits - 1)
+#pragma unroll
+        for (int h = 0; h < W / 4; ++h)
+          p[j][h] = __ldcg(reinterpret_cast<const float4*>(workspace + (long long)(s0 + j) * kSlot) + f0 + h * NT);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (s0 + j < splits - 1)
+#pragma unroll
+        for (int h = 0; h < W / 4; ++h)
+          v[4 * h] += p[j][h].x, v[4 * h + 1] += p[j][h].y, v[4 * h + 2] += p[j][h].z, v[4 * h + 3] += p[j][h].w;
+  }
+}
+
+// The splits-together form (see the top). A chunked view (GemmF16::ChunkFrags): chunk c of the
+// tile is chunk c / kNT of thread c % kNT, at acc.chunk_pos(c), finished 8 wide. An element view
+// (GemmF16::Frags): group u of 4 elements is elements 4 (u / kNT) .. + 3 of thread u % kNT, at
+// acc.elem_pos, finished one element at a time (reads first).
 template <class Acc, class Epilogue>
 __device__ __forceinline__ void finish_together(const Acc& acc, const Epilogue& epi, float* workspace,
                                                 unsigned int* tile_counter, int splits, int split) {
-  constexpr int NT = Acc::kNT, kSlot = NT * Acc::kElems, kChunks = NT * Acc::kChunks;
+  constexpr int NT = Acc::kNT, kSlot = NT * Acc::kElems;
   store_partial(acc, workspace + (long long)split * kSlot);
   __syncthreads();
   unsigned int departed = 0;  // thread 0: the departures counted before its own
@@ -118,44 +151,49 @@ __device__ __forceinline__ void finish_together(const Acc& acc, const Epilogue& 
     departed = atomicAdd(tile_counter, 1u);
   }
   __syncthreads();  // every partial visible to every thread
-  const int lo = split * kChunks / splits, hi = (split + 1) * kChunks / splits;
-  for (int c = lo + (int)threadIdx.x; c < hi && (int)threadIdx.x < NT; c += NT) {
-    const int t = c % NT, q = c / NT;
-    const float* last = workspace + (long long)(splits - 1) * kSlot;
-    float v[8];
-    {
-      const float4 a = __ldcg(reinterpret_cast<const float4*>(last) + (2 * q) * NT + t);
-      const float4 b = __ldcg(reinterpret_cast<const float4*>(last) + (2 * q + 1) * NT + t);
-      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-    }
-    for (int s0 = 0; s0 < splits - 1; s0 += 4) {  // up to 4 slots' loads in flight, added in slot order
-      float4 p[4][2];
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (s0 + j < splits - 1) {
-          const float4* slot = reinterpret_cast<const float4*>(workspace + (long long)(s0 + j) * kSlot);
-          p[j][0] = __ldcg(slot + (2 * q) * NT + t);
-          p[j][1] = __ldcg(slot + (2 * q + 1) * NT + t);
+  if constexpr (Chunked<Acc>::value) {
+    constexpr int kUnits = NT * Acc::kChunks;
+    const int lo = split * kUnits / splits, hi = (split + 1) * kUnits / splits;
+    for (int c = lo + (int)threadIdx.x; c < hi && (int)threadIdx.x < NT; c += NT) {
+      float v[8];
+      sum_slots<8, NT>(workspace, kSlot, splits, (2 * (c / NT)) * NT + c % NT, v);
+      int m, n;
+      acc.chunk_pos(c, m, n);
+      if (m >= acc.M) continue;
+      if constexpr (Vec8<Epilogue>::value) {
+        if (n + 8 <= acc.N) {
+          epi.vec8(m, n, v);
+          continue;
         }
+      }
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (s0 + j < splits - 1) {
-          v[0] += p[j][0].x, v[1] += p[j][0].y, v[2] += p[j][0].z, v[3] += p[j][0].w;
-          v[4] += p[j][1].x, v[5] += p[j][1].y, v[6] += p[j][1].z, v[7] += p[j][1].w;
-        }
+      for (int j = 0; j < 8; ++j)
+        if (n + j < acc.N) epilogue_one(epi, m, n + j, v[j]);
     }
-    int m, n;
-    acc.chunk_pos(c, m, n);
-    if (m >= acc.M) continue;
-    if constexpr (Vec8<Epilogue>::value) {
-      if (n + 8 <= acc.N) {
-        epi.vec8(m, n, v);
-        continue;
+  } else {
+    static_assert(Acc::kElems % 4 == 0, "finish_together: an element view in groups of 4");
+    constexpr int kUnits = NT * (Acc::kElems / 4);
+    const int lo = split * kUnits / splits, hi = (split + 1) * kUnits / splits;
+    for (int u = lo + (int)threadIdx.x; u < hi && (int)threadIdx.x < NT; u += NT) {
+      float v[4];
+      sum_slots<4, NT>(workspace, kSlot, splits, u, v);  // float4 (u / NT) of thread u % NT
+      int m[4], n[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc.elem_pos(u % NT, 4 * (u / NT) + j, m[j], n[j]);
+      if constexpr (HasLoad<Epilogue>::value) {  // every read before the first store
+        typename Epilogue::In in[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (m[j] < acc.M && n[j] < acc.N) epi.load(m[j], n[j], in[j]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (m[j] < acc.M && n[j] < acc.N) epi(m[j], n[j], v[j], in[j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (m[j] < acc.M && n[j] < acc.N) epi(m[j], n[j], v[j]);
       }
     }
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      if (n + j < acc.N) epilogue_one(epi, m, n + j, v[j]);
   }
   if (threadIdx.x == 0 && departed == 2u * splits - 1u) *reinterpret_cast<volatile unsigned int*>(tile_counter) = 0u;
 }
@@ -169,7 +207,7 @@ __device__ __forceinline__ void finish_tile(const Acc& acc, const Epilogue& epi,
     apply_epilogue(acc, epi);
     return;
   }
-  if constexpr (Chunked<Acc>::value && SplitTogether<Epilogue>::items > 0) {
+  if constexpr ((Chunked<Acc>::value || ElemPos<Acc>::value) && SplitTogether<Epilogue>::items > 0) {
     if ((int)(gridDim.x * gridDim.y * gridDim.z) >= SplitTogether<Epilogue>::items) {
       finish_together(acc, epi, workspace, tile_counter, splits, split);
       return;

@@ -2,6 +2,7 @@
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/cost_model.h"
@@ -318,12 +319,12 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
                                          "    store8(", out_ptr, " + (", e.store_index, "), r);\n  }\n");
   std::string body = epilogue_body(params.fields(written), steps, store_stmt, vec8_store, slots, vec8);
   // Split-K whose stage's items all fit the grid at once: the splits of a tile finish it together
-  // (split_k.cuh), when the grid has at least that many blocks. Only tiles that finish through
-  // the staged 8-wide view take that form (GemmF16::kChunkFits with a vec8 epilogue).
-  const int pipe_bytes = gs.stages * (gs.bm + gs.bn) * (gs.bk + 8) * 2, threads = plan.ctx.threads;
-  const bool staged = f16 && vec8 && gs.bn % 8 == 0 && (gs.bm * gs.bn / 8) % threads == 0 &&
+  // (split_k.cuh), when the grid has at least that many blocks. fp16 tiles (GemmF16, GemmWg)
+  // only: their views say where every thread's elements go.
+  const int pipe_bytes = gs.stages * (gs.bm + gs.bn) * (gs.bk + 8) * 2, threads = plan.ctx.threads;  // TEMPORARY A/B
+  const bool staged = vec8 && gs.bn % 8 == 0 && (gs.bm * gs.bn / 8) % threads == 0 &&
                       gs.bm * (gs.bn + 8) * 4 <= pipe_bytes && gs.bm * gs.bn / threads <= 16;
-  if (gs.splits > 1 && staged) {
+  if (gs.splits > 1 && f16 && (staged || !std::getenv("MONO_AB_TOGETHER_STAGED_ONLY"))) {
     int64_t stage_items = 0;
     for (int id : plan.stages[g.stage].groups)
       if (plan.groups[id].fused_into < 0) stage_items += plan.groups[id].items;
