@@ -2,7 +2,6 @@
 // functor (bias, the group's epilogue steps, the store), and the tile function that runs one
 // output tile (and split-K slice) per work item on GemmF16 / GemmF32 (gemm_f16.cuh, gemm_f32.cuh).
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/cost_model.h"
@@ -319,12 +318,13 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
                                          "    store8(", out_ptr, " + (", e.store_index, "), r);\n  }\n");
   std::string body = epilogue_body(params.fields(written), steps, store_stmt, vec8_store, slots, vec8);
   // Split-K whose stage's items all fit the grid at once: the splits of a tile finish it together
-  // (split_k.cuh), when the grid has at least that many blocks. fp16 tiles (GemmF16, GemmWg)
-  // only: their views say where every thread's elements go.
-  const int pipe_bytes = gs.stages * (gs.bm + gs.bn) * (gs.bk + 8) * 2, threads = plan.ctx.threads;  // TEMPORARY A/B
-  const bool staged = vec8 && gs.bn % 8 == 0 && (gs.bm * gs.bn / 8) % threads == 0 &&
-                      gs.bm * (gs.bn + 8) * 4 <= pipe_bytes && gs.bm * gs.bn / threads <= 16;
-  if (gs.splits > 1 && f16 && (staged || !std::getenv("MONO_AB_TOGETHER_STAGED_ONLY"))) {
+  // (split_k.cuh), when the grid has at least that many blocks. fp16 GEMM tiles (GemmF16,
+  // GemmWg: their views say where every thread's elements go), not convolutions. Measured on
+  // the H100 (bench/RESULTS.md session 21), same calls: against the single reducer, bert-base
+  // 427.3 -> 416.0 us, gpt2 422.3 -> 414.5 (staged 8-wide tiles, run189); the element view too,
+  // vit-base 645.6 -> 609.6 (its 64x128 FFN2), while resnet50's convolutions went 334.2 -> 337.9
+  // (run190).
+  if (gs.splits > 1 && f16 && !conv) {
     int64_t stage_items = 0;
     for (int id : plan.stages[g.stage].groups)
       if (plan.groups[id].fused_into < 0) stage_items += plan.groups[id].items;
