@@ -112,7 +112,9 @@ namespace mono::tuning {
 //     grid (split_k.cuh, Epilogue::split_together_items).
 //  33 (2026-11-27): every fp16 split-K tile finishes together where its stage fits the grid, the
 //     element view too (GemmF16::Frags::elem_pos), not only the staged 8-wide one.
-constexpr int kSignatureVersion = 33;
+//  34 (2026-11-27): the staged 8-wide epilogue takes tiles of up to 32 values a thread (64x128,
+//     128x64 over 256 threads), not 16.
+constexpr int kSignatureVersion = 34;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

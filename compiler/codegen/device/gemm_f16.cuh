@@ -86,8 +86,13 @@ struct GemmF16 {
   // chunks of 8 consecutive n, chunk c = q * kThreads + thread at row c / (BN / 8), so a warp's
   // 16-byte stores cover whole rows of the tile. 16 fp16 stores of 2 bytes per thread (64x64)
   // become 2 of 16 bytes, and the index arithmetic runs once per chunk.
+#ifdef MONO_AB_CHUNK16  // TEMPORARY A/B switch
+  static constexpr int kChunkValues = 16;
+#else
+  static constexpr int kChunkValues = 32;
+#endif
   static constexpr bool kChunkFits = BN % 8 == 0 && (BM * BN / 8) % kThreads == 0 &&
-                                     BM * (BN + 8) * 4 <= kPipeBytes && BM * BN / kThreads <= 16;
+                                     BM * (BN + 8) * 4 <= kPipeBytes && BM * BN / kThreads <= kChunkValues;
   struct ChunkFrags {
     static constexpr bool kChunked = true;
     static constexpr int kChunks = kChunkFits ? BM * BN / 8 / kThreads : 1, kElems = 8 * kChunks, kNT = kThreads;
