@@ -319,7 +319,8 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   std::string body = epilogue_body(params.fields(written), steps, store_stmt, vec8_store, slots, vec8);
   // Split-K whose stage's items all fit the grid at once: the splits of a tile finish it together
   // (split_k.cuh), when the grid has at least that many blocks. fp16 GEMM tiles (GemmF16,
-  // GemmWg: their views say where every thread's elements go), not convolutions. Measured on
+  // GemmWg: their views say where every thread's elements go), not Conv nodes' implicit GEMMs
+  // (a 1x1 convolution that the channels-last pass made a Gemm is a GEMM here). Measured on
   // the H100 (bench/RESULTS.md session 21), same calls: against the single reducer, bert-base
   // 427.3 -> 416.0 us, gpt2 422.3 -> 414.5 (staged 8-wide tiles, run189); the element view too,
   // vit-base 645.6 -> 609.6 (its 64x128 FFN2), while resnet50's convolutions went 334.2 -> 337.9
