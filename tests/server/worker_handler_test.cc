@@ -41,6 +41,18 @@ class WorkerHandlerTest : public ::testing::Test {
     auto created = store_->add_job(j);
     ASSERT_TRUE(created.ok()) << created.status();
   }
+  absl::StatusOr<v1::LeaseReply> lease(const std::string& worker) {
+    v1::LeaseRequest lr;
+    lr.set_worker_id(worker);
+    return handler_->Lease(lr);
+  }
+  // A report of `worker` on `job`, results to be added.
+  static v1::ReportRequest report_of(const std::string& worker, const std::string& job) {
+    v1::ReportRequest rep;
+    rep.set_worker_id(worker);
+    rep.set_job_id(job);
+    return rep;
+  }
   db::FakeClock clock_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<WorkerHandler> handler_;
@@ -108,9 +120,7 @@ TEST_F(WorkerHandlerTest, RejectsUnknownWorkersAndContradictoryResults) {
   lr.set_worker_id(w);
   auto leased = handler_->Lease(lr);
   ASSERT_TRUE(leased.ok());
-  v1::ReportRequest rep;
-  rep.set_worker_id(w);
-  rep.set_job_id("j");
+  v1::ReportRequest rep = report_of(w, "j");
   auto* c = rep.add_results();
   c->set_ok(true);
   c->set_failure(v1::TIMEOUT);
@@ -125,13 +135,9 @@ TEST_F(WorkerHandlerTest, RejectsUnknownWorkersAndContradictoryResults) {
 TEST_F(WorkerHandlerTest, ReportsAreCheckedAgainstTheirJob) {
   std::string w = register_worker("w1", true);
   add_job("j", R"({"kind":"measure","candidates":[{"index":0},{"index":1}]})");
-  v1::LeaseRequest lr;
-  lr.set_worker_id(w);
-  ASSERT_TRUE(handler_->Lease(lr).ok());
+  ASSERT_TRUE(lease(w).ok());
   auto report = [&](const std::function<void(v1::ReportRequest*)>& spoil) {
-    v1::ReportRequest rep;
-    rep.set_worker_id(w);
-    rep.set_job_id("j");
+    v1::ReportRequest rep = report_of(w, "j");
     auto* c = rep.add_results();
     c->set_candidate(0);
     c->set_ok(true);
@@ -190,13 +196,9 @@ TEST_F(WorkerHandlerTest, AWholeKernelReportsKernelImageIsHandedOn) {
   handler_ = std::make_unique<WorkerHandler>(store_.get(), o);
   std::string w = register_worker("gpu", false);
   add_job("w1", R"({"kind":"whole_kernel","configs":[{"index":0},{"index":1}]})", db::JobKind::kWholeKernel);
-  v1::LeaseRequest lr;
-  lr.set_worker_id(w);
-  ASSERT_TRUE(handler_->Lease(lr).ok());
+  ASSERT_TRUE(lease(w).ok());
   auto report = [&](const std::function<void(v1::KernelImage*)>& image) {
-    v1::ReportRequest rep;
-    rep.set_worker_id(w);
-    rep.set_job_id("w1");
+    v1::ReportRequest rep = report_of(w, "w1");
     for (int i = 0; i < 2; ++i) {
       auto* c = rep.add_results();
       c->set_candidate(i);
@@ -262,13 +264,9 @@ TEST_F(WorkerHandlerTest, RepeatedlyRefusedWorkerIsQuarantined) {
   const std::string bad = register_worker("bad", true), good = register_worker("good", true);
   add_job("j1", R"({"kind":"measure","candidates":[{"index":0}]})");
   add_job("j2", R"({"kind":"measure","candidates":[{"index":0}]})");
-  v1::LeaseRequest lr;
-  lr.set_worker_id(bad);
-  ASSERT_TRUE(handler_->Lease(lr).ok());
+  ASSERT_TRUE(lease(bad).ok());
   auto report = [&](const std::string& job, double us) {
-    v1::ReportRequest rep;
-    rep.set_worker_id(bad);
-    rep.set_job_id(job);
+    v1::ReportRequest rep = report_of(bad, job);
     auto* c = rep.add_results();
     c->set_candidate(0);
     c->set_ok(true);
@@ -285,9 +283,8 @@ TEST_F(WorkerHandlerTest, RepeatedlyRefusedWorkerIsQuarantined) {
   auto r = report("j2", 10);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(std::string(r.status().message()).find("is quarantined"), std::string::npos) << r.status();
-  EXPECT_EQ(handler_->Lease(lr).status().code(), absl::StatusCode::kPermissionDenied);
-  lr.set_worker_id(good);
-  auto leased = handler_->Lease(lr);
+  EXPECT_EQ(lease(bad).status().code(), absl::StatusCode::kPermissionDenied);
+  auto leased = lease(good);
   ASSERT_TRUE(leased.ok()) << leased.status();
   EXPECT_FALSE(handler_->quarantined(good));
 }
