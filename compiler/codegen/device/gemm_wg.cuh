@@ -48,7 +48,7 @@ struct GemmWg {
   static_assert(KGROUPS >= 1 && (BK / 16) % KGROUPS == 0, "GemmWg: KGROUPS must divide the k tile's BK / 16 steps");
   static constexpr int kGroupSteps = BK / 16 / KGROUPS;  // k steps of 16 per k group and k tile
   // The k groups' sum goes through the staged epilogue (its view and staging).
-  static_assert(KGROUPS == 1 || Base::kChunkFits, "GemmWg: k groups need the staged epilogue (BM x BN / threads <= 16)");
+  static_assert(KGROUPS == 1 || Base::kChunkFits, "GemmWg: k groups need a tile the staged epilogue takes (GemmF16::kChunkFits)");
   static constexpr int kStageA = BM * BK, kStageB = BN * BK;  // halves, unpadded
   static constexpr int kPipeBytes = STAGES * (kStageA + kStageB) * 2;
   // The chunked epilogue's staging (GemmF16's, used when its test passes: then it fits GemmF16's

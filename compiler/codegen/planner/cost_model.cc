@@ -217,11 +217,14 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
     if (wn != 16 && wn != 32 && wn != 64 && wn != 128) return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 64, 128, not ", wn);
     if (t.bk % 64) return str_cat("a wgmma tile needs BK a multiple of 64, not ", t.bk);
     const int kgroups = wgmma_k_groups(t, ctx);
-    if (kgroups > 1) {  // the k groups split each k tile's k steps and sum through the staged epilogue
+    // The k groups split each k tile's k steps and sum through the staged epilogue. The device
+    // takes up to 32 values a thread there (GemmF16::kChunkFits); k groups are offered up to 16,
+    // the tiles they were measured on (64x64, 64x32: bench/RESULTS.md session 21).
+    if (kgroups > 1) {
       if ((t.bk / 16) % kgroups) return str_cat(kgroups, " k groups do not divide a k tile's ", t.bk / 16, " k steps");
       if (t.bm * t.bn / ctx.threads > 16 || (t.bm * t.bn / 8) % ctx.threads)
-        return str_cat(kgroups, " k groups sum through the staged epilogue, which takes a tile of at most 16 values a thread "
-                       "in whole chunks of 8 (", t.bm, "x", t.bn, " over ", ctx.threads, " threads)");
+        return str_cat(kgroups, " k groups sum through the staged epilogue, and are offered for tiles of at most 16 values "
+                       "a thread in whole chunks of 8 (", t.bm, "x", t.bn, " over ", ctx.threads, " threads)");
     }
   }
   // Registers: the accumulators alone (BM x BN / threads fp32 values per thread) must leave
