@@ -114,7 +114,9 @@ namespace mono::tuning {
 //     element view too (GemmF16::Frags::elem_pos), not only the staged 8-wide one.
 //  34 (2026-11-27): the staged 8-wide epilogue takes tiles of up to 32 values a thread (64x128,
 //     128x64 over 256 threads), not 16.
-constexpr int kSignatureVersion = 34;
+//  35 (2026-11-27): LayerNorm rows of fp16, a multiple of 256 long, in Mono's own buffers load
+//     and store 16 bytes at a time (rows.cuh layer_norm_row_v8).
+constexpr int kSignatureVersion = 35;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

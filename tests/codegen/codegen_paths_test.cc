@@ -578,5 +578,33 @@ TEST(Codegen, SplitsFinishTogetherOnlyWhereTheStageFitsTheGrid) {
   EXPECT_EQ(emit_cuda(*g, small, "m").find("split_together_items"), std::string::npos);
 }
 
+
+// A LayerNorm over fp16 rows a multiple of 256 long in Mono's own buffers loads and stores 16
+// bytes at a time (rows.cuh layer_norm_row_v8); rows of another length, or a LayerNorm writing
+// the caller's buffer (not promised 16-byte aligned), keep the element loop (layer_norm_row_f).
+// The kernel compiles without spills.
+TEST(Codegen, LayerNormRowsOf256sLoadSixteenBytesAtATime) {
+  for (int len : {768, 100}) {
+    for (bool graph_output : {false, true}) {
+      SCOPED_TRACE(str_cat("len ", len, graph_output ? ", written to the graph output" : ""));
+      auto g = ir_graph(str_cat("graph g (opset 20) {\n"
+                                "  input %x: f32[128,", len, "]\n"
+                                "  const %w: f32[", len, ",", len, "] = <", len * len, " elements>\n"
+                                "  const %gamma: f32[", len, "] = <", len, " elements>\n"
+                                "  const %beta: f32[", len, "] = <", len, " elements>\n"
+                                "  %h = MatMul(%x, %w)\n"
+                                "  %n = LayerNormalization(%h, %gamma, %beta) {axis=-1, epsilon=1e-05}\n",
+                                graph_output ? "  output %n\n}\n" : "  %y = MatMul(%n, %w)\n  output %y\n}\n"));
+      PlanOptions po;
+      po.settings.precision = Precision::kF16;
+      BuiltKernel b = build_kernel(*g, po, "ln", NvrtcOptions{}, /*compile=*/true);
+      const bool v8 = len % 256 == 0 && !graph_output;
+      EXPECT_EQ(b.source.find("layer_norm_row_v8(") != std::string::npos, v8);
+      EXPECT_EQ(b.source.find("layer_norm_row_f(") != std::string::npos, !v8);
+      EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mono

@@ -211,6 +211,16 @@ __global__ void layer_norm_kernel(const T* x, const P* g, const P* b, T* y, int 
   const int r = mono_dev::warp_row(blockIdx.x);
   if (r < rows) mono_dev::layer_norm_row<T>(RowIn<T>{x, len}, r, len, g, b, eps, y);
 }
+// layer_norm_row_v8: fp16 rows, 8 values a lane per 16-byte access, stored 8 at a time.
+template <class P>
+__global__ void layer_norm_v8_kernel(const mono_dev::half_t* x, const P* g, const P* b, mono_dev::half_t* y, int rows,
+                                     int len, float eps) {
+  const int r = mono_dev::warp_row(blockIdx.x);
+  if (r < rows)
+    mono_dev::layer_norm_row_v8(x, r, len, g, b, eps, [&](int row, int col, const float (&v)[8]) {
+      mono_dev::store8(y + (long long)row * len + col, v);
+    });
+}
 template <class T>
 __global__ void softmax_kernel(const T* x, T* y, int rows, int len) {
   const int r = mono_dev::warp_row(blockIdx.x);
@@ -232,7 +242,7 @@ __global__ void softmax_block_kernel(const T* x, T* y, int len) {
 template <class T>
 static void row_checks_for(const char* tname, double tol) {
   const int rows = 37;
-  const int lens[] = {31, 768, 1000, 1024, 1025, 1500, 3000, 4096};
+  const int lens[] = {31, 256, 768, 1000, 1024, 1025, 1500, 3000, 4096};
   for (int len : lens) {
     for (int with_beta = 0; with_beta < 2; ++with_beta) {
       auto X = rand_vec(size_t(rows) * len, 2.f, 4.f);  // non-zero mean: tests the two-pass variance
@@ -266,6 +276,27 @@ static void row_checks_for(const char* tname, double tol) {
       std::snprintf(buf, sizeof buf, "layer_norm_row_block<%s> rows=%d len=%d beta=%s", tname, rows, len,
                     with_beta ? "yes" : "null");
       report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+      if constexpr (sizeof(T) == 2) {
+        if (len % 256 == 0 && len <= 1024) {  // the 16-byte form, gamma and beta fp16 then fp32
+          CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
+          layer_norm_v8_kernel<T><<<blocks, 256>>>(dx, dg, with_beta ? db : nullptr, dy, rows, len, 1e-5f);
+          CK(cudaGetLastError());
+          CK(cudaDeviceSynchronize());
+          std::snprintf(buf, sizeof buf, "layer_norm_row_v8<%s> rows=%d len=%d beta=%s", tname, rows, len,
+                        with_beta ? "yes" : "null");
+          report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+          float *fg = to_dev<float>(G), *fb = to_dev<float>(B);
+          CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
+          layer_norm_v8_kernel<float><<<blocks, 256>>>(dx, fg, with_beta ? fb : nullptr, dy, rows, len, 1e-5f);
+          CK(cudaGetLastError());
+          CK(cudaDeviceSynchronize());
+          std::snprintf(buf, sizeof buf, "layer_norm_row_v8<%s, fp32 gamma> rows=%d len=%d beta=%s", tname, rows, len,
+                        with_beta ? "yes" : "null");
+          report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+          CK(cudaFree(fg));
+          CK(cudaFree(fb));
+        }
+      }
       CK(cudaFree(dx));
       CK(cudaFree(dg));
       CK(cudaFree(db));
