@@ -26,6 +26,7 @@
 # differential tester in both dtypes (failures shrunk into difftest_failures/), its saved
 # regressions, and mono-compile --out's verification record.
 #
+# RUN_TIMEOUT (default 400) caps each mono-run in seconds.
 # NVRTC compiles are single-threaded, so every compile runs first, in parallel on all cores
 # (correctness checks included: the GPU time-slices between processes, which is fine for
 # correctness); the timed runs come afterwards, one at a time, from the cubin cache.
@@ -74,7 +75,7 @@ one_run() {
   local env=() args=() a
   for a in "$@"; do if [[ $a =~ ^[A-Z_][A-Z0-9_]*= ]]; then env+=("$a"); else args+=("$a"); fi; done
   local s=$(date +%s%N)
-  timeout 400 env "${env[@]}" mono-run "${args[@]}" > "$logs/$name.log" 2>&1
+  timeout "${RUN_TIMEOUT:-400}" env "${env[@]}" mono-run "${args[@]}" > "$logs/$name.log" 2>&1
   local rc=$?
   echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms, exit $rc" >> "$logs/$name.log"
 }

@@ -63,7 +63,21 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
                                  "* x; long long len;\n  __device__ float operator()(int row, int i) const { return "
                                  "to_float(x[(long long)row * len + i]); }\n};\n"));
   const bool block = mode == RowMode::kBlock;
-  std::string body = str_cat(mode == RowMode::kWarps ? "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n"
+  // A LayerNorm in the stage of the GEMM that writes its rows (planner/stages.cc
+  // overlap_layer_norms): the whole block waits for that GEMM's tiles of its row tile first.
+  std::string wait;
+  if (g.rows_from >= 0) {
+    MONO_CHECK(mode == RowMode::kWarps, n.describe(), ": only a warp-a-row LayerNorm waits for its rows' tiles");
+    const Group& gemm = m.plan.groups[g.rows_from];
+    const int64_t bm = gemm.gemm.bm, per_item = m.plan.ctx.threads / 32;
+    const int64_t arrivals = gemm.items / ceil_div(rows, bm);  // the tiles (and splits) of a row tile
+    wait = str_cat("  {  // the rows' GEMM tiles, in this stage: group ", gemm.id, "\n",
+                   "    const int t = item * ", per_item, " / ", bm, ";\n",
+                   "    rows_ready_wait(rows_done + t, ", arrivals, "u, (unsigned int)((min(", bm, ", ", rows, " - t * ", bm,
+                   ") + ", per_item - 1, ") / ", per_item, "));\n  }\n");
+  }
+  std::string body = str_cat(wait,
+                             mode == RowMode::kWarps ? "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n"
                                                      : "  const int row = item;\n",
                              "  if (row >= ", rows, ") return;\n",
                              block ? "  extern __shared__ __align__(1024) unsigned char smem[];\n"
@@ -109,8 +123,11 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
   } else {
     body += str_cat("  softmax_row", block ? "_block" : "", "_f(in, row, ", len, block ? ", scratch" : "", ", store);\n");
   }
-  const std::string name = m.function(g, "int item" + params.declarations(written), body);
-  return {name, params.arguments()};
+  const std::string name = m.function(
+      g, "int item" + params.declarations(written) + (g.rows_from >= 0 ? ", unsigned int* rows_done" : ""), body);
+  Call call{name, params.arguments()};
+  if (g.rows_from >= 0) call.args.push_back(m.rows_counters(m.plan.groups[g.rows_from]));
+  return call;
 }
 
 GroupWork emit_rows(Module& m, const Group& g) {
