@@ -162,13 +162,6 @@ struct Group {
   // memory before its own dot products (emit/pointwise.cc emit_gemv); the squeeze group names this
   // one in `fused_into` and has no stage of its own.
   int squeeze = -1;
-  // A LayerNorm group run in the stage of the GEMM group that writes its rows (planner/stages.cc
-  // overlap_layer_norms): that group's id, or -1. Each item waits for the producer's tiles of its
-  // rows (barrier.cuh rows_ready_wait) instead of a grid barrier.
-  int rows_from = -1;
-  // A GEMM group whose tiles count themselves per row tile once stored (rows_ready_signal), for a
-  // LayerNorm in its stage: the counters' offset in 32-bit words of the sync area, or -1.
-  int64_t rows_counters = -1;
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
   Schedule schedule() const;    // the knobs in use

@@ -115,9 +115,9 @@ namespace mono::tuning {
 //  34 (2026-11-27): the staged 8-wide epilogue takes tiles of up to 32 values a thread (64x128,
 //     128x64 over 256 threads), not 16.
 //  35 (2026-11-27): LayerNorm rows of fp16, a multiple of 256 long, in Mono's own buffers load
-//     and store 16 bytes at a time (rows.cuh layer_norm_row_v8); a LayerNorm whose rows one GEMM
-//     writes runs in that GEMM's stage and waits for its row tiles (barrier.cuh rows_ready_*,
-//     planner/stages.cc overlap_layer_norms) where both fit the grid at once.
+//     and store 16 bytes at a time (rows.cuh layer_norm_row_v8). (A LayerNorm run in the stage
+//     of the GEMM that writes its rows, waiting on row-tile counters instead of a grid barrier,
+//     was measured slower in session 22 and is not on main.)
 constexpr int kSignatureVersion = 35;
 
 struct GroupSignature {

@@ -51,30 +51,4 @@ __device__ __forceinline__ void grid_barrier(unsigned int* state) {
   __syncthreads();
 }
 
-// Dependencies inside a stage, without a grid barrier (a LayerNorm run in the stage of the GEMM
-// that writes its rows: planner/stages.cc overlap_layer_norms). One counter per producer row
-// tile in the sync area, zero when first used:
-//  * every producer item that stores rows of the tile calls rows_ready_signal once it has
-//    stored them (all its threads): bar.sync, then one release add by thread 0 (cumulative over
-//    the bar.sync, as in grid_barrier);
-//  * every consumer item reading rows of the tile calls rows_ready_wait (all its threads) before
-//    reading them: thread 0 acquires the count until all `arrivals` producers have counted, then
-//    departs with one more add; the last of the tile's `waiters` consumers to depart resets the
-//    counter to zero (its next use comes after a grid barrier or launch). The bar.sync after the
-//    acquire orders the block's reads.
-// The consumers' items must come after the producers' in every block's walk over the stage (a
-// block finishes its producer items before it waits), so no wait can block a producer.
-__device__ __forceinline__ void rows_ready_signal(unsigned int* counter) {
-  __syncthreads();
-  if (threadIdx.x == 0) red_add_release_gpu(counter, 1u);
-}
-__device__ __forceinline__ void rows_ready_wait(unsigned int* counter, unsigned int arrivals, unsigned int waiters) {
-  if (threadIdx.x == 0) {
-    while (ld_acquire_gpu(counter) < arrivals) {
-    }
-    if (atomicAdd(counter, 1u) == arrivals + waiters - 1u) *reinterpret_cast<volatile unsigned int*>(counter) = 0u;
-  }
-  __syncthreads();
-}
-
 }  // namespace mono_dev

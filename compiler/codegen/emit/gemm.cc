@@ -279,8 +279,6 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
                     ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
   }
-  if (g.rows_counters >= 0)  // a LayerNorm of these rows runs in this stage (overlap_layer_norms)
-    body += "  rows_ready_signal(rows_done + tm);\n";
   return body;
 }
 
@@ -345,8 +343,7 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
-                                  o.a_map >= 0 ? ", const TensorMap* amap" : "",
-                                  g.rows_counters >= 0 ? ", unsigned int* rows_done" : "");
+                                  o.a_map >= 0 ? ", const TensorMap* amap" : "");
   const std::string name = m.function(g, sig, tile_body(g, o, gemm_t, m_fastest));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
@@ -356,7 +353,6 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));
-  if (g.rows_counters >= 0) call.args.push_back(m.rows_counters(g));
   return call;
 }
 

@@ -118,15 +118,6 @@ std::string Module::split_k_counters(const Group& g) {
   return name;
 }
 
-std::string Module::rows_counters(const Group& producer) {
-  MONO_CHECK(producer.rows_counters >= 0, "group ", producer.id, " has no row-tile counters");
-  auto it = rows_counters_.find(producer.id);
-  if (it != rows_counters_.end()) return it->second;
-  const std::string name = unique(str_cat("rows_ready_g", producer.id));
-  buffer_declarations_ += str_cat("#define ", name, " (p.sync + ", producer.rows_counters, ")\n");
-  return rows_counters_[producer.id] = name;
-}
-
 std::string Module::definitions() const {
   std::string out;
   for (const Definition& d : definitions_) {

@@ -60,9 +60,6 @@ class Module {
   // Group g's split-K partial tiles (arena) and tile counters (sync area).
   std::string split_k_workspace(const Group& g);
   std::string split_k_counters(const Group& g);
-  // The row-tile counters a GEMM group with a LayerNorm in its stage counts its tiles on
-  // (Group::rows_counters; barrier.cuh rows_ready_signal / rows_ready_wait).
-  std::string rows_counters(const Group& producer);
 
   // What the translation unit prints, in order of first use.
   std::string definitions() const;
@@ -86,7 +83,6 @@ class Module {
   std::vector<std::string> tensor_map_names_;
   std::map<std::pair<const Value*, Packing>, std::string> buffers_;
   std::set<std::string> names_;                         // every buffer name in use
-  std::map<int, std::string> rows_counters_;            // GEMM group id -> its row-tile counters' name
   std::string buffer_declarations_;
 };
 

@@ -2,7 +2,6 @@
 // block per row where rows are longer than a warp caches (rows.cuh).
 // The row function reads through an input functor and stores through an output functor that
 // applies the group's epilogue steps.
-#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/emit/epilogue.h"
@@ -19,11 +18,11 @@ namespace {
 // Whether a LayerNorm group's rows take layer_norm_row_v8 (16-byte loads and stores, 8 values a
 // lane): fp16 x, rows a multiple of 256 long that a warp caches, epilogue steps whose store runs
 // 8 consecutive addresses for 8 consecutive columns (EpilogueSteps::vec8), and x, gamma, beta
-// and the output in Mono's own buffers (16-byte aligned; the caller's need not be).
-// bench/RESULTS.md session 22 measured it.
+// and the output in Mono's own buffers (16-byte aligned; the caller's need not be). H100, same
+// call against the element loop (bench/RESULTS.md session 22, run195): bert-base 417.6 -> 410.2
+// us, gpt2 419.1 -> 408.4, vit-base 568.3 -> 557.8.
 bool layer_norm_v8(const KernelPlan& plan, const Group& g, const EpilogueSteps& steps) {
   const Node& n = *g.anchor;
-  if (std::getenv("MONO_AB_LN_SCALAR")) return false;  // TEMPORARY A/B switch
   const int64_t len = row_length(n);
   if (plan.dtype_of(n.inputs[0]) != DType::kF16 || len % 256 != 0 || len > kWarpRowValues || !steps.vec8) return false;
   const DType out = plan.dtype_of(g.output);
@@ -63,21 +62,7 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
                                  "* x; long long len;\n  __device__ float operator()(int row, int i) const { return "
                                  "to_float(x[(long long)row * len + i]); }\n};\n"));
   const bool block = mode == RowMode::kBlock;
-  // A LayerNorm in the stage of the GEMM that writes its rows (planner/stages.cc
-  // overlap_layer_norms): the whole block waits for that GEMM's tiles of its row tile first.
-  std::string wait;
-  if (g.rows_from >= 0) {
-    MONO_CHECK(mode == RowMode::kWarps, n.describe(), ": only a warp-a-row LayerNorm waits for its rows' tiles");
-    const Group& gemm = m.plan.groups[g.rows_from];
-    const int64_t bm = gemm.gemm.bm, per_item = m.plan.ctx.threads / 32;
-    const int64_t arrivals = gemm.items / ceil_div(rows, bm);  // the tiles (and splits) of a row tile
-    wait = str_cat("  {  // the rows' GEMM tiles, in this stage: group ", gemm.id, "\n",
-                   "    const int t = item * ", per_item, " / ", bm, ";\n",
-                   "    rows_ready_wait(rows_done + t, ", arrivals, "u, (unsigned int)((min(", bm, ", ", rows, " - t * ", bm,
-                   ") + ", per_item - 1, ") / ", per_item, "));\n  }\n");
-  }
-  std::string body = str_cat(wait,
-                             mode == RowMode::kWarps ? "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n"
+  std::string body = str_cat(mode == RowMode::kWarps ? "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n"
                                                      : "  const int row = item;\n",
                              "  if (row >= ", rows, ") return;\n",
                              block ? "  extern __shared__ __align__(1024) unsigned char smem[];\n"
@@ -123,11 +108,8 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
   } else {
     body += str_cat("  softmax_row", block ? "_block" : "", "_f(in, row, ", len, block ? ", scratch" : "", ", store);\n");
   }
-  const std::string name = m.function(
-      g, "int item" + params.declarations(written) + (g.rows_from >= 0 ? ", unsigned int* rows_done" : ""), body);
-  Call call{name, params.arguments()};
-  if (g.rows_from >= 0) call.args.push_back(m.rows_counters(m.plan.groups[g.rows_from]));
-  return call;
+  const std::string name = m.function(g, "int item" + params.declarations(written), body);
+  return {name, params.arguments()};
 }
 
 GroupWork emit_rows(Module& m, const Group& g) {

@@ -64,8 +64,6 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("assign_stages");
   choose_schedules(uses, options, &plan);
   step("choose_schedules");
-  overlap_layer_norms(uses, &plan);
-  step("overlap_layer_norms");
   tile_weights(&plan);
   step("tile_weights");
   place_tensors(graph, &plan);

@@ -33,8 +33,7 @@ struct Live {
 };
 
 // Split-K workspaces (splits partial tiles per output tile: split_k.cuh) and tile counters (zero
-// between uses: the reducer resets its counter; so do the row-tile counters of a GEMM with a
-// LayerNorm in its stage, reset by their last waiter), so that GEMMs of different stages share one
+// between uses: the reducer resets its counter), so that GEMMs of different stages share one
 // region; those of one stage sit side by side. Returns the workspace bytes; sets sync_words.
 size_t place_split_k(KernelPlan* plan) {
   size_t ws_bytes = 0, counter_words = 0;
@@ -50,20 +49,10 @@ size_t place_split_k(KernelPlan* plan) {
       ws += align_up(tiles * grp.gemm.splits * grp.gemm.bm * grp.gemm.bn * 4, 256);
       cw += tiles;
     }
-    // Row-tile counters of GEMMs whose stage runs a LayerNorm of their rows (overlap_layer_norms).
-    for (int gid : st.groups) {
-      Group& grp = plan->groups[gid];
-      if (grp.rows_counters < 0) continue;
-      grp.rows_counters = static_cast<int64_t>(cw);
-      cw += static_cast<size_t>(ceil_div(gemm_problem(grp).m, grp.gemm.bm));
-    }
     ws_bytes = std::max(ws_bytes, ws);
     counter_words = std::max(counter_words, cw);
   }
-  for (Group& grp : plan->groups) {
-    grp.counters_offset += kBarrierWords;
-    if (grp.rows_counters >= 0) grp.rows_counters += static_cast<int64_t>(kBarrierWords);
-  }
+  for (Group& grp : plan->groups) grp.counters_offset += kBarrierWords;
   plan->sync_words = kBarrierWords + counter_words;
   return ws_bytes;
 }

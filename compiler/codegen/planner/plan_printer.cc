@@ -76,15 +76,11 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
       if (g.kind == GroupKind::kPointwise) os << ", ilp " << g.pointwise.ilp;
       if (g.pointwise.strip) os << ", strip " << g.pointwise.strip;
       if (g.pointwise.warps) os << ", warps " << g.pointwise.warps << " an output";
-      if (g.rows_from >= 0) os << ", each item after group " << g.rows_from << "'s tiles of its rows";
       os << ", est " << format_us(g.est_us) << ", " << (g.tuned ? "tuned" : "default (untuned)") << "\n";
       if (!g.override_rejected.empty()) os << "    tuned schedule rejected: " << g.override_rejected << "\n";
     }
     double stage_us = 0;
-    for (int gid : plan.stages[s].groups) {  // a LayerNorm waiting for its rows' tiles runs after them
-      const Group& g = plan.groups[gid];
-      stage_us = std::max(stage_us, g.est_us + (g.rows_from >= 0 ? plan.groups[g.rows_from].est_us : 0.0));
-    }
+    for (int gid : plan.stages[s].groups) stage_us = std::max(stage_us, plan.groups[gid].est_us);
     total += stage_us;
     if (s + 1 < plan.stages.size()) {
       os << "  -- grid barrier --\n";

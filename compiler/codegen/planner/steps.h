@@ -66,10 +66,6 @@ void assign_stages(const Uses& uses, KernelPlan* plan);
 // one where valid; the GEMM core by choose_gemm_cores), Group::items, est_us, smem_bytes,
 // signature, tuned, override_rejected, and KernelContext::smem_bytes.
 void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* plan);
-// stages.cc: a LayerNorm stage joins the stage of the GEMM that writes its rows where both fit
-// the grid at once (Group::rows_from and the GEMM's rows_counters, set to 0 for place_tensors;
-// Group::stage and KernelPlan::stages renumbered).
-void overlap_layer_norms(const Uses& uses, KernelPlan* plan);
 // gemm_cores.cc (called by choose_schedules, before items and estimates): GemmSchedule::wgmma
 // (with its warps and 64-row tiles) of default schedules where the operands allow; tuned
 // schedules on wgmma whose operands do not allow it fall back to mma.sync.

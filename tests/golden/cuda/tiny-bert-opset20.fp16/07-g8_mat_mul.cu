@@ -41,7 +41,7 @@ struct G8Epilogue {
 };
 
 // groups 8, 19
-__device__ __forceinline__ void g8_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G8Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap, unsigned int* rows_done) {
+__device__ __forceinline__ void g8_mat_mul(int item, const half_t* __restrict__ A, const half_t* __restrict__ B, G8Epilogue epi, float* ws, unsigned int* cnt, const TensorMap* amap) {
   extern __shared__ __align__(1024) unsigned char smem[];
   static_assert(GemmWg<64, 32, 64, 4, 2, 4>::kSmemBytes <= MONO_SMEM_BYTES, "tile does not fit the context");
   const int split = 0;
@@ -56,5 +56,4 @@ __device__ __forceinline__ void g8_mat_mul(int item, const half_t* __restrict__ 
   BulkTileK<half_t> lb{B + b_off, 1};  // packed tile by tile
   epi.base = b * 1024LL;
   GemmWg<64, 32, 64, 4, 2, 4>::tile(16, 64, tm * 64, tn * 32, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
-  rows_ready_signal(rows_done + tm);
 }

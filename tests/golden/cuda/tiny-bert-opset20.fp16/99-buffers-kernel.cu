@@ -16,13 +16,11 @@
 #define t_transpose_3 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
 #define w_val_94_nk_tiles ((const half_t*)(p.weights + 157696))  // f16[64,64] packed nk@t32x64s
 #define t_add_4 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
-#define rows_ready_g8 (p.sync + 32)
-#define t_layer_norm_1 ((half_t*)(p.arena + 8192))  // f16[1,16,64]
+#define t_layer_norm_1 ((half_t*)(p.arena + 0))  // f16[1,16,64]
 #define w_val_98_nk_tiles ((const half_t*)(p.weights + 165888))  // f16[64,128] packed nk@t32x64s
-#define t_gelu ((half_t*)(p.arena + 4096))  // f16[1,16,128]
+#define t_gelu ((half_t*)(p.arena + 6144))  // f16[1,16,128]
 #define w_val_100_nk_tiles ((const half_t*)(p.weights + 182272))  // f16[128,64] packed nk@t32x128s
 #define t_add_5 ((half_t*)(p.arena + 2048))  // f16[1,16,64]
-#define rows_ready_g11 (p.sync + 32)
 #define t_layer_norm_2 ((half_t*)(p.arena + 0))  // f16[1,16,64]
 #define w_val_104_nk_tiles ((const half_t*)(p.weights + 198656))  // f16[64,64] packed nk@t32x64s
 #define t_val_142 ((half_t*)(p.arena + 4096))  // f16[1,4,16,16]
@@ -33,13 +31,11 @@
 #define t_transpose_7 ((half_t*)(p.arena + 6144))  // f16[1,16,4,16]
 #define w_val_158_nk_tiles ((const half_t*)(p.weights + 223232))  // f16[64,64] packed nk@t32x64s
 #define t_add_6 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
-#define rows_ready_g19 (p.sync + 32)
-#define t_layer_norm_3 ((half_t*)(p.arena + 8192))  // f16[1,16,64]
+#define t_layer_norm_3 ((half_t*)(p.arena + 0))  // f16[1,16,64]
 #define w_val_162_nk_tiles ((const half_t*)(p.weights + 231424))  // f16[64,128] packed nk@t32x64s
-#define t_gelu_1 ((half_t*)(p.arena + 4096))  // f16[1,16,128]
+#define t_gelu_1 ((half_t*)(p.arena + 6144))  // f16[1,16,128]
 #define w_val_164_nk_tiles ((const half_t*)(p.weights + 247808))  // f16[128,64] packed nk@t32x128s
-#define t_add_7 ((half_t*)(p.arena + 2048))  // f16[1,16,64]
-#define rows_ready_g22 (p.sync + 32)
+#define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
 
 extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const MonoParams p) {
@@ -83,15 +79,21 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 4 ----
   // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
-  // group 9: node_layer_norm_1 (LayerNormalization)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    if (item < 2) g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1], rows_ready_g8);
-    else g9_layer_normalization(item - 2, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, rows_ready_g8);
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 5 ----
+  // group 9: node_layer_norm_1 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 6 ----
   // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g10_mat_mul(item, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
@@ -99,29 +101,35 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   }
   grid_barrier(p.sync);
 
-  // ---- stage 6 ----
-  // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
-  // group 12: node_layer_norm_2 (LayerNormalization)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    if (item < 2) g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3], rows_ready_g11);
-    else g9_layer_normalization(item - 2, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, rows_ready_g11);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
   // ---- stage 7 ----
-  // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
-  // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
-  // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
-  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
-    if (item < 2) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[4]);
-    else if (item < 4) g3_mat_mul(item - 2, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[4]);
-    else g4_mat_mul(item - 4, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[4]);
+  // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
   // ---- stage 8 ----
+  // group 12: node_layer_norm_2 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 9 ----
+  // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
+  // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
+  // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
+  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
+    if (item < 2) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else if (item < 4) g3_mat_mul(item - 2, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    else g4_mat_mul(item - 4, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 10 ----
   // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
@@ -129,17 +137,23 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   }
   grid_barrier(p.sync);
 
-  // ---- stage 9 ----
+  // ---- stage 11 ----
   // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
-  // group 20: node_layer_norm_3 (LayerNormalization)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    if (item < 2) g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1], rows_ready_g19);
-    else g9_layer_normalization(item - 2, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, rows_ready_g19);
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
   }
   grid_barrier(p.sync);
 
-  // ---- stage 10 ----
+  // ---- stage 12 ----
+  // group 20: node_layer_norm_3 (LayerNormalization)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 13 ----
   // group 21: node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g10_mat_mul(item, t_layer_norm_3, w_val_162_nk_tiles, G10Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
@@ -147,12 +161,18 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   }
   grid_barrier(p.sync);
 
-  // ---- stage 11 ----
+  // ---- stage 14 ----
   // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+    __syncthreads();
+  }
+  grid_barrier(p.sync);
+
+  // ---- stage 15 ----
   // group 23: node_layer_norm_4 (LayerNormalization)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    if (item < 2) g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3], rows_ready_g22);
-    else g9_layer_normalization(item - 2, t_add_7, out_layer_norm_4, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias, rows_ready_g22);
+  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+    g1_layer_normalization(item, t_add_7, out_layer_norm_4, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
 }
