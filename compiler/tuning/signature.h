@@ -118,7 +118,9 @@ namespace mono::tuning {
 //     and store 16 bytes at a time (rows.cuh layer_norm_row_v8). (A LayerNorm run in the stage
 //     of the GEMM that writes its rows, waiting on row-tile counters instead of a grid barrier,
 //     was measured slower in session 22 and is not on main.)
-constexpr int kSignatureVersion = 35;
+//  36 (2026-11-27): each stage prefetches the next stage's small constants (biases, LayerNorm
+//     scales and shifts) into the L2 (emit/kernel.cc small_constants, ptx.cuh prefetch_l2_bulk).
+constexpr int kSignatureVersion = 36;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -67,6 +67,12 @@ __device__ __forceinline__ void mbar_wait(unsigned int bar, unsigned int parity)
                  : "memory");
   } while (!done);
 }
+// Fetches `bytes` (a multiple of 16, p 16-byte aligned) of global memory into the L2 without
+// waiting: one instruction, nothing to complete. The kernel's prefetch of the next stage's small
+// constants (emit/kernel.cc).
+__device__ __forceinline__ void prefetch_l2_bulk(const void* p, unsigned int bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void bulk_copy_g2s(unsigned int dst, const void* src, unsigned int bytes,
                                               unsigned int bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),

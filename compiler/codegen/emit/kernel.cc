@@ -3,11 +3,15 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
+#include <cstdlib>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/emit/module.h"
 #include "compiler/codegen/emit/names.h"
+#include "compiler/codegen/support.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -144,11 +148,47 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// One stage: what its groups implement (comments), the loop over their work items, then the
-// grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
+// The small constants stage s reads (biases, LayerNorm scales and shifts, epilogue vectors: not
+// tile-packed weights, at most kPrefetchConstantBytes each), as (buffer, bytes). Every launch
+// streams all the weights through the L2, so these come from HBM when their stage first reads
+// them, an HBM round trip inside the stage (a LayerNorm item's whole latency, a GEMM epilogue's).
+constexpr size_t kPrefetchConstantBytes = 64 * 1024;
+std::vector<std::pair<std::string, size_t>> small_constants(Module& m, int s) {
+  const KernelPlan& plan = m.plan;
+  std::vector<std::pair<std::string, size_t>> out;
+  std::set<std::pair<const Value*, Packing>> seen;
+  auto visit = [&](const Node* n) {
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      const Value* v = n->inputs[i] ? plan.root(n->inputs[i]) : nullptr;
+      if (!v || !v->is_constant() || plan.placement.at(v).space != Placement::kWeights) continue;
+      const Packing packing = plan.packing(*n, i);
+      if (packing.tiled() || !seen.insert({v, packing}).second) continue;
+      const size_t bytes = align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan.dtype_of(v)), 16);
+      if (bytes <= kPrefetchConstantBytes) out.push_back({m.buffer(v, packing), bytes});
+    }
+  };
+  for (int gid : plan.stages[s].groups) {
+    const Group& g = plan.groups[gid];
+    if (g.causal_mask) continue;  // its mask, applied by index, is never read
+    visit(g.anchor);
+    for (const Node* e : g.epilogue) visit(e);
+  }
+  return out;
+}
+
+// One stage: what its groups implement (comments), the L2 prefetch of the next stage's small
+// constants, the loop over their work items, then the grid barrier (`barrier`: not after the last
+// stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
-                 const std::vector<GroupWork>& work, bool barrier) {
+                 const std::vector<GroupWork>& work, bool barrier,
+                 const std::vector<std::pair<std::string, size_t>>& next_constants) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
+  if (!next_constants.empty()) {
+    // The last block is idle in most stages; the prefetches are fire-and-forget.
+    os << "  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2\n";
+    for (const auto& [buffer, bytes] : next_constants) os << "    prefetch_l2_bulk(" << buffer << ", " << bytes << "u);\n";
+    os << "  }\n";
+  }
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
   os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
@@ -265,6 +305,9 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
       work[s].push_back(group_work(m, g));
     }
   }
+  std::vector<std::vector<std::pair<std::string, size_t>>> next_constants(n_stages);
+  if (!std::getenv("MONO_AB_NO_CONST_PREFETCH"))  // TEMPORARY A/B switch
+    for (int s = 0; s + 1 < n_stages; ++s) next_constants[s] = small_constants(m, s + 1);
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
   const std::string inputs = input_copies(m, graph);
   std::ostringstream os;
@@ -282,7 +325,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_constants[s]);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();
