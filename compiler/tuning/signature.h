@@ -119,7 +119,8 @@ namespace mono::tuning {
 //     of the GEMM that writes its rows, waiting on row-tile counters instead of a grid barrier,
 //     was measured slower in session 22 and is not on main.)
 //  36 (2026-11-27): each stage prefetches the next stage's small constants (biases, LayerNorm
-//     scales and shifts) into the L2 (emit/kernel.cc small_constants, ptx.cuh prefetch_l2_bulk).
+//     scales and shifts) into the L2 (emit/kernel.cc small_constants, ptx.cuh prefetch_l2_bulk),
+//     and a stage that reads no weights the next stage's tile-packed weights (prefetch_l2_spread).
 constexpr int kSignatureVersion = 36;
 
 struct GroupSignature {

@@ -176,18 +176,42 @@ std::vector<std::pair<std::string, size_t>> small_constants(Module& m, int s) {
   return out;
 }
 
+// The tile-packed weights stage s reads (its GEMMs' B operands), as (buffer, bytes).
+std::vector<std::pair<std::string, size_t>> stage_weights(Module& m, int s) {
+  const KernelPlan& plan = m.plan;
+  std::vector<std::pair<std::string, size_t>> out;
+  for (int gid : plan.stages[s].groups) {
+    const Node& n = *plan.groups[gid].anchor;
+    auto t = plan.weight_tiles.find(&n);
+    if (t == plan.weight_tiles.end() || !n.input(1)) continue;
+    const Value* v = plan.root(n.inputs[1]);
+    for (const auto& c : plan.constants)
+      if (c.value == v && c.packing == t->second) out.push_back({m.buffer(v, t->second), c.bytes});
+  }
+  return out;
+}
+
 // One stage: what its groups implement (comments), the L2 prefetch of the next stage's small
 // constants, the loop over their work items, then the grid barrier (`barrier`: not after the last
 // stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
                  const std::vector<GroupWork>& work, bool barrier,
-                 const std::vector<std::pair<std::string, size_t>>& next_constants) {
+                 const std::vector<std::pair<std::string, size_t>>& next_constants,
+                 const std::vector<std::pair<std::string, size_t>>& next_weights) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
   if (!next_constants.empty()) {
     // The last block is idle in most stages; the prefetches are fire-and-forget.
     os << "  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2\n";
     for (const auto& [buffer, bytes] : next_constants) os << "    prefetch_l2_bulk(" << buffer << ", " << bytes << "u);\n";
     os << "  }\n";
+  }
+  if (!next_weights.empty()) {
+    os << "  // the next stage's weights into the L2 (this stage reads none), 16 KB a block\n";
+    size_t first = 0;
+    for (const auto& [buffer, bytes] : next_weights) {
+      os << "  prefetch_l2_spread(" << buffer << ", " << bytes << "ULL, " << first << "u);\n";
+      first += (bytes + 16383) / 16384;
+    }
   }
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
@@ -308,6 +332,12 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   std::vector<std::vector<std::pair<std::string, size_t>>> next_constants(n_stages);
   if (!std::getenv("MONO_AB_NO_CONST_PREFETCH"))  // TEMPORARY A/B switch
     for (int s = 0; s + 1 < n_stages; ++s) next_constants[s] = small_constants(m, s + 1);
+  // A stage that streams no weights of its own (LayerNorm, attention) leaves HBM idle: it fetches
+  // the next stage's into the L2.
+  std::vector<std::vector<std::pair<std::string, size_t>>> next_weights(n_stages);
+  if (!std::getenv("MONO_AB_NO_WEIGHT_PREFETCH"))  // TEMPORARY A/B switch
+    for (int s = 0; s + 1 < n_stages; ++s)
+      if (stage_weights(m, s).empty()) next_weights[s] = stage_weights(m, s + 1);
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
   const std::string inputs = input_copies(m, graph);
   std::ostringstream os;
@@ -325,7 +355,8 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_constants[s]);
+  for (int s = 0; s < n_stages; ++s)
+    print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_constants[s], next_weights[s]);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();

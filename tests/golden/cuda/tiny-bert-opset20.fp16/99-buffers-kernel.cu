@@ -60,6 +60,10 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
     prefetch_l2_bulk(w_val_77, 16u);
   }
+  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
+  prefetch_l2_spread(w_val_37_nk_tiles, 8192ULL, 0u);
+  prefetch_l2_spread(w_val_45_nk_tiles, 8192ULL, 1u);
+  prefetch_l2_spread(w_val_53_nk_tiles, 8192ULL, 2u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_1, t_layer_norm, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -83,6 +87,8 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 3 ----
   // group 5: node_MatMul_82 (MatMul) + node_Softmax_84 (Softmax) + node_IsNaN_85 (IsNaN) + node_Where_86 (Where) + node_scaled_dot_product_attention (MatMul) + node_transpose_3 (Transpose)
+  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
+  prefetch_l2_spread(w_val_94_nk_tiles, 8192ULL, 0u);
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g5_mat_mul(item, t_val_78, t_val_80, t_transpose_2, t_transpose_3);
     __syncthreads();
@@ -103,6 +109,8 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 5 ----
   // group 9: node_layer_norm_1 (LayerNormalization)
+  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
+  prefetch_l2_spread(w_val_98_nk_tiles, 16384ULL, 0u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -134,6 +142,10 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
     prefetch_l2_bulk(w_val_77, 16u);
   }
+  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
+  prefetch_l2_spread(w_val_104_nk_tiles, 8192ULL, 0u);
+  prefetch_l2_spread(w_val_112_nk_tiles, 8192ULL, 1u);
+  prefetch_l2_spread(w_val_120_nk_tiles, 8192ULL, 2u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -157,6 +169,8 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 10 ----
   // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
+  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
+  prefetch_l2_spread(w_val_158_nk_tiles, 8192ULL, 0u);
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
     __syncthreads();
@@ -177,6 +191,8 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 12 ----
   // group 20: node_layer_norm_3 (LayerNormalization)
+  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
+  prefetch_l2_spread(w_val_162_nk_tiles, 16384ULL, 0u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
