@@ -606,51 +606,5 @@ TEST(Codegen, LayerNormRowsOf256sLoadSixteenBytesAtATime) {
   }
 }
 
-
-// Each stage prefetches the next stage's small constants into the L2 (emit/kernel.cc
-// small_constants): a LayerNorm's scale and shift, a GEMM's bias, but not tile-packed weights
-// nor constants over 64 KB; a stage that reads no weights prefetches the next stage's
-// tile-packed weights too, spread over the grid.
-TEST(Codegen, StagesPrefetchWhatTheNextStageReads) {
-  auto g = ir_graph(R"(graph g (opset 20) {
-  input %x: f32[128,768]
-  const %w: f32[768,768] = <589824 elements>
-  const %bias: f32[768] = <768 elements>
-  const %gamma: f32[768] = <768 elements>
-  const %beta: f32[768] = <768 elements>
-  const %big: f32[128,768] = <98304 elements>
-  %h = Relu(%x)
-  %m = MatMul(%h, %w)
-  %b = Add(%m, %bias)
-  %n = LayerNormalization(%b, %gamma, %beta) {axis=-1, epsilon=1e-05}
-  %y = Add(%n, %big)
-  output %y
-})");
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
-  const KernelPlan p = plan_kernel(*g, po);
-  const std::string src = emit_cuda(*g, p, "m");
-  auto prefetched = [&](const std::string& buffer) {
-    return std::regex_search(src, std::regex("prefetch_l2_bulk\\(" + buffer + ", [0-9]+u\\)"));
-  };
-  EXPECT_TRUE(prefetched("w_bias")) << src.substr(src.find("// ---- stage 0"));
-  EXPECT_TRUE(prefetched("w_gamma"));
-  EXPECT_TRUE(prefetched("w_beta"));
-  EXPECT_FALSE(prefetched("w_w_nk_tiles"));
-  EXPECT_FALSE(prefetched("w_big"));  // 128 x 768 halves: over 64 KB
-  // The GEMM's tile-packed weights are fetched into the L2, spread over the grid, by the stage
-  // before it (the Relu's, which reads no weights), and by no other.
-  const std::regex spread(R"(prefetch_l2_spread\((w_[a-z_]+), [0-9]+ULL, 0u\);)");
-  std::smatch sm;
-  ASSERT_TRUE(std::regex_search(src, sm, spread));
-  EXPECT_EQ(sm[1].str(), "w_w_nk_tiles");
-  EXPECT_LT(static_cast<size_t>(sm.position(0)), src.find("// ---- stage 1"));
-  EXPECT_EQ(src.find("prefetch_l2_spread", static_cast<size_t>(sm.position(0)) + 1), std::string::npos);
-  // Before its reader's stage: the LayerNorm's scale in the GEMM's stage.
-  const size_t ln_stage = src.find("// group " + std::to_string(p.groups.back().id));
-  ASSERT_NE(ln_stage, std::string::npos);
-  EXPECT_LT(src.find("prefetch_l2_bulk(w_gamma"), src.rfind("// ---- stage", ln_stage));
-}
-
 }  // namespace
 }  // namespace mono

@@ -148,34 +148,6 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// The small constants stage s reads (biases, LayerNorm scales and shifts, epilogue vectors: not
-// tile-packed weights, at most kPrefetchConstantBytes each), as (buffer, bytes). Every launch
-// streams all the weights through the L2, so these come from HBM when their stage first reads
-// them, an HBM round trip inside the stage (a LayerNorm item's whole latency, a GEMM epilogue's).
-constexpr size_t kPrefetchConstantBytes = 64 * 1024;
-std::vector<std::pair<std::string, size_t>> small_constants(Module& m, int s) {
-  const KernelPlan& plan = m.plan;
-  std::vector<std::pair<std::string, size_t>> out;
-  std::set<std::pair<const Value*, Packing>> seen;
-  auto visit = [&](const Node* n) {
-    for (int i = 0; i < n->num_inputs(); ++i) {
-      const Value* v = n->inputs[i] ? plan.root(n->inputs[i]) : nullptr;
-      if (!v || !v->is_constant() || plan.placement.at(v).space != Placement::kWeights) continue;
-      const Packing packing = plan.packing(*n, i);
-      if (packing.tiled() || !seen.insert({v, packing}).second) continue;
-      const size_t bytes = align_up(static_cast<size_t>(v->type.numel()) * dtype_size(plan.dtype_of(v)), 16);
-      if (bytes <= kPrefetchConstantBytes) out.push_back({m.buffer(v, packing), bytes});
-    }
-  };
-  for (int gid : plan.stages[s].groups) {
-    const Group& g = plan.groups[gid];
-    if (g.causal_mask) continue;  // its mask, applied by index, is never read
-    visit(g.anchor);
-    for (const Node* e : g.epilogue) visit(e);
-  }
-  return out;
-}
-
 // The tile-packed weights stage s reads (its GEMMs' B operands), as (buffer, bytes).
 std::vector<std::pair<std::string, size_t>> stage_weights(Module& m, int s) {
   const KernelPlan& plan = m.plan;
@@ -191,21 +163,13 @@ std::vector<std::pair<std::string, size_t>> stage_weights(Module& m, int s) {
   return out;
 }
 
-// One stage: what its groups implement (comments), the L2 prefetch of the next stage's small
-// constants, the loop over their work items, then the grid barrier (`barrier`: not after the last
-// stage) and, in profiling builds, the stamps.
+// One stage: what its groups implement (comments), the loop over their work items, then the
+// grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
                  const std::vector<GroupWork>& work, bool barrier,
-                 const std::vector<std::pair<std::string, size_t>>& next_constants,
                  const std::vector<std::pair<std::string, size_t>>& next_weights) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
-  if (!next_constants.empty()) {
-    // The last block is idle in most stages; the prefetches are fire-and-forget.
-    os << "  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2\n";
-    for (const auto& [buffer, bytes] : next_constants) os << "    prefetch_l2_bulk(" << buffer << ", " << bytes << "u);\n";
-    os << "  }\n";
-  }
-  if (!next_weights.empty()) {
+  if (!next_weights.empty()) {  // TEMPORARY A/B (MONO_AB_ATTN_PREFETCH)
     os << "  // the next stage's weights into the L2 (this stage reads none), 16 KB a block\n";
     size_t first = 0;
     for (const auto& [buffer, bytes] : next_weights) {
@@ -329,15 +293,16 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
       work[s].push_back(group_work(m, g));
     }
   }
-  std::vector<std::vector<std::pair<std::string, size_t>>> next_constants(n_stages);
-  if (!std::getenv("MONO_AB_NO_CONST_PREFETCH"))  // TEMPORARY A/B switch
-    for (int s = 0; s + 1 < n_stages; ++s) next_constants[s] = small_constants(m, s + 1);
-  // A stage that streams no weights of its own (LayerNorm, attention) leaves HBM idle: it fetches
-  // the next stage's into the L2.
+  // TEMPORARY A/B (MONO_AB_ATTN_PREFETCH=1): an attention stage fetches the next stage's weights
+  // into the L2.
   std::vector<std::vector<std::pair<std::string, size_t>>> next_weights(n_stages);
-  if (!std::getenv("MONO_AB_NO_WEIGHT_PREFETCH"))  // TEMPORARY A/B switch
-    for (int s = 0; s + 1 < n_stages; ++s)
-      if (stage_weights(m, s).empty()) next_weights[s] = stage_weights(m, s + 1);
+  if (std::getenv("MONO_AB_ATTN_PREFETCH"))
+    for (int s = 0; s + 1 < n_stages; ++s) {
+      bool attention = !plan.stages[s].groups.empty();
+      for (int gid : plan.stages[s].groups)
+        attention = attention && (!plan.groups[gid].fused.empty() || plan.groups[gid].fused_into >= 0);
+      if (attention) next_weights[s] = stage_weights(m, s + 1);
+    }
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
   const std::string inputs = input_copies(m, graph);
   std::ostringstream os;
@@ -356,7 +321,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
   for (int s = 0; s < n_stages; ++s)
-    print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_constants[s], next_weights[s]);
+    print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_weights[s]);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();

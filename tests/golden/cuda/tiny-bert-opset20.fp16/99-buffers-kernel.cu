@@ -37,18 +37,12 @@
 #define w_val_164_nk_tiles ((const half_t*)(p.weights + 247808))  // f16[128,64] packed nk@t32x128s
 #define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
-#define w_val_77 ((const half_t*)(p.weights + 140800))  // f16[]
-#define w_val_81 ((const half_t*)(p.weights + 157440))  // f16[]
 
 extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const MonoParams p) {
   extern __shared__ __align__(1024) unsigned char smem[];  // 1024: TensorK's swizzled stages
 
   // ---- stage 0 ----
   // group 0: node_embedding (Gather) + node_add (Add) + node_add_1 (Add)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_weight, 128u);
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_bias, 128u);
-  }
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g0_gather(item, in_input_ids, w_m_embeddings_word_embeddings_weight, w_embedding_1, w_embedding_2, t_add_1);
     __syncthreads();
@@ -57,13 +51,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 1 ----
   // group 1: node_layer_norm (LayerNormalization)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_val_77, 16u);
-  }
-  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
-  prefetch_l2_spread(w_val_37_nk_tiles, 8192ULL, 0u);
-  prefetch_l2_spread(w_val_45_nk_tiles, 8192ULL, 1u);
-  prefetch_l2_spread(w_val_53_nk_tiles, 8192ULL, 2u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_1, t_layer_norm, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -74,9 +61,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 2: node_MatMul_36 (MatMul) + node_transpose (Transpose) + node_Mul_76 (Mul)
   // group 3: node_MatMul_44 (MatMul) + node_Reshape_74.transpose.transpose (Transpose) + node_Mul_78 (Mul)
   // group 4: node_MatMul_52 (MatMul) + node_transpose_2 (Transpose)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_val_81, 16u);
-  }
   for (int item = blockIdx.x; item < 6; item += gridDim.x) {
     if (item < 2) g2_mat_mul(item, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
     else if (item < 4) g3_mat_mul(item - 2, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
@@ -87,8 +71,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 3 ----
   // group 5: node_MatMul_82 (MatMul) + node_Softmax_84 (Softmax) + node_IsNaN_85 (IsNaN) + node_Where_86 (Where) + node_scaled_dot_product_attention (MatMul) + node_transpose_3 (Transpose)
-  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
-  prefetch_l2_spread(w_val_94_nk_tiles, 8192ULL, 0u);
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g5_mat_mul(item, t_val_78, t_val_80, t_transpose_2, t_transpose_3);
     __syncthreads();
@@ -97,10 +79,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 4 ----
   // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_weight, 128u);
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_bias, 128u);
-  }
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
@@ -109,8 +87,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 5 ----
   // group 9: node_layer_norm_1 (LayerNormalization)
-  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
-  prefetch_l2_spread(w_val_98_nk_tiles, 16384ULL, 0u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -127,10 +103,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 7 ----
   // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_weight, 128u);
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_bias, 128u);
-  }
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();
@@ -139,13 +111,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 8 ----
   // group 12: node_layer_norm_2 (LayerNormalization)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_val_77, 16u);
-  }
-  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
-  prefetch_l2_spread(w_val_104_nk_tiles, 8192ULL, 0u);
-  prefetch_l2_spread(w_val_112_nk_tiles, 8192ULL, 1u);
-  prefetch_l2_spread(w_val_120_nk_tiles, 8192ULL, 2u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -156,9 +121,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
   // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
   // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_val_81, 16u);
-  }
   for (int item = blockIdx.x; item < 6; item += gridDim.x) {
     if (item < 2) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
     else if (item < 4) g3_mat_mul(item - 2, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
@@ -169,8 +131,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 10 ----
   // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
-  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
-  prefetch_l2_spread(w_val_158_nk_tiles, 8192ULL, 0u);
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
     __syncthreads();
@@ -179,10 +139,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 11 ----
   // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_weight, 128u);
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_bias, 128u);
-  }
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
     __syncthreads();
@@ -191,8 +147,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 12 ----
   // group 20: node_layer_norm_3 (LayerNormalization)
-  // the next stage's weights into the L2 (this stage reads none), 16 KB a block
-  prefetch_l2_spread(w_val_162_nk_tiles, 16384ULL, 0u);
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
@@ -209,10 +163,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 14 ----
   // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_weight, 128u);
-    prefetch_l2_bulk(w_m_embeddings_LayerNorm_bias, 128u);
-  }
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
     g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
     __syncthreads();

@@ -34,10 +34,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 0 ----
   // group 0: /stem/stem.0/Conv.nhwc.pad (Pad) + /stem/stem.0/Conv.nhwc.pad.y.nhwc_t (Transpose)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_stem_stem_0_Conv_nhwc_weight, 4608u);
-    prefetch_l2_bulk(w_onnx_Conv_64, 64u);
-  }
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g0_pad(item, in_input, t_stem_stem_0_Conv_nhwc_pad_y_nhwc);
     __syncthreads();
@@ -54,10 +50,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 2 ----
   // group 2: /stem/stem.3/MaxPool.nhwc (MaxPool)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_b1_b1_0_Conv_nhwc_weight, 9216u);
-    prefetch_l2_bulk(w_onnx_Conv_64, 64u);
-  }
   for (int item = blockIdx.x; item < 1; item += gridDim.x) {
     g2_max_pool(item, t_stem_stem_2_Relu_nhwc_y, t_stem_stem_3_MaxPool_nhwc_y);
     __syncthreads();
@@ -66,10 +58,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 3 ----
   // group 3: /b1/b1.0/Conv.nhwc (Conv) + /b1/b1.2/Relu.nhwc (Relu)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_b1_b1_3_Conv_nhwc_weight, 9216u);
-    prefetch_l2_bulk(w_onnx_Conv_64, 64u);
-  }
   for (int item = blockIdx.x; item < 6; item += gridDim.x) {
     g3_conv(item, t_stem_stem_3_MaxPool_nhwc_y, w_b1_b1_0_Conv_nhwc_weight, G1Epilogue{t_stem_stem_3_MaxPool_nhwc_y, w_b1_b1_0_Conv_nhwc_weight, w_onnx_Conv_64, t_b1_b1_2_Relu_nhwc_y, 0}, splitk_partials_g3, splitk_counters_g3);
     __syncthreads();
@@ -78,11 +66,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 4 ----
   // group 4: /b1/b1.3/Conv.nhwc (Conv) + /Add.nhwc (Add) + /Relu.nhwc (Relu)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_b2_b2_0_Conv_nhwc_weight, 18432u);
-    prefetch_l2_bulk(w_onnx_Conv_73, 128u);
-    prefetch_l2_bulk(w_down_down_0_Conv_nhwc_weight, 2048u);
-  }
   for (int item = blockIdx.x; item < 6; item += gridDim.x) {
     g4_conv(item, t_b1_b1_2_Relu_nhwc_y, w_b1_b1_3_Conv_nhwc_weight, G4Epilogue{t_b1_b1_2_Relu_nhwc_y, w_b1_b1_3_Conv_nhwc_weight, w_onnx_Conv_64, t_Relu_nhwc_y, t_stem_stem_3_MaxPool_nhwc_y, 0}, splitk_partials_g4, splitk_counters_g4);
     __syncthreads();
@@ -92,10 +75,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 5 ----
   // group 5: /b2/b2.0/Conv.nhwc (Conv) + /b2/b2.2/Relu.nhwc (Relu)
   // group 7: /down/down.0/Conv.nhwc (Conv)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_b2_b2_3_Conv_nhwc_weight, 36864u);
-    prefetch_l2_bulk(w_onnx_Conv_73, 128u);
-  }
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     if (item < 3) g5_conv(item, t_Relu_nhwc_y, w_b2_b2_0_Conv_nhwc_weight, G5Epilogue{t_Relu_nhwc_y, w_b2_b2_0_Conv_nhwc_weight, w_onnx_Conv_73, t_b2_b2_2_Relu_nhwc_y, 0}, splitk_partials_g5, splitk_counters_g5);
     else g7_conv(item - 3, t_Relu_nhwc_y, w_down_down_0_Conv_nhwc_weight, G7Epilogue{t_Relu_nhwc_y, w_down_down_0_Conv_nhwc_weight, w_onnx_Conv_73, t_down_down_0_Conv_nhwc_y, 0}, (float*)nullptr, (unsigned int*)nullptr);
@@ -113,10 +92,6 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
 
   // ---- stage 7 ----
   // group 8: /GlobalAveragePool (GlobalAveragePool)
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {  // the next stage's small constants into the L2
-    prefetch_l2_bulk(w_fc_weight, 1280u);
-    prefetch_l2_bulk(w_fc_bias, 48u);
-  }
   for (int item = blockIdx.x; item < 4; item += gridDim.x) {
     g8_global_average_pool(item, t_Relu_1_output_0_nchw, t_GlobalAveragePool_output_0);
     __syncthreads();
