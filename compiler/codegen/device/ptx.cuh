@@ -67,20 +67,6 @@ __device__ __forceinline__ void mbar_wait(unsigned int bar, unsigned int parity)
                  : "memory");
   } while (!done);
 }
-// Fetches a buffer of `bytes` (a multiple of 16, p 16-byte aligned) into the L2 spread over the
-// grid: 16 KB pieces, piece k by thread 0 of block (first + k) % gridDim.x. The kernel's prefetch
-// of the next stage's weights during an attention stage (emit/kernel.cc; TEMPORARY A/B).
-__device__ __forceinline__ void prefetch_l2_spread(const void* p, unsigned long long bytes, unsigned int first) {
-  if (threadIdx.x != 0) return;
-  const unsigned long long pieces = (bytes + 16383) / 16384;
-  const unsigned int g = gridDim.x;
-  for (unsigned long long k = (blockIdx.x + g - first % g) % g; k < pieces; k += g) {
-    const unsigned long long off = k * 16384;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<const unsigned char*>(p) + off),
-                 "r"((unsigned int)(bytes - off < 16384 ? bytes - off : 16384))
-                 : "memory");
-  }
-}
 __device__ __forceinline__ void bulk_copy_g2s(unsigned int dst, const void* src, unsigned int bytes,
                                               unsigned int bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),

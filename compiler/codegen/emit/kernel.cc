@@ -3,15 +3,11 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <cstdlib>
-#include <set>
 #include <sstream>
-#include <utility>
 
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/emit/module.h"
 #include "compiler/codegen/emit/names.h"
-#include "compiler/codegen/support.h"
 #include "compiler/support/error.h"
 
 namespace mono {
@@ -148,35 +144,11 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// The tile-packed weights stage s reads (its GEMMs' B operands), as (buffer, bytes).
-std::vector<std::pair<std::string, size_t>> stage_weights(Module& m, int s) {
-  const KernelPlan& plan = m.plan;
-  std::vector<std::pair<std::string, size_t>> out;
-  for (int gid : plan.stages[s].groups) {
-    const Node& n = *plan.groups[gid].anchor;
-    auto t = plan.weight_tiles.find(&n);
-    if (t == plan.weight_tiles.end() || !n.input(1)) continue;
-    const Value* v = plan.root(n.inputs[1]);
-    for (const auto& c : plan.constants)
-      if (c.value == v && c.packing == t->second) out.push_back({m.buffer(v, t->second), c.bytes});
-  }
-  return out;
-}
-
 // One stage: what its groups implement (comments), the loop over their work items, then the
 // grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
-                 const std::vector<GroupWork>& work, bool barrier,
-                 const std::vector<std::pair<std::string, size_t>>& next_weights) {
+                 const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
-  if (!next_weights.empty()) {  // TEMPORARY A/B (MONO_AB_ATTN_PREFETCH)
-    os << "  // the next stage's weights into the L2 (this stage reads none), 16 KB a block\n";
-    size_t first = 0;
-    for (const auto& [buffer, bytes] : next_weights) {
-      os << "  prefetch_l2_spread(" << buffer << ", " << bytes << "ULL, " << first << "u);\n";
-      first += (bytes + 16383) / 16384;
-    }
-  }
   int64_t total = 0;
   for (const GroupWork& w : work) total += w.items;
   os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
@@ -293,16 +265,6 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
       work[s].push_back(group_work(m, g));
     }
   }
-  // TEMPORARY A/B (MONO_AB_ATTN_PREFETCH=1): an attention stage fetches the next stage's weights
-  // into the L2.
-  std::vector<std::vector<std::pair<std::string, size_t>>> next_weights(n_stages);
-  if (std::getenv("MONO_AB_ATTN_PREFETCH"))
-    for (int s = 0; s + 1 < n_stages; ++s) {
-      bool attention = !plan.stages[s].groups.empty();
-      for (int gid : plan.stages[s].groups)
-        attention = attention && (!plan.groups[gid].fused.empty() || plan.groups[gid].fused_into >= 0);
-      if (attention) next_weights[s] = stage_weights(m, s + 1);
-    }
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
   const std::string inputs = input_copies(m, graph);
   std::ostringstream os;
@@ -320,8 +282,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  for (int s = 0; s < n_stages; ++s)
-    print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages, next_weights[s]);
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();
