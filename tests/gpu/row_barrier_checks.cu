@@ -1,6 +1,8 @@
 // Cases of the device-library check (device_lib_check.cu) for common.cuh (conversions,
 // reductions, activation math), barrier.cuh (the grid barrier across co-resident blocks) and
 // rows.cuh (LayerNorm and Softmax rows, fp32 and fp16), against CPU references.
+#include <type_traits>
+
 #include "tests/gpu/device_lib_check.cuh"
 
 // ------------------------------------------------------------------------------------------------
@@ -278,21 +280,19 @@ static void row_checks_for(const char* tname, double tol) {
       report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
       if constexpr (sizeof(T) == 2) {
         if (len % 256 == 0 && len <= 1024) {  // the 16-byte form, gamma and beta fp16 then fp32
-          CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
-          layer_norm_v8_kernel<T><<<blocks, 256>>>(dx, dg, with_beta ? db : nullptr, dy, rows, len, 1e-5f);
-          CK(cudaGetLastError());
-          CK(cudaDeviceSynchronize());
-          std::snprintf(buf, sizeof buf, "layer_norm_row_v8<%s> rows=%d len=%d beta=%s", tname, rows, len,
-                        with_beta ? "yes" : "null");
-          report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+          auto v8 = [&](auto* g, auto* b, const char* what) {
+            using P = std::remove_pointer_t<decltype(g)>;
+            CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
+            layer_norm_v8_kernel<P><<<blocks, 256>>>(dx, g, with_beta ? b : nullptr, dy, rows, len, 1e-5f);
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            std::snprintf(buf, sizeof buf, "layer_norm_row_v8<%s%s> rows=%d len=%d beta=%s", tname, what, rows, len,
+                          with_beta ? "yes" : "null");
+            report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+          };
           float *fg = to_dev<float>(G), *fb = to_dev<float>(B);
-          CK(cudaMemset(dy, 0, sizeof(T) * rows * len));
-          layer_norm_v8_kernel<float><<<blocks, 256>>>(dx, fg, with_beta ? fb : nullptr, dy, rows, len, 1e-5f);
-          CK(cudaGetLastError());
-          CK(cudaDeviceSynchronize());
-          std::snprintf(buf, sizeof buf, "layer_norm_row_v8<%s, fp32 gamma> rows=%d len=%d beta=%s", tname, rows, len,
-                        with_beta ? "yes" : "null");
-          report(buf, rel_err(from_dev(dy, size_t(rows) * len), ref), tol);
+          v8(dg, db, "");
+          v8(fg, fb, ", fp32 gamma");
           CK(cudaFree(fg));
           CK(cudaFree(fb));
         }
