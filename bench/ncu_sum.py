@@ -1,42 +1,37 @@
 #!/usr/bin/env python3
 """Sums Nsight Compute's per-instruction warp-stall samples (bench/ncu_stalls.sh) by function and
-by stall reason. The functions come from the cubin's SASS (cuobjdump -sass): each function's
-instructions are found in ncu's address-ordered listing by their text.
+by stall reason. The kernel's group functions share one text section with mono_main, so the
+listing is cut at the targets of the SASS's CALL.REL instructions (cuobjdump -sass): "main" is
+everything before the first target, each function is named by its offset, how many warps
+entered it (its first instruction's executions) and what it holds (HGMMA, HMMA, EX2, ...).
   bench/ncu_sum.py ncu_sass_MODEL.csv.gz sass_MODEL.txt.gz [--top N]"""
-import csv, gzip, re, sys
-from collections import defaultdict
+import bisect, csv, gzip, re, sys
+from collections import Counter, defaultdict
 
-
-def norm(ins):
-    ins = ins.strip().rstrip(';').strip()
-    ins = re.sub(r'0x[0-9a-fA-F]+', 'X', ins)  # branch targets and addresses differ between the two
-    return re.sub(r'\s+', ' ', ins)
+FEATURES = ('HGMMA', 'HMMA', 'MUFU.EX2', 'MUFU.RSQ', 'UTMALDG', 'UBLKCP', 'ATOMG', 'REDG')
 
 
 def read_ncu(path):
     rows = list(csv.reader(gzip.open(path, 'rt')))
     head = next(i for i, r in enumerate(rows) if r and r[0] == 'Address')
     cols = rows[head]
-    out = []
-    for r in rows[head + 1:]:
-        if len(r) != len(cols):
-            continue
-        out.append(dict(zip(cols, r)))
-    return cols, out
+    return cols, [dict(zip(cols, r)) for r in rows[head + 1:] if len(r) == len(cols)]
 
 
-def read_sass(path):
-    funcs, cur = [], None
+def call_targets(path):
+    targets = set()
     for line in gzip.open(path, 'rt'):
-        m = re.match(r'\s*Function : (\S+)', line)
+        m = re.search(r'CALL\.REL(?:\.NOINC)? (0x[0-9a-f]+)', line)
         if m:
-            cur = [m.group(1), []]
-            funcs.append(cur)
-            continue
-        m = re.match(r'\s*/\*[0-9a-f]{4,}\*/\s+(.*?);', line)
-        if m and cur is not None:
-            cur[1].append(norm(m.group(1)))
-    return funcs
+            targets.add(int(m.group(1), 16))
+    return sorted(targets)
+
+
+def opcode(source):
+    parts = source.split()
+    if parts and parts[0].startswith('@'):
+        parts = parts[1:]
+    return parts[0] if parts else ''
 
 
 def main():
@@ -44,48 +39,41 @@ def main():
     top = int(sys.argv[sys.argv.index('--top') + 1]) if '--top' in sys.argv else 25
     cols, rows = read_ncu(ncu_path)
     stalls = [c for c in cols if c.startswith('stall_') and '(Not Issued)' not in c]
-    text = [norm(r['Source']) for r in rows]
-    owner = ['?'] * len(rows)
-    index = defaultdict(list)
-    for i in range(len(text) - 3):
-        index[tuple(text[i:i + 4])].append(i)
-    for name, ins in read_sass(sass_path):
-        if len(ins) < 4:
-            continue
-        for start in index.get(tuple(ins[:4]), []):
-            n = min(len(ins), len(text) - start)
-            if text[start:start + n] == ins[:n] and all(o == '?' for o in owner[start:start + n]):
-                for k in range(start, start + n):
-                    owner[k] = name
-                break
-    total = defaultdict(lambda: defaultdict(int))
-    by_op = defaultdict(lambda: defaultdict(int))
-    count = defaultdict(int)
-    for r, o, t in zip(rows, owner, text):
-        count[o] += 1
-        op = t.split(' ')[0]
-        if op.startswith('@'):
-            op = t.split(' ')[1]
+    starts = call_targets(sass_path)
+    base = int(rows[0]['Address'], 16)
+    total, by_op = defaultdict(Counter), defaultdict(Counter)
+    count, entered, feats = Counter(), {}, defaultdict(set)
+    for r in rows:
+        off = int(r['Address'], 16) - base
+        k = bisect.bisect_right(starts, off)
+        name = 'main' if k == 0 else f'fn@{starts[k - 1]:#x}'
+        if k and off == starts[k - 1]:
+            entered[name] = int(r['Instructions Executed'] or 0)
+        op = opcode(r['Source'])
+        count[name] += 1
+        feats[name].update(f for f in FEATURES if op.startswith(f))
         for s in stalls:
             v = int(r[s] or 0)
-            total[o][s] += v
-            by_op[(o, op)][s] += v
-    grand = sum(sum(v.values()) for v in total.values())
-    print(f'{grand} stall samples over {len(rows)} instructions; by function (share of all samples):')
-    for o, v in sorted(total.items(), key=lambda kv: -sum(kv[1].values())):
-        n = sum(v.values())
-        if n == 0:
+            total[name][s[6:]] += v
+            by_op[(name, op)][s[6:]] += v
+    grand = sum(sum(c.values()) for c in total.values())
+    print(f'{grand} stall samples over {len(rows)} instructions; by function (% of all samples):')
+    for name, c in sorted(total.items(), key=lambda kv: -sum(kv[1].values())):
+        n = sum(c.values())
+        if not n:
             continue
-        parts = ', '.join(f'{s[6:]} {100 * x / grand:.1f}' for s, x in sorted(v.items(), key=lambda kv: -kv[1]) if x * 200 >= grand)
-        print(f'  {o} ({count[o]} instructions): {100 * n / grand:.1f} %: {parts}')
-    print('all functions, by reason:',
-          ', '.join(f'{s[6:]} {100 * sum(total[o][s] for o in total) / grand:.1f}' for s in
-                    sorted(stalls, key=lambda s: -sum(total[o][s] for o in total))))
-    print(f'top {top} (function, opcode) by samples:')
-    for (o, op), v in sorted(by_op.items(), key=lambda kv: -sum(kv[1].values()))[:top]:
-        n = sum(v.values())
-        parts = ', '.join(f'{s[6:]} {x}' for s, x in sorted(v.items(), key=lambda kv: -kv[1])[:3] if x)
-        print(f'  {100 * n / grand:5.1f} %  {o} {op}: {parts}')
+        parts = ', '.join(f'{s} {100 * v / grand:.1f}' for s, v in c.most_common() if v * 200 >= grand)
+        info = f'{count[name]} instructions' + (f', entered {entered[name]} times' if name in entered else '')
+        info += f', {" ".join(sorted(feats[name]))}' if feats[name] else ''
+        print(f'  {name} ({info}): {100 * n / grand:.1f} %: {parts}')
+    every = Counter()
+    for c in total.values():
+        every.update(c)
+    print('all, by reason:', ', '.join(f'{s} {100 * v / grand:.1f}' for s, v in every.most_common()))
+    print(f'top {top} (function, opcode):')
+    for (name, op), c in sorted(by_op.items(), key=lambda kv: -sum(kv[1].values()))[:top]:
+        n = sum(c.values())
+        print(f'  {100 * n / grand:5.1f} %  {name} {op}: ' + ', '.join(f'{s} {v}' for s, v in c.most_common(3) if v))
 
 
 if __name__ == '__main__':
