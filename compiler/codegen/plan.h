@@ -220,6 +220,8 @@ struct KernelPlan {
   // Whether `v` lives in Mono's own buffers (the arena or the weights), which start 256-byte
   // aligned; model inputs and outputs are the caller's pointers and are not assumed to be.
   bool own_buffer(const Value* v) const;
+  // The work items stage s walks: its groups' items, those running inside another group aside.
+  int64_t stage_items(int s) const;
   size_t constant_offset(const Value* v, const Packing& packing) const;
 };
 

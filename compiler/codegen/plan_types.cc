@@ -87,6 +87,13 @@ bool KernelPlan::own_buffer(const Value* v) const {
   return s == Placement::kArena || s == Placement::kWeights;
 }
 
+int64_t KernelPlan::stage_items(int s) const {
+  int64_t items = 0;
+  for (int id : stages[s].groups)
+    if (groups[id].fused_into < 0) items += groups[id].items;
+  return items;
+}
+
 Packing KernelPlan::packing(const Node& n, int i) const {
   if (i == 1) {
     auto t = weight_tiles.find(&n);

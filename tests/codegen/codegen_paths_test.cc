@@ -41,8 +41,7 @@ namespace {
 TEST(Codegen, TileWeightsArePackedTileByTile) {
   {
     LoadResult r = load_tiny("tiny-resnet-opset20");
-    PlanOptions po;
-    po.settings.precision = Precision::kF16;
+    PlanOptions po = fp16_options();
     const KernelPlan p = plan_kernel(*r.graph, po);
     // Channels-last convolutions read their weights as B, [F][KH*KW*C], packed as a Gemm's
     // (every convolution of tiny-resnet is channels-last, its stem's 3 channels padded to 8);
@@ -67,8 +66,7 @@ TEST(Codegen, TileWeightsArePackedTileByTile) {
   for (const char* model : {"tiny-bert-opset17", "tiny-vit-opset20"}) {
     SCOPED_TRACE(model);
     LoadResult loaded = load_tiny(model);
-    PlanOptions po;
-    po.settings.precision = Precision::kF16;
+    PlanOptions po = fp16_options();
     BuiltKernel b = build_kernel(*loaded.graph, po, model, NvrtcOptions{}, /*compile=*/true);
     const KernelPlan& p = b.plan;
     EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
@@ -147,8 +145,7 @@ TEST(Codegen, FlashAttentionOnlyWhereVHasQsHeadSize) {
         "  %y: f32[64,", dv, "] = Relu(%o) @y\n"
         "  output %y\n}\n");
     auto g = ir_graph(text);
-    PlanOptions po;
-    po.settings.precision = Precision::kF16;
+    PlanOptions po = fp16_options();
     const KernelPlan p = plan_kernel(*g, po);
     int heads = 0, flash = 0;
     for (const Group& grp : p.groups) {
@@ -161,11 +158,7 @@ TEST(Codegen, FlashAttentionOnlyWhereVHasQsHeadSize) {
 }
 
 // The fp16 plan of a graph, and its (last) attention head.
-KernelPlan plan_f16(const Graph& g) {
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
-  return plan_kernel(g, po);
-}
+KernelPlan plan_f16(const Graph& g) { return plan_kernel(g, fp16_options()); }
 const Group* attention_head(const KernelPlan& p) {
   const Group* head = nullptr;
   for (const Group& grp : p.groups)
@@ -295,8 +288,7 @@ TEST(Codegen, SelectedProjectionPartsRunAsGemmsIntoFlashAttention) {
 })");
   simplify(*g);
   for (const auto& n : g->nodes()) EXPECT_NE(n->op, OpKind::kGather) << n->name;
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
+  PlanOptions po = fp16_options();
   const KernelPlan p = plan_kernel(*g, po);
   int gemms = 0, flash = 0;
   for (const Group& grp : p.groups) {
@@ -378,8 +370,7 @@ TEST(Codegen, EpilogueOperandAfterTransposeReadsThePermutedIndex) {
 // whose masked entries are not far below any score (-1e4), stays a tensor the scores add.
 TEST(Codegen, CausalMasksAreAppliedByIndex) {
   LoadResult gpt2 = load_tiny("tiny-gpt2-opset20");
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
+  PlanOptions po = fp16_options();
   const KernelPlan plan = plan_kernel(*gpt2.graph, po);
   int heads = 0;
   const Value* mask = nullptr;
@@ -432,8 +423,7 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
   for (const char* model : {"tiny-bert-opset17", "tiny-gpt2-opset20", "tiny-vit-opset20", "tiny-resnet-opset20"}) {
     SCOPED_TRACE(model);
     LoadResult loaded = load_tiny(model);
-    PlanOptions po;
-    po.settings.precision = Precision::kF16;
+    PlanOptions po = fp16_options();
     const KernelPlan plan = plan_kernel(*loaded.graph, po);
     std::vector<TensorMapSpec> maps;
     const std::string src = emit_cuda(*loaded.graph, plan, model, &maps);
@@ -520,8 +510,7 @@ TEST(Codegen, PackedWeightsHoldEachConstantInItsRange) {
 // memory for it the menu's k tile is used, and every GEMM's schedule is valid.
 TEST(Codegen, AutoKTileFallsBackWhereItDoesNotFit) {
   LoadResult loaded = load_tiny("tiny-bert-opset17");
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
+  PlanOptions po = fp16_options();
   auto check = [&](const KernelPlan& p, bool expect_128) {
     bool any_128 = false;
     for (const Group& g : p.groups) {
@@ -560,8 +549,7 @@ TEST(Codegen, SplitsFinishTogetherOnlyWhereTheStageFitsTheGrid) {
   output %a
   output %b
 })");  // z in the arena (read twice), where the epilogue stores 8 wide
-  PlanOptions po;
-  po.settings.precision = Precision::kF16;
+  PlanOptions po = fp16_options();
   const KernelPlan plan = plan_kernel(*g, po);
   const Group* gemm = nullptr;
   for (const Group& grp : plan.groups)
@@ -595,8 +583,7 @@ TEST(Codegen, LayerNormRowsOf256sLoadSixteenBytesAtATime) {
                                 "  %h = MatMul(%x, %w)\n"
                                 "  %n = LayerNormalization(%h, %gamma, %beta) {axis=-1, epsilon=1e-05}\n",
                                 graph_output ? "  output %n\n}\n" : "  %y = MatMul(%n, %w)\n  output %y\n}\n"));
-      PlanOptions po;
-      po.settings.precision = Precision::kF16;
+      PlanOptions po = fp16_options();
       BuiltKernel b = build_kernel(*g, po, "ln", NvrtcOptions{}, /*compile=*/true);
       const bool v8 = len % 256 == 0 && !graph_output;
       EXPECT_EQ(b.source.find("layer_norm_row_v8(") != std::string::npos, v8);

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "compiler/codegen/plan.h"
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
@@ -17,6 +18,13 @@ inline LoadResult load_tiny(const std::string& model) {
   LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx");
   simplify(*loaded.graph);
   return loaded;
+}
+
+// Plan options for an fp16 kernel (the default context otherwise).
+inline PlanOptions fp16_options() {
+  PlanOptions po;
+  po.settings.precision = Precision::kF16;
+  return po;
 }
 
 // A small graph in the textual IR with made-up weights, shapes inferred.

@@ -51,6 +51,27 @@ __device__ __forceinline__ void load_chunk(const InF& in, int row, int len, int 
     v[j] = i < len ? in(row, i) : fill;
   }
 }
+
+// The statistics of a row a warp holds in registers, K values a lane (those with valid(k) set),
+// lane 0's v[0] being the row's first value x[0]: the mean of x - x[0] with x[0] added back,
+// then 1 / sqrt(the mean of the centred squares + eps).
+template <int K, class Valid>
+__device__ __forceinline__ void warp_row_stats(const float (&v)[K], const Valid& valid, float inv_len, float eps,
+                                               float& mean, float& rstd) {
+  const float shift = __shfl_sync(0xffffffffu, v[0], 0);
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    if (valid(k)) s += v[k] - shift;
+  mean = shift + warp_sum(s) * inv_len;
+  float q = 0.0f;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const float d = v[k] - mean;
+    if (valid(k)) q += d * d;
+  }
+  rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+}
 }  // namespace detail
 
 // One row over every thread of the block, for rows longer than a warp caches, in a group of
@@ -158,20 +179,8 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const G* gamma
       g[j] = i < len ? to_float(gamma[i]) : 0.0f;
       b[j] = (i < len && beta) ? to_float(beta[i]) : 0.0f;
     }
-    const float shift = __shfl_sync(0xffffffffu, v[0], 0);
-    float s = 0.0f;
-#pragma unroll
-    for (int j = 0; j < detail::kRowCache; ++j)
-      if (lane + 32 * j < len) s += v[j] - shift;
-    const float mean = shift + warp_sum(s) * inv_len;
-    float q = 0.0f;
-#pragma unroll
-    for (int j = 0; j < detail::kRowCache; ++j) {
-      const int i = lane + 32 * j;
-      const float d = v[j] - mean;
-      if (i < len) q += d * d;
-    }
-    const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+    float mean, rstd;
+    detail::warp_row_stats(v, [&](int j) { return lane + 32 * j < len; }, inv_len, eps, mean, rstd);
     stats(row, mean, rstd);
 #pragma unroll
     for (int j = 0; j < detail::kRowCache; ++j) {
@@ -199,8 +208,9 @@ __device__ void layer_norm_row_f(const InF& in, int row, int len, const G* gamma
 }
 
 namespace detail {
-// Eight consecutive values at p (16-byte aligned) as floats: one 16-byte load (fp16), two (fp32).
-__device__ __forceinline__ void load8(const half_t* p, float (&v)[8]) {
+// Eight consecutive values at p (16-byte aligned) into v[0..7] as floats: one 16-byte load (fp16),
+// two (fp32).
+__device__ __forceinline__ void load8(const half_t* p, float* v) {
   const uint4 u = *reinterpret_cast<const uint4*>(p);
   const unsigned int w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
@@ -209,7 +219,7 @@ __device__ __forceinline__ void load8(const half_t* p, float (&v)[8]) {
     v[2 * j + 1] = half_bits_to_float((unsigned short)(w[j] >> 16));
   }
 }
-__device__ __forceinline__ void load8(const float* p, float (&v)[8]) {
+__device__ __forceinline__ void load8(const float* p, float* v) {
   const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
   v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
 }
@@ -225,44 +235,30 @@ __device__ __forceinline__ void load8(const float* p, float (&v)[8]) {
 template <class G, class B, class Out8>
 __device__ void layer_norm_row_v8(const half_t* x, int row, int len, const G* gamma, const B* beta,
                                   float eps, const Out8& out8) {
-  constexpr int kChunks = detail::kRowCache / 8;
+  constexpr int kChunks = detail::kRowCache / 8;  // value 8c + j of a lane: element (32c + lane) * 8 + j
   const int lane = threadIdx.x & 31;
-  const float inv_len = 1.0f / (float)len;
   const half_t* xr = x + (long long)row * len;
-  float v[kChunks][8], g[kChunks][8], b[kChunks][8];
+  float v[detail::kRowCache], g[detail::kRowCache], b[detail::kRowCache];
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int i = (c * 32 + lane) * 8;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) v[c][j] = g[c][j] = b[c][j] = 0.0f;
+    for (int j = 0; j < 8; ++j) v[8 * c + j] = g[8 * c + j] = b[8 * c + j] = 0.0f;
     if (i < len) {
-      detail::load8(xr + i, v[c]);
-      detail::load8(gamma + i, g[c]);
-      if (beta) detail::load8(beta + i, b[c]);
+      detail::load8(xr + i, v + 8 * c);
+      detail::load8(gamma + i, g + 8 * c);
+      if (beta) detail::load8(beta + i, b + 8 * c);
     }
   }
-  const float shift = __shfl_sync(0xffffffffu, v[0][0], 0);
-  float s = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChunks; ++c)
-    if ((c * 32 + lane) * 8 < len)
-#pragma unroll
-      for (int j = 0; j < 8; ++j) s += v[c][j] - shift;
-  const float mean = shift + warp_sum(s) * inv_len;
-  float q = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChunks; ++c)
-    if ((c * 32 + lane) * 8 < len)
-#pragma unroll
-      for (int j = 0; j < 8; ++j) q += (v[c][j] - mean) * (v[c][j] - mean);
-  const float rstd = rsqrtf(warp_sum(q) * inv_len + eps);
+  float mean, rstd;
+  detail::warp_row_stats(v, [&](int k) { return ((k / 8) * 32 + lane) * 8 < len; }, 1.0f / (float)len, eps, mean, rstd);
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int i = (c * 32 + lane) * 8;
     if (i >= len) continue;
     float y[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) y[j] = (v[c][j] - mean) * rstd * g[c][j] + b[c][j];
+    for (int j = 0; j < 8; ++j) y[j] = (v[8 * c + j] - mean) * rstd * g[8 * c + j] + b[8 * c + j];
     out8(row, i, y);
   }
 }

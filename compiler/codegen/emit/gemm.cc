@@ -325,13 +325,9 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   // 427.3 -> 416.0 us, gpt2 422.3 -> 414.5 (staged 8-wide tiles, run189); the element view too,
   // vit-base 645.6 -> 609.6 (its 64x128 FFN2), while resnet50's convolutions went 334.2 -> 337.9
   // (run190).
-  if (gs.splits > 1 && f16 && !conv) {
-    int64_t stage_items = 0;
-    for (int id : plan.stages[g.stage].groups)
-      if (plan.groups[id].fused_into < 0) stage_items += plan.groups[id].items;
-    if (stage_items <= plan.ctx.grid())
-      body += str_cat("  static constexpr int split_together_items = ", stage_items, ";  // the stage's work items\n");
-  }
+  if (gs.splits > 1 && f16 && !conv && plan.stage_items(g.stage) <= plan.ctx.grid())
+    body += str_cat("  static constexpr int split_together_items = ", plan.stage_items(g.stage),
+                    ";  // the stage's work items\n");
   const std::string epi_name = m.epilogue_struct(g, body);
 
   if (gs.wgmma)  // the planner (gemm_cores.cc) chose wgmma only where both operands allow it

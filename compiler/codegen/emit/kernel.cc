@@ -149,9 +149,7 @@ GroupWork group_work(Module& m, const Group& g) {
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
                  const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
-  int64_t total = 0;
-  for (const GroupWork& w : work) total += w.items;
-  os << "  for (int item = blockIdx.x; item < " << total << "; item += gridDim.x) {\n";
+  os << "  for (int item = blockIdx.x; item < " << plan.stage_items(s) << "; item += gridDim.x) {\n";
   int64_t start = 0;
   for (size_t i = 0; i < work.size(); ++i) {
     const int64_t end = start + work[i].items;
