@@ -123,7 +123,9 @@ namespace mono::tuning {
 //  37 (2026-11-27): the LayerNorm rows' statistics through one helper (rows.cuh warp_row_stats),
 //     the 16-byte form's registers as flat arrays: the same arithmetic; bumped because the device
 //     library's text changed (tiny-bert fp16's cubin is unchanged, checked).
-constexpr int kSignatureVersion = 37;
+//  38 (2026-11-27): GemmWg takes warpgroups 48 wide (wgmma m64n48, ptx.cuh Wgmma<48>), and the
+//     planner offers a 64x96 tile to groups that run on wgmma (cost_model.h wide_wgmma_tiles).
+constexpr int kSignatureVersion = 38;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

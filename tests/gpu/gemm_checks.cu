@@ -486,6 +486,7 @@ void gemm_checks() {
     using W4 = mono_dev::GemmWg<64, 32, 128, 4, 2, 4>;   // m64n16
     using W5 = mono_dev::GemmWg<128, 128, 64, 8, 1, 4>;  // m64n128
     using W6 = mono_dev::GemmWg<64, 64, 128, 4, 2, 6>;   // 6 stages: every k tile of K = 768 at once
+    using W7 = mono_dev::GemmWg<64, 96, 128, 4, 2, 4>;   // m64n48 (the planner's 96-wide tile)
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, 768, 1, 1, th, false, true);
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
@@ -499,6 +500,10 @@ void gemm_checks() {
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 3072, 768, 768, 1, 2, th, false, true);
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // split 4
     gemm_tensor_a<W6>("GemmWg<64,64,128,4,2,6>", 77, 130, 1800, 1800, 1, 2, th, false, true);  // 15 k tiles, partial
+    gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 197, 3072, 768, 768, 1, 1, th, false, true);  // vit-base's FFN1
+    gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 197, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
+    gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
+    gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 16, 100, 64, 64, 1, 1, th, true, true);  // M < 64, one partial column tile
     // Two k groups (KGROUPS 2): each warpgroup takes half of every k tile over the whole width,
     // summed in shared memory before the epilogue.
     using K1 = mono_dev::GemmWg<64, 64, 128, 4, 1, 4, 2>;  // m64n64, 4 k steps a group

@@ -328,7 +328,7 @@ TEST(TunedSchedules, InvalidOnesFallBackWithAReason) {
       {{64, 64, 32, 2, 4, 3, 7}, "split-K 7"},
       {{64, 64, 32, 2, 4, 1, 1}, "stages 1"},
       {{64, 64, 128, 2, 4, 4, 1, true}, "BM = 16 x warps_m"},  // wgmma: 4 warps per 64 rows
-      {{64, 48, 128, 4, 2, 4, 1, true}, "BN / warps_n in 16, 32, 64, 128"},
+      {{64, 80, 128, 4, 2, 4, 1, true}, "BN / warps_n in 16, 32, 48, 64, 128"},
       {{64, 64, 32, 4, 2, 4, 1, true}, "BK a multiple of 64"},
   };
   for (const Bad& b : bad) {
@@ -686,9 +686,11 @@ TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
   auto g = load_model("tiny-bert-opset20");
   const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
   const std::vector<GemmSchedule> tiles = tuning_wgmma_tiles(plan.ctx);
-  // Five tiles with warpgroups side by side along n; the three whose k groups fit (64x64x128,
-  // 64x32x128, 64x64x64) in k groups too.
-  EXPECT_EQ(tiles.size(), 8u);
+  // Six tiles with warpgroups side by side along n (64x96x128 among them: m64n48); the three
+  // whose k groups fit (64x64x128, 64x32x128, 64x64x64) in k groups too.
+  EXPECT_EQ(tiles.size(), 9u);
+  EXPECT_NE(std::find_if(tiles.begin(), tiles.end(), [](const GemmSchedule& s) { return s.bn == 96 && s.warps_n == 2; }),
+            tiles.end());
   int k_grouped = 0;
   for (const GemmSchedule& s : tiles) {
     EXPECT_TRUE(s.wgmma);

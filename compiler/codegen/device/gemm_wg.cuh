@@ -42,7 +42,7 @@ struct GemmWg {
   static constexpr int WN = BN / WARPS_N;  // the wgmma's N
   static constexpr int NI = WN / 8;
   static_assert(WARPS_M % 4 == 0 && BM == 16 * WARPS_M, "GemmWg: a warpgroup takes 64 rows (BM = 16 x warps_m, warps_m % 4 == 0)");
-  static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "GemmWg: BN / warps_n must be 16, 32, 64 or 128");
+  static_assert(WN == 16 || WN == 32 || WN == 48 || WN == 64 || WN == 128, "GemmWg: BN / warps_n must be 16, 32, 48, 64 or 128");
   static_assert(BK % 64 == 0, "GemmWg: BK must be a multiple of 64 (128-byte swizzled rows)");
   static_assert(STAGES >= 2 && STAGES <= 8, "GemmWg: 2 <= STAGES <= 8");
   static_assert(KGROUPS >= 1 && (BK / 16) % KGROUPS == 0, "GemmWg: KGROUPS must divide the k tile's BK / 16 steps");

@@ -139,6 +139,15 @@ template <> struct Wgmma<32> {
         : "l"(da), "l"(db), "r"(scale_d));
   }
 };
+template <> struct Wgmma<48> {
+  __device__ __forceinline__ static void mma(float (&d)[24], unsigned long long da, unsigned long long db, int scale_d) {
+    MONO_WGMMA_ASM(
+        "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %26, 0;\n\t"
+        "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, 0, 0;\n\t}"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        : "l"(da), "l"(db), "r"(scale_d));
+  }
+};
 template <> struct Wgmma<64> {
   __device__ __forceinline__ static void mma(float (&d)[32], unsigned long long da, unsigned long long db, int scale_d) {
     MONO_WGMMA_ASM(

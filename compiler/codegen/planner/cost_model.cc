@@ -214,7 +214,8 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
       return str_cat("a wgmma tile needs BM = 16 x warps_m with warps_m a multiple of 4 (", t.str(), ")");
     if (t.bm > 256) return str_cat("a wgmma tile's BM ", t.bm, " is over 256 (the tensor map's box)");
     const int wn = t.bn / t.warps_n;
-    if (wn != 16 && wn != 32 && wn != 64 && wn != 128) return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 64, 128, not ", wn);
+    if (wn != 16 && wn != 32 && wn != 48 && wn != 64 && wn != 128)
+      return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 48, 64, 128, not ", wn);
     if (t.bk % 64) return str_cat("a wgmma tile needs BK a multiple of 64, not ", t.bk);
     const int kgroups = wgmma_k_groups(t, ctx);
     // The k groups split each k tile's k steps and sum through the staged epilogue. The device
@@ -324,6 +325,18 @@ std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const 
   if (!f16 || p.conv || p.m < 1024) return out;
   for (int bn : {32, 64, 128})
     for (int bm : {96, 128}) add_fitted(&out, ctx, bm, bn, dense_bk(p), ctx.threads / 32 / 4);
+  return out;
+}
+
+std::vector<GemmSchedule> wide_wgmma_tiles(bool f16, const KernelContext& ctx) {
+  std::vector<GemmSchedule> out;
+  if (!f16) return out;
+  int wm, wn;
+  gemm_warps(ctx.threads, &wm, &wn);
+  const GemmSchedule s{64, 96, 64, wm, wn, 4, 1};
+  if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
+      gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty())
+    out.push_back(s);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -14,18 +15,29 @@ namespace {
 
 bool gemm_like(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm; }
 
+// The form a default tile `c` runs in: wgmma's where the group allows it and choose_gemm_cores
+// will convert the tile (gemm_cores.cc), under MONO_AB_WG_PRICE (an A/B switch); else `c`.
+GemmSchedule priced_form(const GemmProblem& s, const GemmSchedule& c, const KernelContext& ctx, bool wgmma) {
+  if (!wgmma || !std::getenv("MONO_AB_WG_PRICE")) return c;
+  if (c.bm % 64 != 0 && ceil_div(s.m, c.bm) != ceil_div(s.m, 64)) return c;
+  const GemmSchedule w = wgmma_schedule(c, ctx);
+  return gemm_schedule_problem(true, w, ctx, nullptr).empty() ? w : c;
+}
+
 // The default schedule of a GEMM group: the menu tile and split-K factor with the lowest
 // estimate for its stage. Groups sharing a stage share the grid: their items go round-robin
 // over the blocks, so the stage takes about ceil(all items / grid) times its slowest item.
 // `others_items` / `others_item_us` describe the stage's other groups (0 when alone).
 // `copies`: the stage runs that many groups of this problem with the same schedule (their
-// items all count).
-void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0, double others_item_us = 0,
+// items all count). `wgmma`: the group's operands allow wgmma (gemm_cores.cc wgmma_operands).
+void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t others_items = 0, double others_item_us = 0,
                  int copies = 1) {
   const GemmProblem s = gemm_problem(grp);
   // The menu, and tiles fitted to output channels that the menu's widths do not divide.
   std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx, s.conv);
   append_new_tiles(&tiles, fitted_gemm_tiles(s, grp.f16, ctx));
+  // And where the group runs on wgmma, the 96-wide tile between the menu's 64 and 128.
+  if (wgmma && !std::getenv("MONO_AB_NO_WG96")) append_new_tiles(&tiles, wide_wgmma_tiles(grp.f16, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
@@ -46,10 +58,11 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
+        const GemmSchedule pc = priced_form(s, c, ctx, wgmma);
         const double us = s.conv || (others_items == 0 && copies == 1)
-                              ? estimate_gemm_us(s, grp.f16, c, ctx)
+                              ? estimate_gemm_us(s, grp.f16, pc, ctx)
                               : round_robin_us(copies * gemm_items(s, c) + others_items,
-                                               std::max(gemm_item_us(s, grp.f16, c, ctx), others_item_us), ctx);
+                                               std::max(gemm_item_us(s, grp.f16, pc, ctx), others_item_us), ctx);
         if (us < best * 0.97) {
           best = us;
           grp.gemm = c;
@@ -68,7 +81,7 @@ void choose_gemm(const KernelContext& ctx, Group& grp, int64_t others_items = 0,
 // block's first one) it measured neutral (H100, run122, same call: resnet18 154.8 against 158.3
 // us alone, resnet50 350.3 against 347.5), and a convolution's default would then differ from
 // its tuning fragment's, where it is alone.
-void choose_shared_stage_gemms(KernelPlan* plan) {
+void choose_shared_stage_gemms(const Uses& uses, KernelPlan* plan) {
   for (const Stage& st : plan->stages) {
     std::vector<int> gemms;
     for (int gid : st.groups) {  // dense GEMMs only (see estimate_gemm_us)
@@ -88,8 +101,9 @@ void choose_shared_stage_gemms(KernelPlan* plan) {
              plan->groups[gid].f16 == plan->groups[gemms[0]].f16;
     }
     if (same) {
-      choose_gemm(plan->ctx, plan->groups[gemms[0]], 0, 0, static_cast<int>(gemms.size()));
-      for (int gid : gemms) plan->groups[gid].gemm = plan->groups[gemms[0]].gemm;
+      Group& g0 = plan->groups[gemms[0]];
+      choose_gemm(plan->ctx, g0, wgmma_operands(*plan, g0, &uses.graph_outputs), 0, 0, static_cast<int>(gemms.size()));
+      for (int gid : gemms) plan->groups[gid].gemm = g0.gemm;
     }
     for (int round = 0; round < 2; ++round) {
       for (int gid : gemms) {
@@ -100,9 +114,11 @@ void choose_shared_stage_gemms(KernelPlan* plan) {
           const Group& o = plan->groups[other];
           const GemmProblem op = gemm_problem(o);
           items += gemm_items(op, o.gemm);
-          item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm, plan->ctx));
+          const GemmSchedule po = priced_form(op, o.gemm, plan->ctx, wgmma_operands(*plan, o, &uses.graph_outputs));
+          item_us = std::max(item_us, gemm_item_us(op, o.f16, po, plan->ctx));
         }
-        choose_gemm(plan->ctx, plan->groups[gid], items, item_us);
+        Group& g = plan->groups[gid];
+        choose_gemm(plan->ctx, g, wgmma_operands(*plan, g, &uses.graph_outputs), items, item_us);
       }
     }
   }
@@ -147,8 +163,8 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
   // Defaults first, all of them (so that a default never depends on another group's tuned
   // schedule), then the tuned schedules replace theirs.
   for (Group& grp : plan->groups)
-    if (gemm_like(grp) && !grp.runs_fused()) choose_gemm(ctx, grp);
-  choose_shared_stage_gemms(plan);
+    if (gemm_like(grp) && !grp.runs_fused()) choose_gemm(ctx, grp, wgmma_operands(*plan, grp, &uses.graph_outputs));
+  choose_shared_stage_gemms(uses, plan);
   for (Group& grp : plan->groups) apply_override(options, *plan, grp);
   choose_gemm_cores(uses, plan);
   for (Group& grp : plan->groups) {
