@@ -199,6 +199,7 @@ for n in ${models//,/ }; do
   [ $profile = 1 ] && echo "profile_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile"
   for v in "${ab[@]}"; do
     echo "check_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 ${v#*|}"
+    [ $profile = 1 ] && echo "profile_${v%%|*}_$n $d/model.onnx --gpu --dtype fp16 --test-data $d/test_data_set_0 --profile ${v#*|}"
   done
   mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$logs/plan_$n.txt" 2>&1 &
 done | xargs -P "$jobs" -L 1 bash -c 'one_run "$@"' _

@@ -15,15 +15,6 @@ namespace {
 
 bool gemm_like(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm; }
 
-// The form a default tile `c` runs in: wgmma's where the group allows it and choose_gemm_cores
-// will convert the tile (gemm_cores.cc), under MONO_AB_WG_PRICE (an A/B switch); else `c`.
-GemmSchedule priced_form(const GemmProblem& s, const GemmSchedule& c, const KernelContext& ctx, bool wgmma) {
-  if (!wgmma || !std::getenv("MONO_AB_WG_PRICE")) return c;
-  if (c.bm % 64 != 0 && ceil_div(s.m, c.bm) != ceil_div(s.m, 64)) return c;
-  const GemmSchedule w = wgmma_schedule(c, ctx);
-  return gemm_schedule_problem(true, w, ctx, nullptr).empty() ? w : c;
-}
-
 // The default schedule of a GEMM group: the menu tile and split-K factor with the lowest
 // estimate for its stage. Groups sharing a stage share the grid: their items go round-robin
 // over the blocks, so the stage takes about ceil(all items / grid) times its slowest item.
@@ -31,7 +22,7 @@ GemmSchedule priced_form(const GemmProblem& s, const GemmSchedule& c, const Kern
 // `copies`: the stage runs that many groups of this problem with the same schedule (their
 // items all count). `wgmma`: the group's operands allow wgmma (gemm_cores.cc wgmma_operands).
 void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t others_items = 0, double others_item_us = 0,
-                 int copies = 1) {
+                 int copies = 1, bool incumbent = false) {
   const GemmProblem s = gemm_problem(grp);
   // The menu, and tiles fitted to output channels that the menu's widths do not divide.
   std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx, s.conv);
@@ -50,7 +41,14 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   // resnet50 336.5 -> 335.2 us, its stem 13.6 -> 12.3; resnet18 145.9 -> 139.3; densenet121,
   // whose 3x3 convolutions have K = 1152, 732.2 -> 747.3), so the rule stays as it is.
   const int bk = grp.f16 && !s.conv && s.batch == 1 && s.k >= 128 ? 128 : 0;
-  double best = 1e30;
+  auto us_of = [&](const GemmSchedule& c) {
+    return s.conv || (others_items == 0 && copies == 1)
+               ? estimate_gemm_us(s, grp.f16, c, ctx)
+               : round_robin_us(copies * gemm_items(s, c) + others_items,
+                                std::max(gemm_item_us(s, grp.f16, c, ctx), others_item_us), ctx);
+  };
+  // With `incumbent`, the group's current schedule stays unless another is clearly (3 %) better.
+  double best = incumbent ? us_of(grp.gemm) : 1e30;
   auto choose = [&](int k_tile) {
     for (GemmSchedule t : tiles) {
       if (k_tile > 0 && grp.f16 && !s.conv) t.bk = k_tile;
@@ -58,13 +56,8 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
-        const GemmSchedule pc = priced_form(s, c, ctx, wgmma);
-        const double us = s.conv || (others_items == 0 && copies == 1)
-                              ? estimate_gemm_us(s, grp.f16, pc, ctx)
-                              : round_robin_us(copies * gemm_items(s, c) + others_items,
-                                               std::max(gemm_item_us(s, grp.f16, pc, ctx), others_item_us), ctx);
-        if (us < best * 0.97) {
-          best = us;
+        if (us_of(c) < best * 0.97) {
+          best = us_of(c);
           grp.gemm = c;
         }
       }
@@ -114,11 +107,11 @@ void choose_shared_stage_gemms(const Uses& uses, KernelPlan* plan) {
           const Group& o = plan->groups[other];
           const GemmProblem op = gemm_problem(o);
           items += gemm_items(op, o.gemm);
-          const GemmSchedule po = priced_form(op, o.gemm, plan->ctx, wgmma_operands(*plan, o, &uses.graph_outputs));
-          item_us = std::max(item_us, gemm_item_us(op, o.f16, po, plan->ctx));
+          item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm, plan->ctx));
         }
         Group& g = plan->groups[gid];
-        choose_gemm(plan->ctx, g, wgmma_operands(*plan, g, &uses.graph_outputs), items, item_us);
+        choose_gemm(plan->ctx, g, wgmma_operands(*plan, g, &uses.graph_outputs), items, item_us, 1,
+                    /*incumbent=*/same && !std::getenv("MONO_AB_ROUNDS_FRESH"));
       }
     }
   }
