@@ -3,7 +3,6 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -28,7 +27,11 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx, s.conv);
   append_new_tiles(&tiles, fitted_gemm_tiles(s, grp.f16, ctx));
   // And where the group runs on wgmma, the 96-wide tile between the menu's 64 and 128.
-  if (wgmma && !std::getenv("MONO_AB_NO_WG96")) append_new_tiles(&tiles, wide_wgmma_tiles(grp.f16, ctx));
+  // Measured on the H100 (bench/RESULTS.md session 23, run203, same call, against the menu alone):
+  // vit-base 564.9 -> 523.8 us (FFN1 stage 9.56 -> 7.98, FFN2 9.53 -> 8.82, Q/K/V 7.76 -> 6.78),
+  // vit-b-16 618.9 -> 566.5, whisper-encoder 496.0 -> 482.7, swin-t 710.0 -> 704.0; bert-base,
+  // gpt2 and resnet50 keep their tiles.
+  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(grp.f16, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
@@ -85,7 +88,10 @@ void choose_shared_stage_gemms(const Uses& uses, KernelPlan* plan) {
     // GEMMs of one problem (BERT's Q, K, V) start from the best common schedule. Chosen
     // alone, each took split-K 3; against each other's 72 items no single one could get the
     // stage back into one round of the grid (3 x 72 items on 132 blocks), although 3 x 24
-    // unsplit items fit.
+    // unsplit items fit. The rounds keep it unless another schedule is 3 % better against the
+    // others: re-chosen from scratch, near-ties split vit-base's Q/K/V into two 64x128 split-K 2
+    // parts and one 64x96 (its stage 7.17 us against 6.78 common; H100, run203, one call;
+    // whisper-encoder 490.6 -> 482.7 us, swin-t 706.5 -> 704.0, vit-b-16 555.9 -> 566.5).
     const GemmProblem p0 = gemm_problem(plan->groups[gemms[0]]);
     bool same = true;
     for (int gid : gemms) {
@@ -110,8 +116,7 @@ void choose_shared_stage_gemms(const Uses& uses, KernelPlan* plan) {
           item_us = std::max(item_us, gemm_item_us(op, o.f16, o.gemm, plan->ctx));
         }
         Group& g = plan->groups[gid];
-        choose_gemm(plan->ctx, g, wgmma_operands(*plan, g, &uses.graph_outputs), items, item_us, 1,
-                    /*incumbent=*/same && !std::getenv("MONO_AB_ROUNDS_FRESH"));
+        choose_gemm(plan->ctx, g, wgmma_operands(*plan, g, &uses.graph_outputs), items, item_us, 1, /*incumbent=*/same);
       }
     }
   }
