@@ -3,9 +3,6 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <sstream>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -125,37 +122,6 @@ void choose_shared_stage_gemms(const Uses& uses, KernelPlan* plan) {
   }
 }
 
-// TEMPORARY (session 23 experiment, removed after its GPU call): MONO_AB_FORCE =
-// "MxNxK[@G]=BMxBNxBK/STAGES/SPLITS,..." sets the default schedule of every dense GEMM group of
-// that problem (in a stage of G GEMM groups, with @G) where it is valid.
-void force_gemms_for_ab(KernelPlan* plan) {
-  const char* env = std::getenv("MONO_AB_FORCE");
-  if (!env) return;
-  std::stringstream all(env);
-  std::string entry;
-  while (std::getline(all, entry, ',')) {
-    long long m = 0, n = 0, k = 0;
-    int g = 0, bm = 0, bn = 0, bk = 0, stages = 0, splits = 0;
-    const bool with_g = entry.find('@') != std::string::npos;
-    const int got = with_g ? std::sscanf(entry.c_str(), "%lldx%lldx%lld@%d=%dx%dx%d/%d/%d", &m, &n, &k, &g, &bm, &bn, &bk, &stages, &splits)
-                           : std::sscanf(entry.c_str(), "%lldx%lldx%lld=%dx%dx%d/%d/%d", &m, &n, &k, &bm, &bn, &bk, &stages, &splits);
-    MONO_CHECK(got == (with_g ? 9 : 8), "MONO_AB_FORCE: cannot read ", entry);
-    for (const Stage& st : plan->stages) {
-      int gemms = 0;
-      for (int gid : st.groups) gemms += plan->groups[gid].kind == GroupKind::kGemm;
-      for (int gid : st.groups) {
-        Group& grp = plan->groups[gid];
-        if (grp.kind != GroupKind::kGemm || grp.runs_fused() || (with_g && gemms != g)) continue;
-        const GemmProblem p = gemm_problem(grp);
-        if (p.m != m || p.n != n || p.k != k || p.batch != 1) continue;
-        GemmSchedule c{bm, bn, bk, 1, 1, stages, splits};
-        gemm_warps(plan->ctx.threads, &c.warps_m, &c.warps_n);
-        if (gemm_schedule_problem(grp.f16, c, plan->ctx, &p).empty()) grp.gemm = c;
-      }
-    }
-  }
-}
-
 // A tuned schedule for the group, if the options have a valid one for its signature.
 bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& grp) {
   if (!options.signature) return false;
@@ -197,7 +163,6 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
   for (Group& grp : plan->groups)
     if (gemm_like(grp) && !grp.runs_fused()) choose_gemm(ctx, grp, wgmma_operands(*plan, grp, &uses.graph_outputs));
   choose_shared_stage_gemms(uses, plan);
-  force_gemms_for_ab(plan);
   for (Group& grp : plan->groups) apply_override(options, *plan, grp);
   choose_gemm_cores(uses, plan);
   for (Group& grp : plan->groups) {
