@@ -6,13 +6,14 @@
 # full-size zoo (bench/export_zoo.py --full, unless an earlier call on this machine did), writes
 # every model's fp16 plan with and without the assignments, and times (mono-run --bench, one
 # model at a time, both variants back to back) only the models whose GEMM tiles differ. Writes
-# to $OUT: plans/NAME.txt and plans/NAME.ab.txt, fragments/NAME.json (the tuning fragment, for
-# planning on a machine without the models: build_time --plan --simplify), zoo_plan_ab.txt.
+# to $OUT: zoo_plan_ab.txt, and zoo_plans.tgz with plans/NAME.txt, plans/NAME.ab.txt and
+# fragments/NAME.json (the tuning fragment, for planning on a machine without the models:
+# build_time --plan --simplify).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: bench/zoo_plan_ab.sh \"NAME=VALUE ...\"" >&2; exit 2; }
 read -r -a assignments <<< "$1"
-out=${OUT:-/tmp/zoo-plan-ab}; mkdir -p "$out/plans" "$out/fragments"
+out=${OUT:-/tmp/zoo-plan-ab}; work=$(mktemp -d); mkdir -p "$out" "$work/plans" "$work/fragments"
 source .gpu/env.sh
 marker=/tmp/zoo/.exported-full
 if [ ! -f "$marker" ]; then
@@ -26,10 +27,10 @@ tiles() { grep -oE "tile [^,]*, warps [^,]*, stages [0-9]+, split-k [0-9]+, [a-z
     d=${d%/}; n=$(basename "$d")
     case "$n" in tiny-*) continue ;; esac
     [ -f "$d/model.onnx" ] || continue
-    mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$out/plans/$n.txt" 2>&1
-    env "${assignments[@]}" mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$out/plans/$n.ab.txt" 2>&1
-    mono-compile "$d/model.onnx" --dtype fp16 --emit fragment > "$out/fragments/$n.json" 2>/dev/null
-    if diff -q <(tiles "$out/plans/$n.txt") <(tiles "$out/plans/$n.ab.txt") > /dev/null; then
+    mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$work/plans/$n.txt" 2>&1
+    env "${assignments[@]}" mono-compile "$d/model.onnx" --dtype fp16 --emit plan > "$work/plans/$n.ab.txt" 2>&1
+    mono-compile "$d/model.onnx" --dtype fp16 --emit fragment > "$work/fragments/$n.json" 2>/dev/null
+    if diff -q <(tiles "$work/plans/$n.txt") <(tiles "$work/plans/$n.ab.txt") > /dev/null; then
       echo "$n: same GEMM tiles"
     else
       echo "$n: GEMM tiles differ"; changed+=("$n")
@@ -44,3 +45,4 @@ tiles() { grep -oE "tile [^,]*, warps [^,]*, stages [0-9]+, split-k [0-9]+, [a-z
     done
   done
 } 2>&1 | tee "$out/zoo_plan_ab.txt"
+(cd "$work" && tar -czf "$out/zoo_plans.tgz" plans fragments)

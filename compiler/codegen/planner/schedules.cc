@@ -3,7 +3,6 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -31,8 +30,9 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   // Measured on the H100 (bench/RESULTS.md session 23, run203, same call, against the menu alone):
   // vit-base 564.9 -> 523.8 us (FFN1 stage 9.56 -> 7.98, FFN2 9.53 -> 8.82, Q/K/V 7.76 -> 6.78),
   // vit-b-16 618.9 -> 566.5, whisper-encoder 496.0 -> 482.7, swin-t 710.0 -> 704.0; bert-base,
-  // gpt2 and resnet50 keep their tiles.
-  if (wgmma && !std::getenv("MONO_AB_NO_WG96")) append_new_tiles(&tiles, wide_wgmma_tiles(grp.f16, ctx));  // TEMPORARY switch
+  // gpt2 and resnet50 keep their tiles. Of the 16 zoo models only albert, swin-t, vit-b-16 and
+  // whisper-encoder change tiles (run207, bench/zoo_plan_ab.sh): albert 2928.5 -> 2799.6 us.
+  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(grp.f16, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
