@@ -92,6 +92,39 @@ TEST(ZooPlans, VitB16WideGemmsTakeTheNinetySixWideWgmmaTile) {
   EXPECT_EQ(wide, 24) << "FFN1 and FFN2 of 12 layers";
 }
 
+// BERT's and GPT-2's 128-row GEMMs stay on 64x64 wgmma tiles (Q/K/V 3 x 24 items, FFN1 96,
+// FFN2 96 with split-K 4) and the out-projection on 32x32 mma.sync (96 items): the 96-wide tile
+// and the alternatives measured against them were slower (H100, bench/RESULTS.md session 23,
+// same calls: 64x96 split-K 2 for Q/K/V and FFN1 gpt2 416.5 -> 447.8 us; FFN2 64x96 split-K 8
+// 428.1; wgmma out-projections 64x32 436.1).
+TEST(ZooPlans, BertAndGpt2KeepTheirMeasuredTiles) {
+  for (const char* name : {"bert", "gpt2"}) {
+    const LoadedPlan l = load_zoo_plan(name);
+    int qkv = 0, ffn1 = 0, ffn2 = 0, out = 0;
+    for (const Stage& st : l.plan.stages)
+      for (int gid : st.groups) {
+        const Group& g = l.plan.groups[gid];
+        if (g.kind != GroupKind::kGemm || g.runs_fused()) continue;
+        const GemmProblem p = gemm_problem(g);
+        if (p.m != 128) continue;
+        const GemmSchedule& s = g.gemm;
+        if (p.n == 768 && p.k == 768 && st.groups.size() == 3) {
+          qkv += s.wgmma && s.bm == 64 && s.bn == 64 && s.splits == 1 && g.items == 24;
+        } else if (p.n == 768 && p.k == 768) {
+          out += !s.wgmma && s.bm == 32 && s.bn == 32 && s.splits == 1 && g.items == 96;
+        } else if (p.n == 3072) {
+          ffn1 += s.wgmma && s.bm == 64 && s.bn == 64 && s.splits == 1 && g.items == 96;
+        } else if (p.k == 3072) {
+          ffn2 += s.wgmma && s.bm == 64 && s.bn == 64 && s.splits == 4 && g.items == 96;
+        }
+      }
+    EXPECT_EQ(qkv, 36) << name;
+    EXPECT_EQ(out, 12) << name;
+    EXPECT_EQ(ffn1, 12) << name;
+    EXPECT_EQ(ffn2, 12) << name;
+  }
+}
+
 TEST(ZooPlans, SwinTSplitsItsProjectionsAndRunsMostlyFlash) {
   const ZooPlan z = plan_zoo("swin-t");
   EXPECT_EQ(z.attention, 12);
