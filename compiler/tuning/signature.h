@@ -125,7 +125,10 @@ namespace mono::tuning {
 //     library's text changed (tiny-bert fp16's cubin is unchanged, checked).
 //  38 (2026-11-27): GemmWg takes warpgroups 48 wide (wgmma m64n48, ptx.cuh Wgmma<48>), and the
 //     planner offers a 64x96 tile to groups that run on wgmma (cost_model.h wide_wgmma_tiles).
-constexpr int kSignatureVersion = 38;
+//  39 (2026-11-27): FlashStream takes 8 row blocks (128 query rows, one key group, chunks of 128
+//     keys), and a streamed head whose items take more than one round runs them where they fit
+//     one (planner/attention_fusion.cc choose_flash).
+constexpr int kSignatureVersion = 39;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -204,6 +204,37 @@ TEST(Codegen, FlashStreamsKeysPastWhatAnItemHolds) {
   }
 }
 
+// A streamed head whose items of 32 query rows take more than one round of the grid runs 128 rows
+// an item (FlashStream's 8 row blocks, chunks of 128 keys) where those fit one round: every item
+// streams all of K and V. 4000 rows (125 items of 32) keep 32; 8192 (256 of 32) take 128 (64).
+TEST(Codegen, StreamedHeadsTakeWideItemsWhereTheyFitOneRound) {
+  for (const int rows : {4000, 8192}) {
+    SCOPED_TRACE(str_cat(rows, " rows"));
+    auto g = ir_graph(str_cat("graph g (opset 20) {\n"
+                              "  input %x: f32[", rows, ",32]\n"
+                              "  input %m: f32[300,32]\n"
+                              "  const %w: f32[32,32] = <1024 elements>\n"
+                              "  %q = MatMul(%x, %w)\n"
+                              "  %k = MatMul(%m, %w)\n"
+                              "  %kt = Transpose(%k) {perm=[1, 0]}\n"
+                              "  %v = MatMul(%m, %w)\n"
+                              "  %s = MatMul(%q, %kt)\n"
+                              "  %p = Softmax(%s) {axis=-1}\n"
+                              "  %o = MatMul(%p, %v)\n"
+                              "  output %o\n}\n"));
+    const KernelPlan p = plan_f16(*g);
+    const Group* head = attention_head(p);
+    ASSERT_NE(head, nullptr);
+    ASSERT_TRUE(head->flash);
+    const bool wide = rows > 4224;
+    EXPECT_EQ(head->gemm.bm, wide ? 128 : 32);
+    EXPECT_EQ(head->items, wide ? 64 : 125);
+    EXPECT_EQ(head->flash_chunk, wide ? 128 : 256);
+    const std::string src = emit_cuda(*g, p, "test");
+    EXPECT_NE(src.find(wide ? "FlashStream<32, 8, 8>" : "FlashStream<32, 2, 16>"), std::string::npos);
+  }
+}
+
 // A causal mask added to the scores as a constant (GPT-2's form) over more than 256 keys: the
 // streamed head applies it by index too (FlashStream's CAUSAL mode, the mask no longer packed),
 // with the diagonal offset keys - rows.

@@ -133,4 +133,9 @@ void attention_checks() {
   // keys beyond the rows (offset 300), a head size of 32 and of 128
   flash_case<FlashStream<32, 2, 16, true>, 32, true, true>("FlashStream<32,2,16,causal>", 2, 90, 390);
   flash_case<FlashStream<128, 4, 8>, 128, false, true>("FlashStream<128,4,8>", 1, 100, 700);
+  // eight row blocks, one key group (whisper's 128-row items): a partial last item, masked
+  // leading keys, causal
+  flash_case<FlashStream<64, 8, 8>, 64, false, true>("FlashStream<64,8,8>", 2, 1500, 1500);
+  flash_case<FlashStream<64, 8, 8>, 64, false, true>("FlashStream<64,8,8>", 1, 40, 600, 200);
+  flash_case<FlashStream<64, 8, 8, true>, 64, true, true>("FlashStream<64,8,8,causal>", 1, 333, 333);
 }

@@ -236,8 +236,10 @@ struct FlashAttention {
 template <int D, int RB, int CT, bool CAUSAL = false>
 struct FlashStream {
   static_assert(D % 16 == 0 && D <= 128, "head size: a multiple of 16 up to 128");
-  static_assert(RB == 1 || RB == 2 || RB == 4, "row blocks per item: 1, 2 or 4");
+  static_assert(RB == 1 || RB == 2 || RB == 4 || RB == 8, "row blocks per item: 1, 2, 4 or 8");
   static constexpr int kWarps = 8, KG = kWarps / RB, J = CT / KG;
+  // Each warp holds the scores of its J key tiles of a chunk (8 J floats a thread).
+  static_assert(J <= 8, "a warp's key tiles a chunk: at most 8 (8 row blocks: chunks of 128 keys)");
   static_assert(CT % KG == 0, "a chunk's key tiles split evenly over the key groups");
   static constexpr int BQ = 16 * RB, CK = 16 * CT;  // query rows an item, keys a chunk
   static constexpr int kLd = D + 8;

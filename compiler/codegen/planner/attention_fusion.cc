@@ -186,6 +186,22 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
       }
     }
     if (smem > ctx.smem_limit) continue;
+    // A streamed head whose items take more than one round of the grid runs 128 query rows an
+    // item (FlashStream's 8 row blocks, one key group, chunks of 128 keys) where that fits one
+    // round: every item streams all of K and V whatever its rows, so fewer, larger items stream
+    // them fewer times. whisper-encoder: 6 heads x 1500 rows, 282 items of 32 rows in three
+    // rounds against 72 of 128 in one.
+    const int64_t rows = a.m;
+    if (chunk > 0 && a.batch * ceil_div(rows, bq) > ctx.grid() && a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
+      const int64_t wide = 128 * ld * 2 + std::max<int64_t>(4 * 128 * ld * 2, partial_o) + reduce;
+      if (wide <= ctx.smem_limit) {
+        smem = wide;
+        chunk = 128;
+        qk.gemm.bm = 128;
+        plan->groups[qk.fused[1]].gemm.bm = 128;
+        qk.items = a.batch * ceil_div(rows, int64_t{128});
+      }
+    }
     qk.flash = true;
     qk.flash_chunk = chunk;
     qk.causal_mask = causal_mask(*plan, qk, sm, a.m, keys);
