@@ -3,8 +3,6 @@
 // by nothing else. One work item carries a batch entry's BM query rows through all three.
 #include <algorithm>
 
-#include <cstdlib>
-
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/codegen/support.h"
@@ -194,8 +192,7 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     // them fewer times. whisper-encoder: 6 heads x 1500 rows, 282 items of 32 rows in three
     // rounds against 72 of 128 in one.
     const int64_t rows = a.m;
-    if (chunk > 0 && !std::getenv("MONO_AB_NO_WIDE_STREAM") && a.batch * ceil_div(rows, bq) > ctx.grid() &&
-        a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {  // TEMPORARY switch
+    if (chunk > 0 && a.batch * ceil_div(rows, bq) > ctx.grid() && a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
       const int64_t wide = 128 * ld * 2 + std::max<int64_t>(4 * 128 * ld * 2, partial_o) + reduce;
       if (wide <= ctx.smem_limit) {
         smem = wide;
