@@ -190,7 +190,9 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     // item (FlashStream's 8 row blocks, one key group, chunks of 128 keys) where that fits one
     // round: every item streams all of K and V whatever its rows, so fewer, larger items stream
     // them fewer times. whisper-encoder: 6 heads x 1500 rows, 282 items of 32 rows in three
-    // rounds against 72 of 128 in one.
+    // rounds against 72 of 128 in one; measured on the H100 (bench/RESULTS.md session 23, same
+    // call): 473.8 -> 442.4 us, its attention stages 54.3-56.3 -> 44.3-46.6 us. A 128-row item
+    // takes ~42 us against ~18.5 for 32 rows: its warps each run every key tile of a chunk.
     const int64_t rows = a.m;
     if (chunk > 0 && a.batch * ceil_div(rows, bq) > ctx.grid() && a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
       const int64_t wide = 128 * ld * 2 + std::max<int64_t>(4 * 128 * ld * 2, partial_o) + reduce;
