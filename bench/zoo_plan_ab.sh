@@ -19,7 +19,7 @@ marker=/tmp/zoo/.exported-full
 if [ ! -f "$marker" ]; then
   python3 bench/export_zoo.py /tmp/zoo --full > "$out/zoo_export.txt" 2>&1 && touch "$marker"
 fi
-tiles() { grep -oE "tile [^,]*, warps [^,]*, stages [0-9]+, split-k [0-9]+, [a-z0-9 ]+" "$1"; }
+tiles() { grep -oE "tile [^,]*, warps [^,]*, stages [0-9]+, split-k [0-9]+(, [a-z0-9 ]+)?" "$1"; }
 {
   echo "variant: ${assignments[*]}"
   changed=()
@@ -36,7 +36,7 @@ tiles() { grep -oE "tile [^,]*, warps [^,]*, stages [0-9]+, split-k [0-9]+, [a-z
       echo "$n: GEMM tiles differ"; changed+=("$n")
     fi
   done
-  for n in "${changed[@]}"; do
+  for n in ${changed[@]+"${changed[@]}"}; do
     d=/tmp/zoo/$n
     for v in default ab; do
       if [ $v = default ]; then run=(mono-run); else run=(env "${assignments[@]}" mono-run); fi

@@ -194,7 +194,9 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     // call): 473.8 -> 442.4 us, its attention stages 54.3-56.3 -> 44.3-46.6 us. A 128-row item
     // takes ~42 us against ~18.5 for 32 rows: its warps each run every key tile of a chunk.
     const int64_t rows = a.m;
-    if (chunk > 0 && a.batch * ceil_div(rows, bq) > ctx.grid() && a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
+    // Heads up to 64 wide: a warp then holds its scores, O and Q fragments in 112 registers.
+    if (chunk > 0 && d <= 64 && a.batch * ceil_div(rows, bq) > ctx.grid() &&
+        a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
       const int64_t wide = 128 * ld * 2 + std::max<int64_t>(4 * 128 * ld * 2, partial_o) + reduce;
       if (wide <= ctx.smem_limit) {
         smem = wide;
@@ -202,6 +204,10 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
         qk.gemm.bm = 128;
         plan->groups[qk.fused[1]].gemm.bm = 128;
         qk.items = a.batch * ceil_div(rows, int64_t{128});
+        const GemmProblem b = gemm_problem(plan->groups[qk.fused[1]]);
+        const double item_us = ceil_div(a.n, qk.gemm.bn) * gemm_item_us(a, qk.f16, qk.gemm, ctx) + kAttentionRowsUs +
+                               ceil_div(b.n, pv.gemm.bn) * gemm_item_us(b, pv.f16, pv.gemm, ctx);
+        qk.est_us = round_robin_us(qk.items, item_us, ctx);  // as choose_schedules prices a head
       }
     }
     qk.flash = true;

@@ -101,8 +101,11 @@ void choose_shared_stage_gemms(const Uses& uses, KernelPlan* plan) {
              plan->groups[gid].f16 == plan->groups[gemms[0]].f16;
     }
     if (same) {
+      // The common schedule takes the wgmma-only tile only if every copy can run on wgmma.
+      bool all_wgmma = true;
+      for (int gid : gemms) all_wgmma = all_wgmma && wgmma_operands(*plan, plan->groups[gid], &uses.graph_outputs);
       Group& g0 = plan->groups[gemms[0]];
-      choose_gemm(plan->ctx, g0, wgmma_operands(*plan, g0, &uses.graph_outputs), 0, 0, static_cast<int>(gemms.size()));
+      choose_gemm(plan->ctx, g0, all_wgmma, 0, 0, static_cast<int>(gemms.size()));
       for (int gid : gemms) plan->groups[gid].gemm = g0.gemm;
     }
     for (int round = 0; round < 2; ++round) {
