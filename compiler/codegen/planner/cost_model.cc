@@ -3,7 +3,6 @@
 #include "compiler/codegen/cost_model.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -215,7 +214,7 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
       return str_cat("a wgmma tile needs BM = 16 x warps_m with warps_m a multiple of 4 (", t.str(), ")");
     if (t.bm > 256) return str_cat("a wgmma tile's BM ", t.bm, " is over 256 (the tensor map's box)");
     const int wn = t.bn / t.warps_n;
-    if (wn != 16 && wn != 32 && (wn != 48 || std::getenv("MONO_AB_OLD_WG")) && wn != 64 && wn != 128)  // TEMPORARY switch
+    if (wn != 16 && wn != 32 && wn != 48 && wn != 64 && wn != 128)
       return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 48, 64, 128, not ", wn);
     if (t.bk % 64) return str_cat("a wgmma tile needs BK a multiple of 64, not ", t.bk);
     const int kgroups = wgmma_k_groups(t, ctx);
