@@ -230,6 +230,7 @@ TEST(Codegen, StreamedHeadsTakeWideItemsWhereTheyFitOneRound) {
     EXPECT_EQ(head->gemm.bm, wide ? 128 : 32);
     EXPECT_EQ(head->items, wide ? 64 : 125);
     EXPECT_EQ(head->flash_chunk, wide ? 128 : 256);
+    EXPECT_EQ(gemm_schedule_problem(true, head->gemm, p.ctx, nullptr), "") << "the S tile as printed";
     const std::string src = emit_cuda(*g, p, "test");
     EXPECT_NE(src.find(wide ? "FlashStream<32, 8, 8>" : "FlashStream<32, 2, 16>"), std::string::npos);
   }

@@ -202,6 +202,7 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
         smem = wide;
         chunk = 128;
         qk.gemm.bm = 128;
+        qk.gemm.bn = 128;  // S a chunk at a time: the printed tile, and a valid schedule
         plan->groups[qk.fused[1]].gemm.bm = 128;
         qk.items = a.batch * ceil_div(rows, int64_t{128});
         const GemmProblem b = gemm_problem(plan->groups[qk.fused[1]]);
