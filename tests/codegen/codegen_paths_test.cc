@@ -204,24 +204,30 @@ TEST(Codegen, FlashStreamsKeysPastWhatAnItemHolds) {
   }
 }
 
+// One attention head of `rows` query rows over 300 keys (streamed: more than kFlashWholeKeys),
+// head size d.
+std::unique_ptr<Graph> streamed_head_graph(int rows, int d) {
+  return ir_graph(str_cat("graph g (opset 20) {\n"
+                          "  input %x: f32[", rows, ",", d, "]\n"
+                          "  input %m: f32[300,", d, "]\n"
+                          "  const %w: f32[", d, ",", d, "] = <", d * d, " elements>\n"
+                          "  %q = MatMul(%x, %w)\n"
+                          "  %k = MatMul(%m, %w)\n"
+                          "  %kt = Transpose(%k) {perm=[1, 0]}\n"
+                          "  %v = MatMul(%m, %w)\n"
+                          "  %s = MatMul(%q, %kt)\n"
+                          "  %p = Softmax(%s) {axis=-1}\n"
+                          "  %o = MatMul(%p, %v)\n"
+                          "  output %o\n}\n"));
+}
+
 // A streamed head whose items of 32 query rows take more than one round of the grid runs 128 rows
 // an item (FlashStream's 8 row blocks, chunks of 128 keys) where those fit one round: every item
 // streams all of K and V. 4000 rows (125 items of 32) keep 32; 8192 (256 of 32) take 128 (64).
 TEST(Codegen, StreamedHeadsTakeWideItemsWhereTheyFitOneRound) {
   for (const int rows : {4000, 8192}) {
     SCOPED_TRACE(str_cat(rows, " rows"));
-    auto g = ir_graph(str_cat("graph g (opset 20) {\n"
-                              "  input %x: f32[", rows, ",32]\n"
-                              "  input %m: f32[300,32]\n"
-                              "  const %w: f32[32,32] = <1024 elements>\n"
-                              "  %q = MatMul(%x, %w)\n"
-                              "  %k = MatMul(%m, %w)\n"
-                              "  %kt = Transpose(%k) {perm=[1, 0]}\n"
-                              "  %v = MatMul(%m, %w)\n"
-                              "  %s = MatMul(%q, %kt)\n"
-                              "  %p = Softmax(%s) {axis=-1}\n"
-                              "  %o = MatMul(%p, %v)\n"
-                              "  output %o\n}\n"));
+    auto g = streamed_head_graph(rows, 32);
     const KernelPlan p = plan_f16(*g);
     const Group* head = attention_head(p);
     ASSERT_NE(head, nullptr);
@@ -241,18 +247,7 @@ TEST(Codegen, StreamedHeadsTakeWideItemsWhereTheyFitOneRound) {
 TEST(Codegen, WideStreamedHeadsCompileWithoutSpills) {
   for (const int d : {32, 64}) {
     SCOPED_TRACE(str_cat("head size ", d));
-    auto g = ir_graph(str_cat("graph g (opset 20) {\n"
-                              "  input %x: f32[8192,", d, "]\n"
-                              "  input %m: f32[300,", d, "]\n"
-                              "  const %w: f32[", d, ",", d, "] = <", d * d, " elements>\n"
-                              "  %q = MatMul(%x, %w)\n"
-                              "  %k = MatMul(%m, %w)\n"
-                              "  %kt = Transpose(%k) {perm=[1, 0]}\n"
-                              "  %v = MatMul(%m, %w)\n"
-                              "  %s = MatMul(%q, %kt)\n"
-                              "  %p = Softmax(%s) {axis=-1}\n"
-                              "  %o = MatMul(%p, %v)\n"
-                              "  output %o\n}\n"));
+    auto g = streamed_head_graph(8192, d);
     BuiltKernel b = build_kernel(*g, fp16_options(), "wide_stream", NvrtcOptions{}, /*compile=*/true);
     EXPECT_NE(b.source.find(str_cat("FlashStream<", d, ", 8, 8>")), std::string::npos);
     EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;

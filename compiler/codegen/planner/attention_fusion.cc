@@ -170,6 +170,11 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     ok = ok && gemm_problem(pv).n == d && d % 16 == 0 && d <= 128 && (bq == 16 || bq == 32 || bq == 64);
     if (!ok) continue;
     const int64_t ld = d + 8, reduce = 2 * 8 * 16 * 4, partial_o = 8 * 16 * d * 4;
+    // attention.cuh FlashStream::kSmemBytes for `rows_` query rows and chunks of `c` keys: Q,
+    // then two chunks of K and V (the partial O reuse them).
+    const auto stream_smem = [&](int64_t rows_, int c) {
+      return rows_ * ld * 2 + std::max<int64_t>(4 * c * ld * 2, partial_o) + reduce;
+    };
     int64_t smem = 0;
     int chunk = 0;
     if (keys <= kFlashWholeKeys) {
@@ -177,10 +182,8 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
       smem = (bq + 2 * ceil_div(keys, 16) * 16) * ld * 2 + partial_o + reduce;
     } else {
       if (!sm.epilogue.empty()) continue;
-      // attention.cuh FlashStream::kSmemBytes: Q, then two chunks of K and V (the partial O
-      // reuse them), for the largest chunk that fits
-      for (int c : {256, 128}) {
-        smem = bq * ld * 2 + std::max<int64_t>(4 * c * ld * 2, partial_o) + reduce;
+      for (int c : {256, 128}) {  // the largest chunk that fits
+        smem = stream_smem(bq, c);
         chunk = c;
         if (smem <= ctx.smem_limit) break;
       }
@@ -197,18 +200,12 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     // Heads up to 64 wide: a warp then holds its scores, O and Q fragments in 112 registers.
     if (chunk > 0 && d <= 64 && a.batch * ceil_div(rows, bq) > ctx.grid() &&
         a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
-      const int64_t wide = 128 * ld * 2 + std::max<int64_t>(4 * 128 * ld * 2, partial_o) + reduce;
-      if (wide <= ctx.smem_limit) {
-        smem = wide;
+      if (stream_smem(128, 128) <= ctx.smem_limit) {
+        smem = stream_smem(128, 128);
         chunk = 128;
         qk.gemm.bm = 128;
         qk.gemm.bn = 128;  // S a chunk at a time: the printed tile, and a valid schedule
-        plan->groups[qk.fused[1]].gemm.bm = 128;
-        qk.items = a.batch * ceil_div(rows, int64_t{128});
-        const GemmProblem b = gemm_problem(plan->groups[qk.fused[1]]);
-        const double item_us = ceil_div(a.n, qk.gemm.bn) * gemm_item_us(a, qk.f16, qk.gemm, ctx) + kAttentionRowsUs +
-                               ceil_div(b.n, pv.gemm.bn) * gemm_item_us(b, pv.f16, pv.gemm, ctx);
-        qk.est_us = round_robin_us(qk.items, item_us, ctx);  // as choose_schedules prices a head
+        plan->groups[qk.fused[1]].gemm.bm = 128;  // (choose_schedules then counts the items)
       }
     }
     qk.flash = true;

@@ -60,8 +60,9 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
       for (int splits : split_k_factors(s.k, t.bk)) {
         GemmSchedule c = t;
         c.splits = splits;
-        if (us_of(c) < best * 0.97) {
-          best = us_of(c);
+        const double us = us_of(c);
+        if (us < best * 0.97) {
+          best = us;
           grp.gemm = c;
         }
       }
@@ -204,6 +205,9 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
     }
     ctx.smem_bytes = std::max(ctx.smem_bytes, grp.smem_bytes);
   }
+  // Flash heads first: a streamed one may take wider row tiles (attention_fusion.cc), which
+  // its items and estimate below count.
+  choose_flash(uses, plan);
   // An attention group's items and estimate cover its three parts.
   for (Group& grp : plan->groups) {
     if (grp.fused.empty()) continue;
@@ -218,7 +222,6 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
       plan->groups[id].est_us = 0;
     }
   }
-  choose_flash(uses, plan);
 }
 
 }  // namespace mono::planner

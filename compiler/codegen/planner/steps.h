@@ -46,8 +46,9 @@ void assign_gemm_precision(KernelPlan* plan);
 // attention_fusion.cc: MatMul - Softmax - MatMul chains as one group (Group::fused,
 // fused_into; the two GEMMs' fixed tiles).
 void fuse_attention(const Uses& uses, KernelPlan* plan);
-// attention_fusion.cc: Group::flash and the flash heads' shared memory (choose_schedules calls it
-// once the tiles are chosen).
+// attention_fusion.cc: Group::flash, the flash heads' shared memory and a streamed head's wider
+// row tiles (choose_schedules calls it once the tiles are chosen, before it counts the heads'
+// items).
 void choose_flash(const Uses& uses, KernelPlan* plan);
 
 // squeeze_fusion.cc: Group::squeeze and the squeeze group's fused_into (a GEMV whose x is the
