@@ -40,6 +40,11 @@ bool block_per_row(const Node& n);
 // Keys a flash attention item holds in shared memory at once (FlashAttention); a head with
 // more streams them in chunks (FlashStream: planner/attention_fusion.cc choose_flash).
 constexpr int64_t kFlashWholeKeys = 256;
+// The streamed items FlashWg (attention.cuh) runs on the warpgroup MMA: 128 query rows of a
+// 64-wide head, keys in chunks of 128 (choose_flash's wide items; emit/attention.cc).
+struct FlashWgShape {
+  static constexpr int kRows = 128, kChunk = 128, kHead = 64;
+};
 // The value epilogue node `e` of group `g` reads as its running input: the previous step's
 // output (an IsNaN step, the condition of the Where after it, is not one), the anchor's for the
 // first; with e not in the epilogue, the group's result.

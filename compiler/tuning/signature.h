@@ -128,7 +128,9 @@ namespace mono::tuning {
 //  39 (2026-11-27): FlashStream takes 8 row blocks (128 query rows, one key group, chunks of 128
 //     keys), and a streamed head whose items take more than one round runs them where they fit
 //     one (planner/attention_fusion.cc choose_flash).
-constexpr int kSignatureVersion = 39;
+//  40 (2026-11-28): 128-row streamed items of 64-wide heads run on the warpgroup MMA (attention.cuh
+//     FlashWg, ptx.cuh WgmmaRsT64).
+constexpr int kSignatureVersion = 40;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -5,7 +5,7 @@
 // and 1, 2 and 4 row blocks per item; several items a block, later ones with fewer keys; errors
 // per output row. FlashStream (keys in chunks, online softmax) also over keys that end mid-chunk,
 // masked rows whose first chunks hold no live key (masked to -inf and to -FLT_MAX), and Whisper's
-// 1500 keys.
+// 1500 keys; FlashWg (FlashStream's 128-row items on the warpgroup MMA) over the same.
 #include "tests/gpu/device_lib_check.cuh"
 
 #include <cfloat>
@@ -138,4 +138,14 @@ void attention_checks() {
   flash_case<FlashStream<64, 8, 8>, 64, false, true>("FlashStream<64,8,8>", 2, 1500, 1500);
   flash_case<FlashStream<64, 8, 8>, 64, false, true>("FlashStream<64,8,8>", 1, 40, 600, 200);
   flash_case<FlashStream<64, 8, 8, true>, 64, true, true>("FlashStream<64,8,8,causal>", 1, 333, 333);
+  // the same items on the warpgroup MMA (what the planner runs for 64-wide heads): Whisper's
+  // 1500 keys, keys ending mid-chunk and mid-tile, masked leading keys (-inf and -FLT_MAX),
+  // causal with keys beyond the rows
+  using mono_dev::FlashWg;
+  flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 2, 1500, 1500);
+  flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 3, 70, 300);
+  flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 1, 40, 600, 200);
+  flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 1, 300, 600, 200, -FLT_MAX);
+  flash_case<FlashWg<64, true>, 64, true, true>("FlashWg<64,causal>", 1, 333, 333);
+  flash_case<FlashWg<64, true>, 64, true, true>("FlashWg<64,causal>", 2, 200, 457);
 }

@@ -403,4 +403,161 @@ struct FlashStream {
   }
 };
 
+
+// Copies rows [0, n) of a [rows][64] fp16 matrix into shared memory at `dst` (1024-byte aligned)
+// in the 128-byte swizzled layout wgmma reads (ptx.cuh wgmma_desc_sw128: 16-byte chunk c of row r
+// at chunk c ^ (r % 8)), with the item's 256 threads; rows n .. total-1 are zero-filled.
+__device__ __forceinline__ void stage_rows_sw128(unsigned int dst, const half_t* src, int n, int total) {
+  for (int c = threadIdx.x; c < total * 8; c += 256) {
+    const int r = c >> 3, k8 = c & 7;
+    const half_t* from = src + (long long)(r < n ? r : 0) * 64 + k8 * 8;
+    cp_async_16(dst + (unsigned int)(r * 128 + ((k8 ^ (r & 7)) << 4)), from, r < n ? 16 : 0);
+  }
+}
+
+// FlashStream's work (keys in chunks, online softmax, no probabilities' epilogue) on Hopper's
+// warpgroup MMA, for heads of 64: an item is 128 query rows, 64 a warpgroup; a chunk is 128 keys.
+// Per chunk, each warpgroup computes its 64 x 128 scores with one wgmma chain (Q and K from
+// shared memory, read once per warpgroup rather than once per 16-row warp), runs the online
+// softmax on them in registers (a thread holds 2 rows x 32 keys, the rows' quad of lanes
+// together a row's 128), and adds P V with P from registers (the score accumulators rounded to
+// fp16 are the A fragments) and V from shared memory, transposed (MN-major) as stored, [keys][64].
+// Q, K and V are staged swizzled by cp.async; the next chunk's K and V are in flight while this
+// one computes. Items, functors and CAUSAL as FlashStream's.
+template <int D, bool CAUSAL = false>
+struct FlashWg {
+  static_assert(D == 64, "FlashWg: heads of 64 (one 128-byte swizzled row of Q, K and V)");
+  static constexpr int BQ = 128, CK = 128;        // query rows an item, keys a chunk
+  static constexpr int kQBytes = BQ * D * 2;      // 16 KB
+  static constexpr int kChunkBytes = CK * D * 2;  // K (or V) of a chunk: 16 KB
+  static constexpr int kSmemBytes = kQBytes + 4 * kChunkBytes;  // Q, then K0 V0 K1 V1
+  static constexpr float kLog2e = 1.4426950408889634f;
+
+  template <class SFn, class OFn>
+  __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
+                              const SFn& s_fn, const OFn& o_fn, unsigned char* smem, int causal_off = 0) {
+    const unsigned int sQ = smem_u32(smem), sB = sQ + kQBytes;
+    if (sQ & 1023u) __trap();  // the swizzle is a function of the address: 1024-byte aligned row groups
+    __syncthreads();           // the block's previous work may still read shared memory
+    const int kv_end = CAUSAL ? (q0 + nq + causal_off < sk ? q0 + nq + causal_off : sk) : sk;
+    const int chunks = (kv_end + CK - 1) / CK;
+    const auto stage_chunk = [&](int c) {
+      const unsigned int kd = sB + (unsigned int)((c & 1) * 2 * kChunkBytes);
+      const int k0 = c * CK, n = kv_end - k0 < CK ? kv_end - k0 : CK;
+      stage_rows_sw128(kd, K + (long long)k0 * D, n, CK);
+      stage_rows_sw128(kd + kChunkBytes, V + (long long)k0 * D, n, CK);
+    };
+    stage_rows_sw128(sQ, Q + (long long)q0 * D, nq, BQ);
+    stage_chunk(0);
+    cp_async_commit();
+
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wg = w >> 2;
+    const int g = lane >> 2, t = lane & 3;
+    const int r0 = wg * 64 + (w & 3) * 16 + g;  // this thread's rows of the item: r0 and r0 + 8
+    const float neg_inf = -__int_as_float(0x7f800000);
+    // Accumulators in wgmma's layout: x[4j + q] is row r0 + 8 (q / 2), column 8j + 2t + q % 2.
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
+    float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};  // running maximum; this thread's part of the sum
+    const unsigned long long dq = wgmma_desc_sw128(sQ + (unsigned int)(wg * 64 * 128));
+    float s[CK / 2];  // a chunk's scores (the first k step's MMA overwrites them)
+#pragma unroll
+    for (int i = 0; i < CK / 2; ++i) s[i] = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      if (c + 1 < chunks) stage_chunk(c + 1);
+      cp_async_commit();  // (empty at the last chunk: the wait below counts groups)
+      cp_async_wait<1>();
+      fence_proxy_async_smem();  // the copies, visible to the tensor cores' reads
+      __syncthreads();
+      const unsigned int sK = sB + (unsigned int)((c & 1) * 2 * kChunkBytes), sV = sK + kChunkBytes;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)  // a k step of 16: 32 bytes along the swizzled rows
+        Wgmma<CK>::mma(s, dq + (unsigned long long)(kk * 2), wgmma_desc_sw128(sK) + (unsigned long long)(kk * 2), kk > 0);
+      wgmma_commit();
+      wgmma_wait<0>();
+      wgmma_fence_acc(s);
+      // Scores after their epilogue; padding and masked keys -inf. A chunk of whole rows, all its
+      // keys below kv_end and unmasked, skips the per-score tests.
+      const bool whole = nq == BQ && (c + 1) * CK <= kv_end && (!CAUSAL || (c + 1) * CK - 1 <= q0 + causal_off);
+      float mx[2] = {neg_inf, neg_inf};
+      const auto epilogue = [&](auto masked) {
+#pragma unroll
+        for (int j = 0; j < CK / 8; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int r = r0 + 8 * (q >> 1), key = c * CK + 8 * j + 2 * t + (q & 1);
+            const bool live = !masked.value || (r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off));
+            const float v = live ? s_fn(q0 + r, key, s[4 * j + q]) : neg_inf;
+            s[4 * j + q] = v;
+            mx[q >> 1] = fmaxf(mx[q >> 1], v);
+          }
+      };
+      if (whole)
+        epilogue(Constant<bool, false>{});
+      else
+        epilogue(Constant<bool, true>{});
+      // The rows' new maximum over the quad, the old sum and O rescaled to it (as FlashStream).
+      float base[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        const float mn = fmaxf(m[h], mx[h]);
+        base[h] = mn == neg_inf ? 0.0f : mn;
+        const float alpha = ex2_approx((m[h] - base[h]) * kLog2e);
+        l[h] *= alpha;
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          o[4 * j + 2 * h] *= alpha;
+          o[4 * j + 2 * h + 1] *= alpha;
+        }
+        m[h] = mn;
+      }
+      // P, unnormalized, rounded to fp16 as the A fragments of the k steps of 16 keys.
+      unsigned int pa[CK / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < CK / 16; ++kk) {
+        float p[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int q = e & 3;  // e < 4: n8 block 2kk, else 2kk + 1
+          p[e] = ex2_approx((s[4 * (2 * kk + (e >> 2)) + q] - base[q >> 1]) * kLog2e);
+          l[q >> 1] += p[e];
+        }
+        pa[kk][0] = pack_half2(p[0], p[1]);
+        pa[kk][1] = pack_half2(p[2], p[3]);
+        pa[kk][2] = pack_half2(p[4], p[5]);
+        pa[kk][3] = pack_half2(p[6], p[7]);
+      }
+      wgmma_fence();  // P and the rescaled O, written by this thread, before the MMAs read them
+#pragma unroll
+      for (int kk = 0; kk < CK / 16; ++kk)  // 16 keys: two 8-row groups of V, 2048 bytes
+        WgmmaRsT64::mma(o, pa[kk], wgmma_desc_sw128(sV + (unsigned int)(kk * 2048)), 1);
+      wgmma_commit();
+      wgmma_wait<0>();
+      wgmma_fence_acc(o);
+#pragma unroll
+      for (int kk = 0; kk < CK / 16; ++kk)  // P's registers stay P's until the MMAs that read them are done
+        asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+      __syncthreads();  // the next chunk's copy overwrites the buffers this one read
+    }
+    cp_async_wait<0>();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int r = r0 + 8 * (q >> 1);
+        if (r < nq) o_fn(q0 + r, 8 * j + 2 * t + (q & 1), o[4 * j + q] / l[q >> 1]);
+      }
+    __syncthreads();  // the next item rewrites shared memory
+  }
+};
+
 }  // namespace mono_dev
