@@ -190,12 +190,14 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     }
     if (smem > ctx.smem_limit) continue;
     // A streamed head whose items take more than one round of the grid runs 128 query rows an
-    // item (FlashStream's 8 row blocks, one key group, chunks of 128 keys) where that fits one
-    // round: every item streams all of K and V whatever its rows, so fewer, larger items stream
+    // item (FlashWg for heads of 64, FlashStream's 8 row blocks otherwise; chunks of 128 keys,
+    // emit/attention.cc) where that fits one round: every item streams all of K and V whatever its rows, so fewer, larger items stream
     // them fewer times. whisper-encoder: 6 heads x 1500 rows, 282 items of 32 rows in three
     // rounds against 72 of 128 in one; measured on the H100 (bench/RESULTS.md session 23, same
     // call): 473.8 -> 442.4 us, its attention stages 54.3-56.3 -> 44.3-46.6 us. A 128-row item
-    // takes ~42 us against ~18.5 for 32 rows: its warps each run every key tile of a chunk.
+    // took ~42 us against ~18.5 for 32 rows: its warps each ran every key tile of a chunk. On
+    // the warpgroup MMA (FlashWg, heads of 64; session 24, run211, same call): 442.9 -> 381.4 us,
+    // the attention stages 45.6-46.3 -> 30.5-31.0 us.
     const int64_t rows = a.m;
     // Heads up to 64 wide: a warp then holds its scores, O and Q fragments in 112 registers.
     if (chunk > 0 && d <= 64 && a.batch * ceil_div(rows, bq) > ctx.grid() &&
