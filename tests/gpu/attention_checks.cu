@@ -144,6 +144,8 @@ void attention_checks() {
   using mono_dev::FlashWg;
   flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 2, 1500, 1500);
   flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 3, 70, 300);
+  flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 2, 50, 100);   // one chunk
+  flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 1, 130, 250);  // two
   flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 1, 40, 600, 200);
   flash_case<FlashWg<64>, 64, false, true>("FlashWg<64>", 1, 300, 600, 200, -FLT_MAX);
   flash_case<FlashWg<64, true>, 64, true, true>("FlashWg<64,causal>", 1, 333, 333);

@@ -428,6 +428,176 @@ template <int D, bool CAUSAL = false>
 struct FlashWg {
   static_assert(D == 64, "FlashWg: heads of 64 (one 128-byte swizzled row of Q, K and V)");
   static constexpr int BQ = 128, CK = 128;        // query rows an item, keys a chunk
+  static constexpr int kBuffers = 3;              // K and V of chunks c .. c + 2
+  static constexpr int kQBytes = BQ * D * 2;      // 16 KB
+  static constexpr int kChunkBytes = CK * D * 2;  // K (or V) of a chunk: 16 KB
+  static constexpr int kSmemBytes = kQBytes + kBuffers * 2 * kChunkBytes;  // Q, then K0 V0 K1 V1 ...
+  static constexpr float kLog2e = 1.4426950408889634f;
+  using PFrags = unsigned int[CK / 16][4];  // P of a chunk: the A fragments of its k steps of 16 keys
+
+  template <class SFn, class OFn>
+  __device__ static void item(const half_t* Q, const half_t* K, const half_t* V, int q0, int nq, int sk,
+                              const SFn& s_fn, const OFn& o_fn, unsigned char* smem, int causal_off = 0) {
+    const unsigned int sQ = smem_u32(smem), sB = sQ + kQBytes;
+    if (sQ & 1023u) __trap();  // the swizzle is a function of the address: 1024-byte aligned row groups
+    __syncthreads();           // the block's previous work may still read shared memory
+    const int kv_end = CAUSAL ? (q0 + nq + causal_off < sk ? q0 + nq + causal_off : sk) : sk;
+    const int chunks = (kv_end + CK - 1) / CK;
+    const auto kbuf = [&](int c) { return sB + (unsigned int)((c % kBuffers) * 2 * kChunkBytes); };
+    const auto stage_chunk = [&](int c) {
+      const int k0 = c * CK, n = kv_end - k0 < CK ? kv_end - k0 : CK;
+      stage_rows_sw128(kbuf(c), K + (long long)k0 * D, n, CK);
+      stage_rows_sw128(kbuf(c) + kChunkBytes, V + (long long)k0 * D, n, CK);
+    };
+    stage_rows_sw128(sQ, Q + (long long)q0 * D, nq, BQ);
+    stage_chunk(0);
+    cp_async_commit();
+    if (chunks > 1) stage_chunk(1);
+    cp_async_commit();
+
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wg = w >> 2;
+    const int g = lane >> 2, t = lane & 3;
+    const int r0 = wg * 64 + (w & 3) * 16 + g;  // this thread's rows of the item: r0 and r0 + 8
+    const float neg_inf = -__int_as_float(0x7f800000);
+    // Accumulators in wgmma's layout: x[4j + q] is row r0 + 8 (q / 2), column 8j + 2t + q % 2.
+    float o[D / 2], s[CK / 2];  // O; a chunk's scores
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CK / 2; ++i) s[i] = 0.0f;
+    float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};  // running maximum; this thread's part of the sum
+    float alpha[2] = {1.0f, 1.0f};                         // O's rescale for the newest chunk's maximum
+    const unsigned long long dq = wgmma_desc_sw128(sQ + (unsigned int)(wg * 64 * 128));
+    const auto issue_scores = [&](int c) {  // S of chunk c into s, asynchronously
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)  // a k step of 16: 32 bytes along the swizzled rows
+        Wgmma<CK>::mma(s, dq + (unsigned long long)(kk * 2), wgmma_desc_sw128(kbuf(c)) + (unsigned long long)(kk * 2), kk > 0);
+      wgmma_commit();
+    };
+    // The online softmax of chunk c's scores (done): their epilogue (padding and masked keys
+    // -inf; a chunk of whole rows, all its keys below kv_end and unmasked, skips the tests), the
+    // rows' new maximum over the quad, the rescale of the old sum (O's: alpha, applied once P V
+    // of the chunk before is done), and P, unnormalized, as fp16 A fragments.
+    const auto softmax = [&](int c, PFrags& pa) {
+      const bool whole = nq == BQ && (c + 1) * CK <= kv_end && (!CAUSAL || (c + 1) * CK - 1 <= q0 + causal_off);
+      float mx[2] = {neg_inf, neg_inf};
+      const auto epilogue = [&](auto masked) {
+#pragma unroll
+        for (int j = 0; j < CK / 8; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const int r = r0 + 8 * (q >> 1), key = c * CK + 8 * j + 2 * t + (q & 1);
+            const bool live = !masked.value || (r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off));
+            const float v = live ? s_fn(q0 + r, key, s[4 * j + q]) : neg_inf;
+            s[4 * j + q] = v;
+            mx[q >> 1] = fmaxf(mx[q >> 1], v);
+          }
+      };
+      if (whole)
+        epilogue(Constant<bool, false>{});
+      else
+        epilogue(Constant<bool, true>{});
+      float base[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // exp(x - base) as 2^((x - base) log2 e), as FlashStream
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        const float mn = fmaxf(m[h], mx[h]);
+        base[h] = mn == neg_inf ? 0.0f : mn;
+        alpha[h] = ex2_approx((m[h] - base[h]) * kLog2e);
+        l[h] *= alpha[h];
+        m[h] = mn;
+      }
+#pragma unroll
+      for (int kk = 0; kk < CK / 16; ++kk) {
+        float p[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const int q = e & 3;  // e < 4: n8 block 2kk, else 2kk + 1
+          p[e] = ex2_approx((s[4 * (2 * kk + (e >> 2)) + q] - base[q >> 1]) * kLog2e);
+          l[q >> 1] += p[e];
+        }
+        pa[kk][0] = pack_half2(p[0], p[1]);
+        pa[kk][1] = pack_half2(p[2], p[3]);
+        pa[kk][2] = pack_half2(p[4], p[5]);
+        pa[kk][3] = pack_half2(p[6], p[7]);
+      }
+    };
+    cp_async_wait<1>();  // Q and chunk 0
+    fence_proxy_async_smem();
+    __syncthreads();
+    PFrags p0, p1;
+    issue_scores(0);
+    wgmma_wait<0>();
+    wgmma_fence_acc(s);
+    softmax(0, p0);
+    // Chunk c (its P in `pa`): S of chunk c + 1 and P V of chunk c go to the tensor cores back to
+    // back; once S is done (groups complete in order), chunk c + 1's softmax runs while P V still
+    // computes; O is rescaled for chunk c + 1's maximum after P V is done.
+    // (`more`: a chunk follows; a compile-time flag, so that every path commits the same groups.)
+    const auto step = [&](int c, PFrags& pa, PFrags& pn, auto more) {
+      cp_async_wait<0>();  // chunk c + 1's copies
+      fence_proxy_async_smem();
+      __syncthreads();  // ... everyone's; and every thread is past P V of chunk c - 1 (buffer c + 2)
+      if (c + 2 < chunks) stage_chunk(c + 2);
+      cp_async_commit();
+      if constexpr (more.value) issue_scores(c + 1);
+      wgmma_fence();  // P and the rescaled O, written by this thread, before the MMAs read them
+      const unsigned int sV = kbuf(c) + kChunkBytes;
+#pragma unroll
+      for (int kk = 0; kk < CK / 16; ++kk)  // 16 keys: two 8-row groups of V, 2048 bytes
+        WgmmaRsT64::mma(o, pa[kk], wgmma_desc_sw128(sV + (unsigned int)(kk * 2048)), 1);
+      wgmma_commit();
+      if constexpr (more.value) {
+        wgmma_wait<1>();
+        wgmma_fence_acc(s);
+        softmax(c + 1, pn);
+      }
+      wgmma_wait<0>();
+      wgmma_fence_acc(o);
+#pragma unroll
+      for (int kk = 0; kk < CK / 16; ++kk)  // P's registers stay P's until the MMAs that read them are done
+        asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+      if constexpr (more.value) {
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) o[4 * j + q] *= alpha[q >> 1];
+      }
+    };
+    int c = 0;
+    for (; c + 2 < chunks; c += 2) {  // two steps a turn: the P arrays keep their registers
+      step(c, p0, p1, Constant<bool, true>{});
+      step(c + 1, p1, p0, Constant<bool, true>{});
+    }
+    if (c + 1 < chunks) {
+      step(c, p0, p1, Constant<bool, true>{});
+      step(c + 1, p1, p0, Constant<bool, false>{});
+    } else {
+      step(c, p0, p1, Constant<bool, false>{});
+    }
+    cp_async_wait<0>();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int r = r0 + 8 * (q >> 1);
+        if (r < nq) o_fn(q0 + r, 8 * j + 2 * t + (q & 1), o[4 * j + q] / l[q >> 1]);
+      }
+    __syncthreads();  // the next item rewrites shared memory
+  }
+};
+
+template <int D, bool CAUSAL = false>
+struct FlashWgSync {  // TEMPORARY: the unpipelined form, for the A/B
+  static_assert(D == 64, "FlashWg: heads of 64 (one 128-byte swizzled row of Q, K and V)");
+  static constexpr int BQ = 128, CK = 128;        // query rows an item, keys a chunk
   static constexpr int kQBytes = BQ * D * 2;      // 16 KB
   static constexpr int kChunkBytes = CK * D * 2;  // K (or V) of a chunk: 16 KB
   static constexpr int kSmemBytes = kQBytes + 4 * kChunkBytes;  // Q, then K0 V0 K1 V1

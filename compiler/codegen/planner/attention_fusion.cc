@@ -202,8 +202,9 @@ void choose_flash(const Uses& uses, KernelPlan* plan) {
     // Heads up to 64 wide: a warp then holds its scores, O and Q fragments in 112 registers.
     if (chunk > 0 && d <= 64 && a.batch * ceil_div(rows, bq) > ctx.grid() &&
         a.batch * ceil_div(rows, int64_t{128}) <= ctx.grid()) {
-      if (stream_smem(128, 128) <= ctx.smem_limit) {
-        smem = stream_smem(128, 128);
+      const int64_t wide = d == FlashWgShape::kHead ? FlashWgShape::kSmemBytes : stream_smem(128, 128);
+      if (wide <= ctx.smem_limit) {
+        smem = wide;
         chunk = 128;
         qk.gemm.bm = 128;
         qk.gemm.bn = 128;  // S a chunk at a time: the printed tile, and a valid schedule
