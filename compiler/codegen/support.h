@@ -44,8 +44,8 @@ constexpr int64_t kFlashWholeKeys = 256;
 // 64-wide head, keys in chunks of 128 (choose_flash's wide items; emit/attention.cc).
 struct FlashWgShape {
   static constexpr int kRows = 128, kChunk = 128, kHead = 64;
-  // attention.cuh FlashWg::kSmemBytes: Q, then K and V of three chunks.
-  static constexpr int64_t kSmemBytes = kRows * kHead * 2 + 3 * 2 * kChunk * kHead * 2;
+  // attention.cuh FlashWg::kSmemBytes: Q, then K and V of two chunks.
+  static constexpr int64_t kSmemBytes = kRows * kHead * 2 + 2 * 2 * kChunk * kHead * 2;
 };
 // The value epilogue node `e` of group `g` reads as its running input: the previous step's
 // output (an IsNaN step, the condition of the Where after it, is not one), the anchor's for the

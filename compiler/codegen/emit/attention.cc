@@ -4,8 +4,6 @@
 // rows of S = QK^T (all key tiles), their softmax (a warp per row), then the same rows of O = PV,
 // with a block barrier between the phases: S and P go through the arena, written and read back
 // by this block only.
-#include <cstdlib>
-
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/emit/epilogue.h"
 #include "compiler/codegen/emit/index_math.h"
@@ -40,7 +38,7 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
   auto offset = [&](const Value* x, int64_t mat) { return batch_matrix_offset(x->type.shape, bidx, mat); };
   // 128-row streamed items of 64-wide heads run on the warpgroup MMA (FlashWg).
   const bool wg = qk.flash_chunk == FlashWgShape::kChunk && qk.gemm.bm == FlashWgShape::kRows && d == FlashWgShape::kHead;
-  const std::string fa = wg ? str_cat(std::getenv("MONO_AB_FLASH_SYNC") ? "FlashWgSync<" : "FlashWg<", d)  // TEMPORARY A/B
+  const std::string fa = wg ? str_cat("FlashWg<", d)
                             : str_cat(qk.flash_chunk ? "FlashStream<" : "FlashAttention<", d, ", ", rb, ", ",
                                       qk.flash_chunk ? qk.flash_chunk / 16 : ceil_div(keys, 16));
   std::string body = str_cat("  extern __shared__ __align__(1024) unsigned char smem[];\n",
