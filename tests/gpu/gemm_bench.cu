@@ -25,9 +25,8 @@ struct HalfStoreEpi8 : HalfStoreEpi {
   }
 };
 template <class G, class AL, class BL, class Epi>
-__global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K, AL a, BL b,
-                                                            Epi epi,
-                                                            float* ws, unsigned int* counters, int splits) {
+__device__ __forceinline__ void bench_tile(int M, int N, int K, const AL& a, const BL& b, const Epi& epi, float* ws,
+                                           unsigned int* counters, int splits) {
   extern __shared__ __align__(1024) unsigned char dyn_smem[];
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
   const int tile = blockIdx.x;
@@ -36,6 +35,25 @@ __global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K,
   G::tile(M, N, (tile / tiles_n) * G::kBM, (tile % tiles_n) * G::kBN, kb, ke, a, b, epi, dyn_smem,
           splits > 1 ? ws + (long long)tile * splits * G::kBM * G::kBN : nullptr,
           splits > 1 ? counters + tile : nullptr, splits, blockIdx.y);
+}
+template <class G, class AL, class BL, class Epi>
+__global__ void __launch_bounds__(G::kThreads) bench_kernel(int M, int N, int K, AL a, BL b,
+                                                            Epi epi,
+                                                            float* ws, unsigned int* counters, int splits) {
+  bench_tile<G>(M, N, K, a, b, epi, ws, counters, splits);
+}
+// The same tile called as a generated kernel with out-of-line group functions calls it (ABI
+// call): ptxas then serializes its wgmmas (C7510, "wgmma pipeline crossing function boundary").
+// MONO_BENCH_NOINLINE=1 times this form.
+template <class G, class AL, class BL, class Epi>
+static __device__ __noinline__ void bench_tile_call(int M, int N, int K, AL a, BL b, Epi epi, float* ws,
+                                                    unsigned int* counters, int splits) {
+  bench_tile<G>(M, N, K, a, b, epi, ws, counters, splits);
+}
+template <class G, class AL, class BL, class Epi>
+__global__ void __launch_bounds__(G::kThreads) bench_kernel_call(int M, int N, int K, AL a, BL b, Epi epi, float* ws,
+                                                                 unsigned int* counters, int splits) {
+  bench_tile_call<G>(M, N, K, a, b, epi, ws, counters, splits);
 }
 
 #ifdef MONO_PROBE_BUILD
@@ -130,7 +148,8 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
       A_MODE == 2, mono_dev::TensorK<half_t>,
       typename std::conditional<A_TILED, mono_dev::BulkTileK<half_t>, mono_dev::DenseK<half_t>>::type>::type;
   mono_dev::TensorMap* dmap = nullptr;
-  auto kern = bench_kernel<G, AL, BL, Epi>;
+  const bool call = std::getenv("MONO_BENCH_NOINLINE") != nullptr;
+  auto kern = call ? bench_kernel_call<G, AL, BL, Epi> : bench_kernel<G, AL, BL, Epi>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes));
   constexpr bool kn = std::is_same<BL, mono_dev::DenseN<half_t>>::value;
   AL a;
@@ -187,6 +206,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   CK(cudaStreamDestroy(st));
   const double us = 1000.0 * ms / reps;
   if (cold) std::printf("(cold: B from HBM, %zu copies) ", dBs.size());
+  if (call) std::printf("(tile called out of line) ");
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
               gname, kn ? "[K][N]" : tiled ? (A_MODE == 2 ? "tiles+tmapA" : A_TILED ? "tiles+A" : std::is_same<Epi, HalfStoreEpi>::value ? "tiles" : "tiles,v8") :
               !std::is_same<Epi, HalfStoreEpi>::value ? "[N][K],v8" : std::is_same<BL, mono_dev::DenseK<half_t>>::value ? "[N][K]" : "im2col",
