@@ -50,6 +50,8 @@ class Module {
   std::string function(const Group& g, const std::string& params, const std::string& body);
   // The parameters a function was defined with ("int item, const half_t* __restrict__ A, ...").
   const std::string& function_params(const std::string& name) const { return params_.at(name); }
+  // Whether function `name` is inlined at the dispatch site (it issues warpgroup MMAs).
+  bool dispatched(const std::string& name) const { return dispatched_.count(name) > 0; }
   // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
   // aside) exists;
   // returns its name ("G12Epilogue").
@@ -87,6 +89,7 @@ class Module {
   std::map<std::string, std::string> functions_;        // text without name and comments -> name
   std::map<std::string, std::vector<int>> users_;       // function name -> the groups it runs
   std::map<std::string, std::string> params_;           // function name -> its parameters
+  std::set<std::string> dispatched_;                    // functions inlined at the dispatch site
   std::map<std::string, std::string> epilogues_;        // body without comments -> name
   std::set<std::string> types_;
   std::vector<TensorMapSpec> tensor_maps_;              // mono_tmaps, in index order
