@@ -382,7 +382,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
                       std::vector<TensorMapSpec>* tensor_maps) {
   using namespace emit;
   Module m(graph, plan);
-  m.dispatch = !plan.inline_groups && !std::getenv("MONO_AB_CALLS");  // TEMPORARY A/B switch
+  m.dispatch = !plan.inline_groups && std::getenv("MONO_AB_DISPATCH");  // TEMPORARY A/B switch
   // The stages' work first: it defines the functions, types and tensor maps the prelude lists.
   const int n_stages = static_cast<int>(plan.stages.size());
   std::vector<std::vector<GroupWork>> work(n_stages);
@@ -399,8 +399,11 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   }
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
   const std::string inputs = input_copies(m, graph);
+  // Without a function to inline there, the straight-line form (the same code as without
+  // `dispatch`): the loop cost tiny-efficientnet fp32 255 registers and a spill.
+  const bool dispatch = m.dispatch && m.any_dispatched();
   std::string types, stages;
-  if (m.dispatch) stages = dispatch_stages(m, comments, work, &types);
+  if (dispatch) stages = dispatch_stages(m, comments, work, &types);
   std::ostringstream os;
   print_prelude(os, m, model_name);
   os << "// ---- group functions (shared by groups with the same code) ----\n\n";
@@ -416,7 +419,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  if (m.dispatch)
+  if (dispatch)
     os << stages;
   else
     for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);

@@ -52,6 +52,7 @@ class Module {
   const std::string& function_params(const std::string& name) const { return params_.at(name); }
   // Whether function `name` is inlined at the dispatch site (it issues warpgroup MMAs).
   bool dispatched(const std::string& name) const { return dispatched_.count(name) > 0; }
+  bool any_dispatched() const { return !dispatched_.empty(); }
   // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
   // aside) exists;
   // returns its name ("G12Epilogue").
