@@ -69,7 +69,7 @@ GroupWork emit_flash(Module& m, const Group& qk, const Group& sm, const Group& p
                   qk.causal_mask ? str_cat(", ", keys - rows) : "", ");\n");  // the mask's diagonal offset
   const std::string name = m.function(qk, "int item" + params.declarations({plan.root(pv.output)}), body);
   const Call call{name, params.arguments()};
-  return call_work(qk.items, call);
+  return {qk.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace

@@ -354,7 +354,7 @@ Call gemm_call(Module& m, const Group& g, bool m_fastest) {
 
 GroupWork emit_gemm(Module& m, const Group& g) {
   const Call call = gemm_call(m, g, /*m_fastest=*/true);
-  return call_work(g.items, call);
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace mono::emit

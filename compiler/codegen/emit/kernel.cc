@@ -3,8 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <cstdlib>
-#include <map>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -21,25 +19,17 @@ std::string Call::str(const std::string& item) const {
   return s + ")";
 }
 
-GroupWork call_work(int64_t items, const Call& call) {
-  return {items, [call](const std::string& item) { return call.str(item); }, call};
-}
-
 std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
   const std::string text = str_cat("(", params, ") {\n", body, "}\n");
   const std::string code = code_without_comments(text);
   auto it = functions_.find(code);
   if (it == functions_.end()) {
     const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
-    // static: only this translation unit's kernel calls them. With `dispatch`, the functions with
-    // warpgroup MMAs are inlined at mono_main's one dispatch site.
-    const bool wgmma = body.find("GemmWg<") != std::string::npos || body.find("FlashWg<") != std::string::npos;
-    const std::string head = plan.inline_groups || (dispatch && wgmma) ? "__device__ __forceinline__ void "
-                                                                        : "static __device__ __noinline__ void ";
+    // static: only this translation unit's kernel calls them.
+    const std::string head =
+        plan.inline_groups ? "__device__ __forceinline__ void " : "static __device__ __noinline__ void ";
     it = functions_.emplace(code, name).first;
     definitions_.push_back({name, head + name + text});
-    params_[name] = params;
-    if (dispatch && wgmma) dispatched_.insert(name);
   }
   users_[it->second].push_back(g.id);
   return it->second;
@@ -157,7 +147,7 @@ GroupWork group_work(Module& m, const Group& g) {
 // One stage: what its groups implement (comments), the loop over their work items, then the
 // grid barrier (`barrier`: not after the last stage) and, in profiling builds, the stamps.
 void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::string& comments,
-                 const std::vector<GroupWork>& work, bool barrier, bool stamps = true) {
+                 const std::vector<GroupWork>& work, bool barrier) {
   os << "\n  // ---- stage " << s << " ----\n" << comments;
   os << "  for (int item = blockIdx.x; item < " << plan.stage_items(s) << "; item += gridDim.x) {\n";
   int64_t start = 0;
@@ -171,132 +161,9 @@ void print_stage(std::ostream& os, const KernelPlan& plan, int s, const std::str
     start = end;
   }
   os << "    __syncthreads();\n  }\n";
-  if (stamps && plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
+  if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 0);  // work done\n";
   if (barrier) os << "  grid_barrier(p.sync);\n";
-  if (stamps && plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
-}
-
-// One parameter of a group function's declaration: its type (no __restrict__) and name.
-std::pair<std::string, std::string> split_param(std::string decl) {
-  for (size_t at; (at = decl.find(" __restrict__")) != std::string::npos;) decl.erase(at, 13);
-  const size_t cut = decl.find_last_of(' ');
-  MONO_CHECK(cut != std::string::npos, "a group function parameter without a type: ", decl);
-  return {decl.substr(0, cut), decl.substr(cut + 1)};
-}
-
-// The stages as a loop over a stage counter, for kernels whose group functions are out of line
-// (Module::dispatch): each stage's case fills its parts (items, function, arguments), and one
-// item loop runs them through a switch over the functions, so that every function, those with
-// warpgroup MMAs inlined, appears once. A stage with a part that is not one call (attention's
-// three phases) runs its own item loop in its case, as the straight-line form does.
-std::string dispatch_stages(const Module& m, const std::vector<std::string>& comments,
-                            const std::vector<std::vector<GroupWork>>& work, std::string* types) {
-  const KernelPlan& plan = m.plan;
-  const int n_stages = static_cast<int>(work.size());
-  std::vector<std::string> functions;  // in order of first use: the switch's cases
-  std::map<std::string, int> index;
-  size_t parts = 1;
-  // A stage goes through the dispatch site where one of its functions issues warpgroup MMAs and
-  // every part is one call; the others run their own item loop in their case, calling their
-  // functions as the straight-line form does (measured: through the dispatch site, gpt2's other
-  // stages each took ~0.5 us more, run215).
-  const auto shared = [&](const std::vector<GroupWork>& w) {
-    bool calls = true, wg = false;
-    for (const GroupWork& gw : w) {
-      calls = calls && !gw.call.function.empty();
-      wg = wg || m.dispatched(gw.call.function);
-    }
-    return calls && wg;
-  };
-  for (const std::vector<GroupWork>& w : work) {
-    if (!shared(w)) continue;
-    parts = std::max(parts, w.size());
-    for (const GroupWork& gw : w)
-      if (index.emplace(gw.call.function, static_cast<int>(functions.size())).second) functions.push_back(gw.call.function);
-  }
-  // The arguments of each function as a struct, and their union.
-  std::ostringstream ts;
-  ts << "// ---- the group functions' arguments, as mono_main's dispatch passes them ----\n";
-  std::map<std::string, std::vector<std::string>> fields;  // function -> its fields' names
-  for (const std::string& f : functions) {
-    std::string params = m.function_params(f);
-    MONO_CHECK(params.rfind("int item", 0) == 0, f, ": a group function that does not take the item first");
-    ts << "struct Args_" << f << " {";
-    size_t begin = 8;  // past "int item"
-    int depth = 0;
-    std::vector<std::string> decls;
-    for (size_t i = begin; i <= params.size(); ++i) {
-      const char c = i < params.size() ? params[i] : ',';
-      if (c == '<') ++depth;
-      if (c == '>') --depth;
-      if (c == ',' && depth == 0) {
-        std::string d = params.substr(begin, i - begin);
-        while (!d.empty() && d.front() == ' ') d.erase(0, 1);
-        if (!d.empty()) decls.push_back(d);
-        begin = i + 1;
-      }
-    }
-    for (size_t i = 0; i < decls.size(); ++i) {
-      const auto [type, name] = split_param(decls[i]);
-      ts << " " << type << " a" << i << ";";
-      fields[f].push_back(str_cat("a", i));
-    }
-    ts << " };\n";
-  }
-  ts << "union MonoArgs {";
-  for (const std::string& f : functions) ts << " Args_" << f << " " << f << ";";
-  ts << " };\n\n";
-  *types = ts.str();
-
-  std::ostringstream os;
-  os << "\n  // ---- the stages: each case sets its parts, one item loop runs them ----\n";
-  os << "  for (int s = 0; s < " << n_stages << "; ++s) {\n    int items = 0;\n";
-  // Part i runs the stage's items [end(i-1), end(i)); the last part's end is the stage's items.
-  for (size_t i = 0; i < parts; ++i)
-    os << "    " << (i + 1 < parts ? str_cat("int end", i, " = 0x7fffffff; ") : std::string()) << "int fn" << i
-       << " = -1;\n    MonoArgs a" << i << ";\n";
-  os << "    switch (s) {\n";
-  for (int s = 0; s < n_stages; ++s) {
-    os << "      case " << s << ": {  // stage " << s << "\n";
-    std::istringstream cs(comments[s]);
-    for (std::string line; std::getline(cs, line);) os << "      " << line << "\n";
-    if (shared(work[s])) {
-      int64_t end = 0;
-      for (size_t i = 0; i < work[s].size(); ++i) {
-        const Call& c = work[s][i].call;
-        end += work[s][i].items;
-        os << "        " << (i + 1 < work[s].size() ? str_cat("end", i, " = ", end, "; ") : std::string()) << "fn" << i
-           << " = " << index.at(c.function) << "; a" << i << "."
-           << c.function << " = Args_" << c.function << "{";
-        for (size_t k = 0; k < c.args.size(); ++k) os << (k ? ", " : "") << c.args[k];
-        os << "};\n";
-      }
-      os << "        items = " << end << ";\n";
-    } else {  // its own item loop, as the straight-line form
-      std::ostringstream loop;
-      print_stage(loop, plan, s, "", work[s], /*barrier=*/false, /*stamps=*/false);
-      std::istringstream ls(loop.str());
-      for (std::string line; std::getline(ls, line);)
-        if (!line.empty() && line.find("// ---- stage") == std::string::npos) os << "      " << line << "\n";
-    }
-    os << "      } break;\n";
-  }
-  os << "    }\n";
-  os << "    for (int item = blockIdx.x; item < items; item += gridDim.x) {\n      int f = fn0, it = item;\n      MonoArgs a = a0;\n";
-  for (size_t i = 1; i < parts; ++i)
-    os << "      if (item >= end" << i - 1 << ") { f = fn" << i << "; a = a" << i << "; it = item - end" << i - 1 << "; }\n";
-  os << "      switch (f) {\n";
-  for (const std::string& f : functions) {
-    os << "        case " << index.at(f) << ": " << f << "(it";
-    for (const std::string& fld : fields.at(f)) os << ", a." << f << "." << fld;
-    os << "); break;\n";
-  }
-  os << "      }\n      __syncthreads();\n    }\n";
-  if (plan.settings.profile) os << "    MONO_STAMP(s, 0);  // work done\n";
-  os << "    if (s + 1 < " << n_stages << ") grid_barrier(p.sync);\n";
-  if (plan.settings.profile) os << "    MONO_STAMP(s, 1);  // left the barrier\n";
-  os << "  }\n";
-  return os.str();
+  if (plan.settings.profile) os << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
 }
 
 // Graph outputs no group writes (KernelPlan::output_copies), copied after the stages; a barrier
@@ -382,7 +249,6 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
                       std::vector<TensorMapSpec>* tensor_maps) {
   using namespace emit;
   Module m(graph, plan);
-  m.dispatch = !plan.inline_groups && std::getenv("MONO_AB_DISPATCH");  // TEMPORARY A/B switch
   // The stages' work first: it defines the functions, types and tensor maps the prelude lists.
   const int n_stages = static_cast<int>(plan.stages.size());
   std::vector<std::vector<GroupWork>> work(n_stages);
@@ -399,15 +265,10 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   }
   const std::string copies = output_copies(m, graph);  // before the buffer list, which it adds to
   const std::string inputs = input_copies(m, graph);
-  // Without a function to inline there, the straight-line form (the same code as without
-  // `dispatch`): the loop cost tiny-efficientnet fp32 255 registers and a spill.
-  const bool dispatch = m.dispatch && m.any_dispatched();
-  std::string types, stages;
-  if (dispatch) stages = dispatch_stages(m, comments, work, &types);
   std::ostringstream os;
   print_prelude(os, m, model_name);
   os << "// ---- group functions (shared by groups with the same code) ----\n\n";
-  os << m.definitions() << types;
+  os << m.definitions();
   // Macros rather than pointer variables: with a variable per buffer at the top of the kernel,
   // ptxas allocated registers differently (tiny-resnet fp32: 154 -> 156 registers, another SASS).
   os << "// ---- buffers, by tensor: the arena (t_), packed constants (w_), the caller's (in_, out_) ----\n"
@@ -419,10 +280,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
   os << inputs;
-  if (dispatch)
-    os << stages;
-  else
-    for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
+  for (int s = 0; s < n_stages; ++s) print_stage(os, plan, s, comments[s], work[s], s + 1 < n_stages);
   os << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();

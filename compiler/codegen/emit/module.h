@@ -28,10 +28,7 @@ struct Call {
 struct GroupWork {
   int64_t items = 0;
   std::function<std::string(const std::string& item)> statement;
-  Call call;  // the statement's one call (function "" when the statement is more than one call)
 };
-// The work of a group that runs one call an item.
-GroupWork call_work(int64_t items, const Call& call);
 
 class Module {
  public:
@@ -39,20 +36,11 @@ class Module {
 
   const Graph& graph;
   const KernelPlan& plan;
-  // Group functions with warpgroup MMAs (GemmWg, FlashWg) are inlined into mono_main's one
-  // dispatch site rather than called (kernel.cc): ptxas serializes the wgmmas of a function
-  // that is called (C7510). Set before any group is emitted.
-  bool dispatch = false;
 
   // Defines the device function of group `g` (or of the groups whose code is the same:
   // `void NAME(params) { body }`, inlined or not as the plan says) unless one with the same code
   // (comments aside) exists; returns its name, after the first group that defined it ("g12_mat_mul").
   std::string function(const Group& g, const std::string& params, const std::string& body);
-  // The parameters a function was defined with ("int item, const half_t* __restrict__ A, ...").
-  const std::string& function_params(const std::string& name) const { return params_.at(name); }
-  // Whether function `name` is inlined at the dispatch site (it issues warpgroup MMAs).
-  bool dispatched(const std::string& name) const { return dispatched_.count(name) > 0; }
-  bool any_dispatched() const { return !dispatched_.empty(); }
   // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
   // aside) exists;
   // returns its name ("G12Epilogue").
@@ -89,8 +77,6 @@ class Module {
   std::vector<Definition> definitions_;
   std::map<std::string, std::string> functions_;        // text without name and comments -> name
   std::map<std::string, std::vector<int>> users_;       // function name -> the groups it runs
-  std::map<std::string, std::string> params_;           // function name -> its parameters
-  std::set<std::string> dispatched_;                    // functions inlined at the dispatch site
   std::map<std::string, std::string> epilogues_;        // body without comments -> name
   std::set<std::string> types_;
   std::vector<TensorMapSpec> tensor_maps_;              // mono_tmaps, in index order

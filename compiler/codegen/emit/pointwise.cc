@@ -73,7 +73,7 @@ std::string element_loop(int ilp, int64_t total) {
 
 GroupWork group_work(const Group& g, const std::string& function, const ParamList& params) {
   const Call call{function, params.arguments()};
-  return call_work(g.items, call);
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 GroupWork emit_split(Module& m, const Group& g) {

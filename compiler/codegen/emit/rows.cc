@@ -115,7 +115,7 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
 
 GroupWork emit_rows(Module& m, const Group& g) {
   const Call call = rows_call(m, g, block_per_row(*g.anchor) ? RowMode::kBlock : RowMode::kWarps);
-  return call_work(g.items, call);
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace mono::emit
