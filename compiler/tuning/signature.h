@@ -130,7 +130,10 @@ namespace mono::tuning {
 //     one (planner/attention_fusion.cc choose_flash).
 //  40 (2026-11-28): 128-row streamed items of 64-wide heads run on the warpgroup MMA (attention.cuh
 //     FlashWg, ptx.cuh WgmmaRsT64).
-constexpr int kSignatureVersion = 40;
+//  41 (2026-11-28): FlashStream and FlashWg take their online-softmax step from one helper
+//     (attention.cuh online_softmax_step; the same arithmetic); bumped because the device
+//     library's text changed.
+constexpr int kSignatureVersion = 41;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

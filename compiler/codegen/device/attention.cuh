@@ -225,6 +225,36 @@ struct FlashAttention {
   }
 };
 
+// One step of an online softmax for a thread's two rows (g and g + 8 of its warp's 16): `mx`,
+// this thread's maxima of the chunk's scores, become the rows' (the quad of lanes holding a row);
+// the running maximum `m` takes them; `base` is what the exponents subtract (0 while every key so
+// far is masked, -inf: exp then gives 0); the old sum `l` and O (`o`, the accumulator layout,
+// o[n8 block][e], row 8 (e / 2)) are rescaled to the new maximum. exp(x - base) is computed as
+// 2^((x - base) log2(e)): the difference first, so that a maximum near -FLT_MAX (a padding mask of
+// torch.finfo(float32).min) does not overflow to -inf when scaled, which would make every
+// exponent +inf and the row NaN.
+template <int NB>
+__device__ __forceinline__ void online_softmax_step(float (&mx)[2], float (&m)[2], float (&l)[2], float (&o)[NB][4],
+                                                    float (&base)[2]) {
+  constexpr float kLog2e = 1.4426950408889634f;
+  const float neg_inf = -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+    const float mn = fmaxf(m[h], mx[h]);
+    base[h] = mn == neg_inf ? 0.0f : mn;
+    const float alpha = ex2_approx((m[h] - base[h]) * kLog2e);
+    l[h] *= alpha;
+#pragma unroll
+    for (int nb = 0; nb < NB; ++nb) {
+      o[nb][2 * h] *= alpha;
+      o[nb][2 * h + 1] *= alpha;
+    }
+    m[h] = mn;
+  }
+}
+
 // Attention over more keys than shared memory holds at once: the keys in chunks of CT 16-key
 // tiles, streamed through two shared buffers (the next chunk's K and V copies in flight while this
 // one computes), and an online softmax. Each warp keeps, for its 16 rows, a running maximum, sum
@@ -321,27 +351,8 @@ struct FlashStream {
         epilogue(Constant<bool, false>{});
       else
         epilogue(Constant<bool, true>{});
-      // The new running maximum (shared by the quad of lanes holding a row), the old sum and O
-      // rescaled to it. A maximum still -inf (every key so far masked) counts as 0: exp gives 0.
-      // exp(x - base) is computed as 2^((x - base) log2(e)): the difference first, so that a
-      // maximum near -FLT_MAX (a padding mask of torch.finfo(float32).min) does not overflow to
-      // -inf when scaled, which would make every exponent +inf and the row NaN.
       float base[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        const float mn = fmaxf(m[h], mx[h]);
-        base[h] = mn == neg_inf ? 0.0f : mn;
-        const float alpha = ex2_approx((m[h] - base[h]) * kLog2e);
-        l[h] *= alpha;
-#pragma unroll
-        for (int nb = 0; nb < D / 8; ++nb) {
-          o[nb][2 * h] *= alpha;
-          o[nb][2 * h + 1] *= alpha;
-        }
-        m[h] = mn;
-      }
+      online_softmax_step(mx, m, l, o, base);
 #pragma unroll
       for (int j = 0; j < J; ++j) {
         const int kt = kg + KG * j;
@@ -455,10 +466,12 @@ struct FlashWg {
     const int g = lane >> 2, t = lane & 3;
     const int r0 = wg * 64 + (w & 3) * 16 + g;  // this thread's rows of the item: r0 and r0 + 8
     const float neg_inf = -__int_as_float(0x7f800000);
-    // Accumulators in wgmma's layout: x[4j + q] is row r0 + 8 (q / 2), column 8j + 2t + q % 2.
-    float o[D / 2];
+    // Accumulators in wgmma's layout: element q of n8 block j (s[4j + q], o[j][q]) is row r0 + 8 (q / 2),
+    // column 8j + 2t + q % 2.
+    float o[D / 8][4];  // m64n64: O's accumulators (flat, o_flat, for the wgmma)
+    float(&o_flat)[D / 2] = reinterpret_cast<float(&)[D / 2]>(o);
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
+    for (int i = 0; i < D / 2; ++i) o_flat[i] = 0.0f;
     float m[2] = {neg_inf, neg_inf}, l[2] = {0.0f, 0.0f};  // running maximum; this thread's part of the sum
     const unsigned long long dq = wgmma_desc_sw128(sQ + (unsigned int)(wg * 64 * 128));
     float s[CK / 2];  // a chunk's scores (the first k step's MMA overwrites them)
@@ -498,23 +511,8 @@ struct FlashWg {
         epilogue(Constant<bool, false>{});
       else
         epilogue(Constant<bool, true>{});
-      // The rows' new maximum over the quad, the old sum and O rescaled to it (as FlashStream).
       float base[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-        const float mn = fmaxf(m[h], mx[h]);
-        base[h] = mn == neg_inf ? 0.0f : mn;
-        const float alpha = ex2_approx((m[h] - base[h]) * kLog2e);
-        l[h] *= alpha;
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          o[4 * j + 2 * h] *= alpha;
-          o[4 * j + 2 * h + 1] *= alpha;
-        }
-        m[h] = mn;
-      }
+      online_softmax_step(mx, m, l, o, base);
       // P, unnormalized, rounded to fp16 as the A fragments of the k steps of 16 keys.
       unsigned int pa[CK / 16][4];
 #pragma unroll
@@ -534,10 +532,10 @@ struct FlashWg {
       wgmma_fence();  // P and the rescaled O, written by this thread, before the MMAs read them
 #pragma unroll
       for (int kk = 0; kk < CK / 16; ++kk)  // 16 keys: two 8-row groups of V, 2048 bytes
-        WgmmaRsT64::mma(o, pa[kk], wgmma_desc_sw128(sV + (unsigned int)(kk * 2048)), 1);
+        WgmmaRsT64::mma(o_flat, pa[kk], wgmma_desc_sw128(sV + (unsigned int)(kk * 2048)), 1);
       wgmma_commit();
       wgmma_wait<0>();
-      wgmma_fence_acc(o);
+      wgmma_fence_acc(o_flat);
 #pragma unroll
       for (int kk = 0; kk < CK / 16; ++kk)  // P's registers stay P's until the MMAs that read them are done
         asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
@@ -554,7 +552,7 @@ struct FlashWg {
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const int r = r0 + 8 * (q >> 1);
-        if (r < nq) o_fn(q0 + r, 8 * j + 2 * t + (q & 1), o[4 * j + q] / l[q >> 1]);
+        if (r < nq) o_fn(q0 + r, 8 * j + 2 * t + (q & 1), o[j][q] / l[q >> 1]);
       }
     __syncthreads();  // the next item rewrites shared memory
   }
