@@ -133,7 +133,9 @@ namespace mono::tuning {
 //  41 (2026-11-28): FlashStream and FlashWg take their online-softmax step from one helper
 //     (attention.cuh online_softmax_step; the same arithmetic); bumped because the device
 //     library's text changed.
-constexpr int kSignatureVersion = 41;
+//  42 (2026-11-28): FlashStream and FlashWg take a chunk's score epilogue from one helper
+//     (attention.cuh chunk_scores; the same arithmetic); the device library's text changed.
+constexpr int kSignatureVersion = 42;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

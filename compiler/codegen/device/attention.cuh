@@ -225,6 +225,34 @@ struct FlashAttention {
   }
 };
 
+// A streamed chunk's scores after their epilogue (s_fn), and this thread's maxima of its two
+// rows (mx, for online_softmax_step). Score e of n8 block b (x[b][e], the accumulator layout) is
+// row r0 + 8 (e / 2) of the item and key key0(b) + 2t + e % 2; padding rows and keys, and keys
+// the causal mask hides, are -inf. `whole` (every row and key of the chunk live) skips the tests.
+template <bool CAUSAL, int NB, class KeyOf, class SFn>
+__device__ __forceinline__ void chunk_scores(float (&x)[NB][4], float (&mx)[2], bool whole, int r0, const KeyOf& key0,
+                                             int q0, int nq, int kv_end, int causal_off, const SFn& s_fn) {
+  const float neg_inf = -__int_as_float(0x7f800000);
+  const int t = threadIdx.x & 3;
+  mx[0] = mx[1] = neg_inf;
+  const auto apply = [&](auto masked) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = r0 + 8 * (e >> 1), key = key0(b) + 2 * t + (e & 1);
+        const bool live = !masked.value || (r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off));
+        const float v = live ? s_fn(q0 + r, key, x[b][e]) : neg_inf;
+        x[b][e] = v;
+        mx[e >> 1] = fmaxf(mx[e >> 1], v);
+      }
+  };
+  if (whole)
+    apply(Constant<bool, false>{});
+  else
+    apply(Constant<bool, true>{});
+}
+
 // One step of an online softmax for a thread's two rows (g and g + 8 of its warp's 16): `mx`,
 // this thread's maxima of the chunk's scores, become the rows' (the quad of lanes holding a row);
 // the running maximum `m` takes them; `base` is what the exponents subtract (0 while every key so
@@ -332,25 +360,10 @@ struct FlashStream {
           for (int e = 0; e < 4; ++e) s[j][nb][e] = 0.0f;
         if (c * CK + kt * 16 < kv_end) score_tile<D>(s[j], qa, sK + (unsigned int)(kt * 16 * kLd * 2));
       }
-      float mx[2] = {neg_inf, neg_inf};
-      const auto epilogue = [&](auto masked) {
-#pragma unroll
-        for (int j = 0; j < J; ++j)
-#pragma unroll
-          for (int nb = 0; nb < 2; ++nb)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int r = rb * 16 + g + 8 * (e >> 1), key = c * CK + (kg + KG * j) * 16 + nb * 8 + 2 * t + (e & 1);
-              const bool live = !masked.value || (r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off));
-              const float v = live ? s_fn(q0 + r, key, s[j][nb][e]) : neg_inf;
-              s[j][nb][e] = v;
-              mx[e >> 1] = fmaxf(mx[e >> 1], v);
-            }
-      };
-      if (whole)
-        epilogue(Constant<bool, false>{});
-      else
-        epilogue(Constant<bool, true>{});
+      float mx[2];  // n8 block b of s: the warp's key tile kg + KG (b / 2), its half b % 2
+      chunk_scores<CAUSAL>(reinterpret_cast<float(&)[2 * J][4]>(s), mx, whole, rb * 16 + g,
+                           [&](int b) { return c * CK + (kg + KG * (b >> 1)) * 16 + (b & 1) * 8; }, q0, nq, kv_end,
+                           causal_off, s_fn);
       float base[2];
       online_softmax_step(mx, m, l, o, base);
 #pragma unroll
@@ -494,23 +507,9 @@ struct FlashWg {
       // Scores after their epilogue; padding and masked keys -inf. A chunk of whole rows, all its
       // keys below kv_end and unmasked, skips the per-score tests.
       const bool whole = nq == BQ && (c + 1) * CK <= kv_end && (!CAUSAL || (c + 1) * CK - 1 <= q0 + causal_off);
-      float mx[2] = {neg_inf, neg_inf};
-      const auto epilogue = [&](auto masked) {
-#pragma unroll
-        for (int j = 0; j < CK / 8; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int r = r0 + 8 * (q >> 1), key = c * CK + 8 * j + 2 * t + (q & 1);
-            const bool live = !masked.value || (r < nq && key < kv_end && (!CAUSAL || key <= q0 + r + causal_off));
-            const float v = live ? s_fn(q0 + r, key, s[4 * j + q]) : neg_inf;
-            s[4 * j + q] = v;
-            mx[q >> 1] = fmaxf(mx[q >> 1], v);
-          }
-      };
-      if (whole)
-        epilogue(Constant<bool, false>{});
-      else
-        epilogue(Constant<bool, true>{});
+      float mx[2];
+      chunk_scores<CAUSAL>(reinterpret_cast<float(&)[CK / 8][4]>(s), mx, whole, r0, [&](int b) { return c * CK + 8 * b; },
+                           q0, nq, kv_end, causal_off, s_fn);
       float base[2];
       online_softmax_step(mx, m, l, o, base);
       // P, unnormalized, rounded to fp16 as the A fragments of the k steps of 16 keys.
