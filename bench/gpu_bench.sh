@@ -26,7 +26,8 @@
 # differential tester in both dtypes (failures shrunk into difftest_failures/), its saved
 # regressions, and mono-compile --out's verification record.
 #
-# RUN_TIMEOUT (default 400) caps each mono-run in seconds.
+# RUN_TIMEOUT (default 400) caps each mono-run in seconds. BASELINE_MODES (default
+# eager,cudagraph,compile) picks the PyTorch modes timed for the full models (compile alone when device time is short).
 # NVRTC compiles are single-threaded, so every compile runs first, in parallel on all cores
 # (correctness checks included: the GPU time-slices between processes, which is fine for
 # correctness); the timed runs come afterwards, one at a time, from the cubin cache.
@@ -217,7 +218,7 @@ for n in ${models//,/ }; do
 done
 if [ $baselines = 1 ] && [ -n "$models" ]; then
   stamp "PyTorch baselines"
-  (cd .gpu/shared_bench && timeout 420 python3 baselines.py --only "$models" --json "$logs/baselines.json" > "$logs/baselines.txt" 2>&1)
+  (cd .gpu/shared_bench && timeout 420 python3 baselines.py --only "$models" --modes "${BASELINE_MODES:-eager,cudagraph,compile}" --json "$logs/baselines.json" > "$logs/baselines.txt" 2>&1)
   tail -6 "$logs/baselines.txt"
 fi
 stamp "table"
