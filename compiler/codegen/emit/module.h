@@ -38,7 +38,7 @@ class Module {
   const KernelPlan& plan;
 
   // Defines the device function of group `g` (or of the groups whose code is the same:
-  // `void NAME(params) { body }`, inlined or not as the plan says) unless one with the same code
+  // `void NAME(params) { body }`) unless one with the same code
   // (comments aside) exists; returns its name, after the first group that defined it ("g12_mat_mul").
   std::string function(const Group& g, const std::string& params, const std::string& body);
   // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
@@ -61,8 +61,17 @@ class Module {
   std::string split_k_workspace(const Group& g);
   std::string split_k_counters(const Group& g);
 
-  // What the translation unit prints, in order of first use.
-  std::string definitions() const;
+  // How mono_main forms a buffer name's pointer: `(cast)(base + offset)` over the arena, the
+  // packed constants or the sync area; `base` is empty for the caller's inputs and outputs,
+  // whose pointers are fixed (kernel.cc's layer loops take other pointers from a table).
+  struct BufferRef {
+    std::string cast, base;
+    int64_t offset = 0;
+  };
+  const std::map<std::string, BufferRef>& buffer_refs() const { return buffer_refs_; }
+
+  // What the translation unit prints, in order of first use; the functions inlined or not.
+  std::string definitions(bool inline_functions) const;
   const std::string& buffer_declarations() const { return buffer_declarations_; }
   const std::vector<TensorMapSpec>& tensor_maps() const { return tensor_maps_; }
   const std::vector<std::string>& tensor_map_names() const { return tensor_map_names_; }
@@ -84,6 +93,8 @@ class Module {
   std::map<std::pair<const Value*, Packing>, std::string> buffers_;
   std::set<std::string> names_;                         // every buffer name in use
   std::string buffer_declarations_;
+  std::map<std::string, BufferRef> buffer_refs_;        // buffer name -> how its pointer is formed
+  void declare(const std::string& name, const BufferRef& ref, const std::string& comment);
 };
 
 // The constructs, one file each: a group's work (and the definitions it needs).
