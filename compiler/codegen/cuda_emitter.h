@@ -1,6 +1,8 @@
 // Prints one CUDA C++ translation unit holding the whole model as ONE kernel (`mono_main`):
 // a device function per group (deduplicated: repeated layers with the same shapes share
 // one), and a kernel body that runs the stages in order with a grid barrier between them.
+// Repeated layers (runs of stages whose code differs only in where their tensors live) run as
+// a loop over the layers, their pointers from a table in constant memory.
 #pragma once
 
 #include <string>
@@ -20,6 +22,10 @@ constexpr int kMaxKernelIo = 16;  // inputs and outputs each (MonoParams arrays)
 // order: the runtime must encode them over the arena before the first launch.
 std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name,
                       std::vector<TensorMapSpec>* tensor_maps = nullptr);
+
+// The group-function calls in the kernel's text (a layer loop's stages counted once): what
+// inlining the group functions multiplies (the planner's choice, plan.h kInlineCallLimit).
+int kernel_calls(const Graph& graph, const KernelPlan& plan);
 
 // The fixed device headers, embedded at build time from compiler/codegen/device/:
 // compiler/codegen/device_headers.h (DeviceHeader, device_headers()).

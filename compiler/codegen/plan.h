@@ -225,13 +225,15 @@ struct KernelPlan {
   size_t constant_offset(const Value* v, const Packing& packing) const;
 };
 
-// Inline group functions up to this many groups. Measured on the H100 (bench/RESULTS.md,
-// 2026-11-25, run56): since repeated layers share their functions (code equal but for
-// comments), resnet50 (56 groups) runs 809-817 us out of line against 919-921 us inlined, and
-// compiles in 19 s against 61 s without the inlined build's 628 B of spills; the transformers
-// (134-158 groups) went from 635 to 486 us (bert-base). Up to 32 groups (the tiny models) is
-// kept inlined as before: not measured against out of line.
-constexpr int kInlineGroupLimit = 32;
+// Inline the group functions where the kernel's text calls them at most this many times
+// (cuda_emitter.h kernel_calls: a layer loop's stages count once). Out of line, ptxas serializes
+// every wgmma (C7510) and each call costs its arguments; inlined, each call site is a copy of its
+// function. Measured on the H100 (bench/RESULTS.md, session 25, run220, same call): with layer
+// loops, inlining made bert-base (11 calls) 406.9 -> 381.5 us, gpt2 405.4 -> 372.9, vit-base
+// 490.4 -> 450.7, whisper-encoder 358.2 -> 341.9 and resnet50 (33 calls) 323.8 -> 316.1; without
+// loops, resnet50's 57 calls inlined ran 364.0 against 323.9 us (run214). The limit lies between
+// the two measured points.
+constexpr int kInlineCallLimit = 40;
 constexpr float kMinFp16Range = 1e-3f;  // below: fp16's subnormals cost precision (smallest normal 6.1e-5)
 constexpr float kMaxFp16Range = 3e4f;   // above: close to fp16's largest value, 65504
 

@@ -27,7 +27,7 @@ struct KernelSettings {
   int smem_limit = 0;
   // Group functions inlined into the kernel (1), or kept as separate functions that groups
   // with the same code share (0: far less code for ptxas on big models, a call per item).
-  // -1 (auto): inline up to kInlineGroupLimit groups (plan.h).
+  // -1 (auto): inline up to kInlineCallLimit calls in the kernel's text (plan.h).
   int inline_groups = -1;
 };
 

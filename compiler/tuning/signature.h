@@ -135,7 +135,10 @@ namespace mono::tuning {
 //     library's text changed.
 //  42 (2026-11-28): FlashStream and FlashWg take a chunk's score epilogue from one helper
 //     (attention.cuh chunk_scores; the same arithmetic); the device library's text changed.
-constexpr int kSignatureVersion = 42;
+//  43 (2026-11-28): repeated layers run as loops over a table of their pointers (emit/stages.h);
+//     group functions inlined where the kernel's text makes at most 40 calls (plan.h
+//     kInlineCallLimit), no longer by the group count.
+constexpr int kSignatureVersion = 43;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -2,6 +2,7 @@
 // writes).
 #include <algorithm>
 
+#include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/support/error.h"
 
@@ -69,7 +70,7 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   place_tensors(graph, &plan);
   step("place_tensors");
   const int inline_groups = options.settings.inline_groups;
-  plan.inline_groups = inline_groups < 0 ? static_cast<int>(plan.groups.size()) <= kInlineGroupLimit : inline_groups > 0;
+  plan.inline_groups = inline_groups < 0 ? kernel_calls(graph, plan) <= kInlineCallLimit : inline_groups > 0;
   return plan;
 }
 

@@ -38,6 +38,12 @@
 #define t_add_7 ((half_t*)(p.arena + 4096))  // f16[1,16,64]
 #define out_layer_norm_4 ((half_t*)p.outputs[0])  // f16[1,16,64]
 
+// Layer loop 0 (stages 1 to 14): per repeat, the offsets of its buffers (bytes; sync words) and its tensor maps
+__constant__ long long mono_layers0[2][17] = {
+  {0, 2048, 132608, 4096, 0, 141056, 8192, 149248, 12288, 6144, 157696, 4096, 0, 165888, 6144, 182272, 2048},
+  {2048, 0, 198656, 4096, 2, 206848, 8192, 215040, 12288, 6144, 223232, 4096, 0, 231424, 6144, 247808, 4096}
+};
+
 extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const MonoParams p) {
   extern __shared__ __align__(1024) unsigned char smem[];  // 1024: TensorK's swizzled stages
 
@@ -49,125 +55,69 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   }
   grid_barrier(p.sync);
 
-  // ---- stage 1 ----
-  // group 1: node_layer_norm (LayerNormalization)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g1_layer_normalization(item, t_add_1, t_layer_norm, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
+  // ---- stages 1 to 14: 2 repeats of 7 stages (a loop over layers; mono_layers0: what differs) ----
+#pragma unroll 1
+  for (int layer = 0; layer < 2; ++layer) {
+    // ---- stage 1 + 7 * layer ----
+    // group 1: node_layer_norm (LayerNormalization)
+    for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+      g1_layer_normalization(item, ((half_t*)(p.arena + mono_layers0[layer][0])), ((half_t*)(p.arena + mono_layers0[layer][1])), w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
 
-  // ---- stage 2 ----
-  // group 2: node_MatMul_36 (MatMul) + node_transpose (Transpose) + node_Mul_76 (Mul)
-  // group 3: node_MatMul_44 (MatMul) + node_Reshape_74.transpose.transpose (Transpose) + node_Mul_78 (Mul)
-  // group 4: node_MatMul_52 (MatMul) + node_transpose_2 (Transpose)
-  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
-    if (item < 2) g2_mat_mul(item, t_layer_norm, w_val_37_nk_tiles, G2Epilogue{t_layer_norm, w_val_37_nk_tiles, t_val_78, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    else if (item < 4) g3_mat_mul(item - 2, t_layer_norm, w_val_45_nk_tiles, G3Epilogue{t_layer_norm, w_val_45_nk_tiles, t_val_80, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    else g4_mat_mul(item - 4, t_layer_norm, w_val_53_nk_tiles, G4Epilogue{t_layer_norm, w_val_53_nk_tiles, t_transpose_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[0]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
+    // ---- stage 2 + 7 * layer ----
+    // group 2: node_MatMul_36 (MatMul) + node_transpose (Transpose) + node_Mul_76 (Mul)
+    // group 3: node_MatMul_44 (MatMul) + node_Reshape_74.transpose.transpose (Transpose) + node_Mul_78 (Mul)
+    // group 4: node_MatMul_52 (MatMul) + node_transpose_2 (Transpose)
+    for (int item = blockIdx.x; item < 6; item += gridDim.x) {
+      if (item < 2) g2_mat_mul(item, ((half_t*)(p.arena + mono_layers0[layer][1])), ((const half_t*)(p.weights + mono_layers0[layer][2])), G2Epilogue{((half_t*)(p.arena + mono_layers0[layer][1])), ((const half_t*)(p.weights + mono_layers0[layer][2])), ((half_t*)(p.arena + mono_layers0[layer][3])), 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[mono_layers0[layer][4]]);
+      else if (item < 4) g3_mat_mul(item - 2, ((half_t*)(p.arena + mono_layers0[layer][1])), ((const half_t*)(p.weights + mono_layers0[layer][5])), G3Epilogue{((half_t*)(p.arena + mono_layers0[layer][1])), ((const half_t*)(p.weights + mono_layers0[layer][5])), ((half_t*)(p.arena + mono_layers0[layer][6])), 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[mono_layers0[layer][4]]);
+      else g4_mat_mul(item - 4, ((half_t*)(p.arena + mono_layers0[layer][1])), ((const half_t*)(p.weights + mono_layers0[layer][7])), G4Epilogue{((half_t*)(p.arena + mono_layers0[layer][1])), ((const half_t*)(p.weights + mono_layers0[layer][7])), ((half_t*)(p.arena + mono_layers0[layer][8])), 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[mono_layers0[layer][4]]);
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
 
-  // ---- stage 3 ----
-  // group 5: node_MatMul_82 (MatMul) + node_Softmax_84 (Softmax) + node_IsNaN_85 (IsNaN) + node_Where_86 (Where) + node_scaled_dot_product_attention (MatMul) + node_transpose_3 (Transpose)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    g5_mat_mul(item, t_val_78, t_val_80, t_transpose_2, t_transpose_3);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
+    // ---- stage 3 + 7 * layer ----
+    // group 5: node_MatMul_82 (MatMul) + node_Softmax_84 (Softmax) + node_IsNaN_85 (IsNaN) + node_Where_86 (Where) + node_scaled_dot_product_attention (MatMul) + node_transpose_3 (Transpose)
+    for (int item = blockIdx.x; item < 4; item += gridDim.x) {
+      g5_mat_mul(item, ((half_t*)(p.arena + mono_layers0[layer][3])), ((half_t*)(p.arena + mono_layers0[layer][6])), ((half_t*)(p.arena + mono_layers0[layer][8])), ((half_t*)(p.arena + mono_layers0[layer][9])));
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
 
-  // ---- stage 4 ----
-  // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g8_mat_mul(item, t_transpose_3, w_val_94_nk_tiles, G8Epilogue{t_transpose_3, w_val_94_nk_tiles, t_add_4, t_layer_norm, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
+    // ---- stage 4 + 7 * layer ----
+    // group 8: node_MatMul_93 (MatMul) + node_add_4 (Add)
+    for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+      g8_mat_mul(item, ((half_t*)(p.arena + mono_layers0[layer][9])), ((const half_t*)(p.weights + mono_layers0[layer][10])), G8Epilogue{((half_t*)(p.arena + mono_layers0[layer][9])), ((const half_t*)(p.weights + mono_layers0[layer][10])), ((half_t*)(p.arena + mono_layers0[layer][11])), ((half_t*)(p.arena + mono_layers0[layer][1])), 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
 
-  // ---- stage 5 ----
-  // group 9: node_layer_norm_1 (LayerNormalization)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g1_layer_normalization(item, t_add_4, t_layer_norm_1, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
+    // ---- stage 5 + 7 * layer ----
+    // group 9: node_layer_norm_1 (LayerNormalization)
+    for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+      g1_layer_normalization(item, ((half_t*)(p.arena + mono_layers0[layer][11])), ((half_t*)(p.arena + mono_layers0[layer][12])), w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
 
-  // ---- stage 6 ----
-  // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    g10_mat_mul(item, t_layer_norm_1, w_val_98_nk_tiles, G10Epilogue{t_layer_norm_1, w_val_98_nk_tiles, t_gelu, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
+    // ---- stage 6 + 7 * layer ----
+    // group 10: node_MatMul_95 (MatMul) + node_gelu (Gelu)
+    for (int item = blockIdx.x; item < 4; item += gridDim.x) {
+      g10_mat_mul(item, ((half_t*)(p.arena + mono_layers0[layer][12])), ((const half_t*)(p.weights + mono_layers0[layer][13])), G10Epilogue{((half_t*)(p.arena + mono_layers0[layer][12])), ((const half_t*)(p.weights + mono_layers0[layer][13])), ((half_t*)(p.arena + mono_layers0[layer][14])), 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
 
-  // ---- stage 7 ----
-  // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g11_mat_mul(item, t_gelu, w_val_100_nk_tiles, G8Epilogue{t_gelu, w_val_100_nk_tiles, t_add_5, t_layer_norm_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
-    __syncthreads();
+    // ---- stage 7 + 7 * layer ----
+    // group 11: node_MatMul_97 (MatMul) + node_add_5 (Add)
+    for (int item = blockIdx.x; item < 2; item += gridDim.x) {
+      g11_mat_mul(item, ((half_t*)(p.arena + mono_layers0[layer][14])), ((const half_t*)(p.weights + mono_layers0[layer][15])), G8Epilogue{((half_t*)(p.arena + mono_layers0[layer][14])), ((const half_t*)(p.weights + mono_layers0[layer][15])), ((half_t*)(p.arena + mono_layers0[layer][16])), ((half_t*)(p.arena + mono_layers0[layer][12])), 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
+      __syncthreads();
+    }
+    grid_barrier(p.sync);
   }
-  grid_barrier(p.sync);
-
-  // ---- stage 8 ----
-  // group 12: node_layer_norm_2 (LayerNormalization)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g1_layer_normalization(item, t_add_5, t_layer_norm_2, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 9 ----
-  // group 13: node_MatMul_99 (MatMul) + node_transpose_4 (Transpose) + node_Mul_136 (Mul)
-  // group 14: node_MatMul_107 (MatMul) + node_Reshape_134.transpose.transpose (Transpose) + node_Mul_138 (Mul)
-  // group 15: node_MatMul_115 (MatMul) + node_transpose_6 (Transpose)
-  for (int item = blockIdx.x; item < 6; item += gridDim.x) {
-    if (item < 2) g2_mat_mul(item, t_layer_norm_2, w_val_104_nk_tiles, G2Epilogue{t_layer_norm_2, w_val_104_nk_tiles, t_val_142, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    else if (item < 4) g3_mat_mul(item - 2, t_layer_norm_2, w_val_112_nk_tiles, G3Epilogue{t_layer_norm_2, w_val_112_nk_tiles, t_val_144, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    else g4_mat_mul(item - 4, t_layer_norm_2, w_val_120_nk_tiles, G4Epilogue{t_layer_norm_2, w_val_120_nk_tiles, t_transpose_6, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 10 ----
-  // group 16: node_MatMul_142 (MatMul) + node_Softmax_144 (Softmax) + node_IsNaN_145 (IsNaN) + node_Where_146 (Where) + node_scaled_dot_product_attention_1 (MatMul) + node_transpose_7 (Transpose)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    g5_mat_mul(item, t_val_142, t_val_144, t_transpose_6, t_transpose_7);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 11 ----
-  // group 19: node_MatMul_153 (MatMul) + node_add_6 (Add)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g8_mat_mul(item, t_transpose_7, w_val_158_nk_tiles, G8Epilogue{t_transpose_7, w_val_158_nk_tiles, t_add_6, t_layer_norm_2, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[1]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 12 ----
-  // group 20: node_layer_norm_3 (LayerNormalization)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g1_layer_normalization(item, t_add_6, t_layer_norm_3, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 13 ----
-  // group 21: node_MatMul_155 (MatMul) + node_gelu_1 (Gelu)
-  for (int item = blockIdx.x; item < 4; item += gridDim.x) {
-    g10_mat_mul(item, t_layer_norm_3, w_val_162_nk_tiles, G10Epilogue{t_layer_norm_3, w_val_162_nk_tiles, t_gelu_1, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[2]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
-
-  // ---- stage 14 ----
-  // group 22: node_MatMul_157 (MatMul) + node_add_7 (Add)
-  for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g11_mat_mul(item, t_gelu_1, w_val_164_nk_tiles, G8Epilogue{t_gelu_1, w_val_164_nk_tiles, t_add_7, t_layer_norm_3, 0}, (float*)nullptr, (unsigned int*)nullptr, &mono_tmaps[3]);
-    __syncthreads();
-  }
-  grid_barrier(p.sync);
 
   // ---- stage 15 ----
   // group 23: node_layer_norm_4 (LayerNormalization)
