@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -216,7 +215,6 @@ Body build_body(Module& m) {
     shape_id.push_back(ids.emplace(b.shapes.back().key, static_cast<int>(ids.size())).first->second);
   }
   b.loops = find_layer_loops(shape_id, 0, n_stages - 1);  // the last stage has no barrier: never in a loop
-  if (const char* ab = std::getenv("MONO_AB_NOLOOP"); ab && ab[0] == '1') b.loops.clear();  // TEMPORARY A/B
   return b;
 }
 

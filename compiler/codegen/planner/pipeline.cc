@@ -1,7 +1,6 @@
 // plan_kernel: the planner's steps, listed once, in order (steps.h says what each reads and
 // writes).
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/planner/steps.h"
@@ -72,8 +71,6 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("place_tensors");
   const int inline_groups = options.settings.inline_groups;
   plan.inline_groups = inline_groups < 0 ? kernel_calls(graph, plan) <= kInlineCallLimit : inline_groups > 0;
-  if (const char* ab = std::getenv("MONO_AB_NOLOOP"); ab && ab[0] == '1' && inline_groups < 0)  // TEMPORARY A/B
-    plan.inline_groups = static_cast<int>(plan.groups.size()) <= 32;
   return plan;
 }
 
