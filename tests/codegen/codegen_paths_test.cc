@@ -514,6 +514,11 @@ TEST(Codegen, ActivationsThroughTensorMaps) {
     std::set<size_t> used;
     for (auto it = std::sregex_iterator(src.begin(), src.end(), use); it != std::sregex_iterator(); ++it)
       used.insert(std::stoul((*it)[1].str()));
+    // In a layer loop, a map's index comes from a column of the loop's table.
+    const std::regex looped("&mono_tmaps\\[(mono_layers[0-9]+)\\[layer\\]\\[([0-9]+)\\]\\]");
+    const auto tables = layer_tables(src);
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), looped); it != std::sregex_iterator(); ++it)
+      for (const std::vector<std::string>& row : tables.at((*it)[1].str())) used.insert(std::stoul(row.at(std::stoul((*it)[2].str()))));
     EXPECT_EQ(used.size(), maps.size()) << "every map used, no index beyond the table";
     if (!used.empty()) {
       EXPECT_LT(*used.rbegin(), maps.size());

@@ -78,30 +78,13 @@ std::string expand(const std::string& text, const std::map<std::string, std::str
   return out + text.substr(last);
 }
 
-// The rows of each table `mono_layers<k>`.
-std::map<std::string, std::vector<std::vector<std::string>>> tables(const std::string& source) {
-  std::map<std::string, std::vector<std::vector<std::string>>> t;
-  std::regex table(R"(__constant__ long long (mono_layers\d+)\[\d+\]\[\d+\] = \{\n([^;]*)\};)");
-  std::regex row(R"(\{([^}]*)\})");
-  for (auto it = std::sregex_iterator(source.begin(), source.end(), table); it != std::sregex_iterator(); ++it) {
-    const std::string rows = (*it)[2];
-    for (auto r = std::sregex_iterator(rows.begin(), rows.end(), row); r != std::sregex_iterator(); ++r) {
-      std::vector<std::string> cells;
-      std::stringstream ss((*r)[1].str());
-      for (std::string c; std::getline(ss, c, ',');) cells.push_back(c.substr(c.find_first_not_of(' ')));
-      t[(*it)[1]].push_back(cells);
-    }
-  }
-  return t;
-}
-
 // Checks every loop of `source` against the body's straight stages; returns the loops' count.
 int check_loops(const Graph& graph, const KernelPlan& plan) {
   const std::string source = emit_cuda(graph, plan, "m");
   emit::Module m(graph, plan);
   const emit::Body body = emit::build_body(m);
   const auto defs = buffer_macros(source);
-  const auto table = tables(source);
+  const auto table = layer_tables(source);
   for (size_t k = 0; k < body.loops.size(); ++k) {
     const LayerLoop& l = body.loops[k];
     const std::string name = str_cat("mono_layers", k);
@@ -164,7 +147,7 @@ TEST(LayerLoops, IdenticalBlocksRunAsOneLoopOverATable) {
   const std::string source = emit_cuda(*g, plan, "m");
   EXPECT_NE(source.find("stages 1 to 4: 4 repeats of 1 stage"), std::string::npos) << source;
   EXPECT_EQ(check_loops(*g, plan), 1);
-  const auto table = tables(source);
+  const auto table = layer_tables(source);
   ASSERT_EQ(table.count("mono_layers0"), 1u);
   ASSERT_EQ(table.at("mono_layers0").size(), 4u);
   for (int r = 1; r < 4; ++r) EXPECT_NE(table.at("mono_layers0")[r], table.at("mono_layers0")[r - 1]);

@@ -2,7 +2,11 @@
 // simplified (every such test's starting point), or a small graph in the textual IR.
 #pragma once
 
+#include <map>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <memory>
 
@@ -34,6 +38,24 @@ inline std::unique_ptr<Graph> ir_graph(const std::string& text) {
   auto g = parse_graph(text, parse);
   infer_shapes(*g);
   return g;
+}
+
+// The rows of each layer loop's table in a generated source (`mono_layers<k>`: its values as
+// printed, row by row).
+inline std::map<std::string, std::vector<std::vector<std::string>>> layer_tables(const std::string& source) {
+  std::map<std::string, std::vector<std::vector<std::string>>> t;
+  std::regex table(R"(__constant__ long long (mono_layers\d+)\[\d+\]\[\d+\] = \{\n([^;]*)\};)");
+  std::regex row(R"(\{([^}]*)\})");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), table); it != std::sregex_iterator(); ++it) {
+    const std::string rows = (*it)[2];
+    for (auto r = std::sregex_iterator(rows.begin(), rows.end(), row); r != std::sregex_iterator(); ++r) {
+      std::vector<std::string> cells;
+      std::stringstream ss((*r)[1].str());
+      for (std::string c; std::getline(ss, c, ',');) cells.push_back(c.substr(c.find_first_not_of(' ')));
+      t[(*it)[1]].push_back(cells);
+    }
+  }
+  return t;
 }
 
 }  // namespace mono
