@@ -52,7 +52,7 @@ const std::vector<Setting>& table() {
        [](KernelSettings* s, const std::string& v) { return parse_int(v, 0, 232448, &s->smem_limit); }},
       {"inline", "auto|on|off",
        "group functions inlined into the kernel, or out of line and shared by groups with the same code (much "
-       "faster NVRTC on big models) (default auto: inline where the kernel's text makes at most 40 calls, a layer "
+       "faster NVRTC on big models) (default auto: inline where the kernel's text makes at most 200 calls, a layer "
        "loop's stages counted once)",
        [](KernelSettings* s, const std::string& v) {
          if (v == "auto") s->inline_groups = -1;

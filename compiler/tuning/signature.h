@@ -138,7 +138,10 @@ namespace mono::tuning {
 //  43 (2026-11-28): repeated layers run as loops over a table of their pointers (emit/stages.h);
 //     group functions inlined where the kernel's text makes at most 40 calls (plan.h
 //     kInlineCallLimit), no longer by the group count.
-constexpr int kSignatureVersion = 43;
+//  44 (2026-11-28): group functions inlined up to 200 calls in the kernel's text (was 40): the
+//     kernels of models with 41-200 calls change (regnet, the MobileNets, EfficientNet, Swin,
+//     DenseNet).
+constexpr int kSignatureVersion = 44;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

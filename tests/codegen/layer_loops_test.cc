@@ -156,5 +156,25 @@ TEST(LayerLoops, IdenticalBlocksRunAsOneLoopOverATable) {
   EXPECT_NE(source.find("__forceinline__ void g1_mat_mul"), std::string::npos);
 }
 
+// A kernel whose text would call its group functions more than kInlineCallLimit times (a chain
+// of GEMMs, each of another width: no loop) keeps them out of line unless told otherwise; the
+// count is the emitter's.
+TEST(LayerLoops, KernelsOfManyCallsKeepTheirFunctionsOutOfLine) {
+  const int n = kInlineCallLimit + 1;
+  std::string text = "graph g (opset 20) {\n  input %in: f32[8,8]\n  %x0 = Relu(%in)\n";
+  for (int i = 0; i < n; ++i)
+    text += str_cat("  const %w", i, ": f32[", 8 + i, ",", 9 + i, "] = <", (8 + i) * (9 + i), " elements>\n  %x", i + 1,
+                    " = MatMul(%x", i, ", %w", i, ")\n");
+  text += str_cat("  output %x", n, "\n}\n");
+  auto g = ir_graph(text);
+  PlanOptions po;
+  const KernelPlan plan = plan_kernel(*g, po);
+  EXPECT_EQ(kernel_calls(*g, plan), n + 1);
+  EXPECT_FALSE(plan.inline_groups);
+  EXPECT_NE(emit_cuda(*g, plan, "m").find("static __device__ __noinline__ void g1_mat_mul"), std::string::npos);
+  po.settings.inline_groups = 1;
+  EXPECT_TRUE(plan_kernel(*g, po).inline_groups);
+}
+
 }  // namespace
 }  // namespace mono
