@@ -176,5 +176,29 @@ TEST(LayerLoops, KernelsOfManyCallsKeepTheirFunctionsOutOfLine) {
   EXPECT_TRUE(plan_kernel(*g, po).inline_groups);
 }
 
+// Tables live in constant memory: a loop whose table could pass emit::kLayerTableBytes is printed
+// as straight stages instead (1000 repeats of a GEMM stage whose call names more than 4 buffers
+// pass 32 KB; 100 repeats fit).
+TEST(LayerLoops, ALoopWhoseTableWouldNotFitStaysStraight) {
+  auto blocks = [](int n) {
+    std::string text = "graph g (opset 20) {\n  input %in: f32[64,64]\n  %x0 = Relu(%in)\n";
+    for (int i = 0; i < n; ++i)
+      text += str_cat("  const %w", i, ": f32[64,64] = <4096 elements>\n  %x", i + 1, " = MatMul(%x", i, ", %w", i, ")\n");
+    return ir_graph(text + str_cat("  output %x", n, "\n}\n"));
+  };
+  for (int n : {101, 1001}) {
+    SCOPED_TRACE(n);
+    auto g = blocks(n);
+    const KernelPlan plan = plan_kernel(*g, fp16_options());
+    emit::Module m(*g, plan);
+    const emit::Body body = emit::build_body(m);
+    size_t cells = 0;
+    for (const LayerLoop& l : body.loops)
+      for (int s = l.first; s < l.first + l.period; ++s) cells += body.shapes[s].values.size() * l.repeats;
+    EXPECT_LE(cells * sizeof(long long), emit::kLayerTableBytes);
+    EXPECT_EQ(body.loops.size(), n < 1000 ? 1u : 0u);
+  }
+}
+
 }  // namespace
 }  // namespace mono

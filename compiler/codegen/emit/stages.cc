@@ -215,9 +215,22 @@ Body build_body(Module& m) {
     shape_id.push_back(ids.emplace(b.shapes.back().key, static_cast<int>(ids.size())).first->second);
   }
   b.loops = find_layer_loops(shape_id, 0, n_stages - 1);  // the last stage has no barrier: never in a loop
+  // The tables live in constant memory (64 KB a module, the tensor maps' table too): a loop whose
+  // table could pass kLayerTableBytes with those before it stays straight stages (a table holds
+  // at most one column per placeholder of a repeat).
+  std::vector<LayerLoop> kept;
+  size_t bytes = 0;
+  for (const LayerLoop& l : b.loops) {
+    size_t cells = 0;
+    for (int s = l.first; s < l.first + l.period; ++s) cells += b.shapes[s].values.size();
+    const size_t need = cells * static_cast<size_t>(l.repeats) * sizeof(long long);
+    if (bytes + need > kLayerTableBytes) continue;
+    bytes += need;
+    kept.push_back(l);
+  }
+  b.loops = kept;
   return b;
 }
-
 
 void print_body(std::ostream& os, const Module& m, const Body& body, std::string* tables) {
   const int n_stages = static_cast<int>(body.work.size());

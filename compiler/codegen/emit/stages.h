@@ -9,6 +9,7 @@
 // repeats come from the loop's table in constant memory (`mono_layers<k>`).
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct LayerLoop {
 // run of repeats that saves the most stages (the shortest period on a tie), then the same on
 // either side of it; in stage order.
 std::vector<LayerLoop> find_layer_loops(const std::vector<int>& shape_id, int begin, int end);
+
+// The most constant memory the layer loops' tables of one kernel take (bytes); loops beyond it
+// stay straight stages.
+constexpr size_t kLayerTableBytes = 32 * 1024;
 
 // A stage's item loop as a shape and the values its placeholders replaced.
 struct StageShape {
