@@ -2,7 +2,8 @@
 // a device function per group (deduplicated: repeated layers with the same shapes share
 // one), and a kernel body that runs the stages in order with a grid barrier between them.
 // Repeated layers (runs of stages whose code differs only in where their tensors live) run as
-// a loop over the layers, their pointers from a table in constant memory.
+// a loop over the layers, their buffers' offsets and tensor-map indices from a table in
+// constant memory (emit/stages.h).
 #pragma once
 
 #include <string>

@@ -141,7 +141,9 @@ namespace mono::tuning {
 //  44 (2026-11-28): group functions inlined up to 200 calls in the kernel's text (was 40): the
 //     kernels of models with 41-200 calls change (regnet, the MobileNets, EfficientNet, Swin,
 //     DenseNet).
-constexpr int kSignatureVersion = 44;
+//  45 (2026-11-28): a layer loop's header comment says its comments name the first repeat's
+//     groups (comment only; the loops' tables are the same).
+constexpr int kSignatureVersion = 45;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

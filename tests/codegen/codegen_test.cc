@@ -132,15 +132,22 @@ TEST(Codegen, DeviceIncludeOrderListsEveryHeaderOnce) {
 namespace mono {
 namespace {
 
-// The profiling build stamps every stage twice (work done, barrier left) and still compiles.
+// The profiling build stamps every stage twice (work done, barrier left; a layer loop's stages
+// by the stage number of the repeat) and still compiles.
 TEST(Codegen, ProfilingBuildCompiles) {
-  LoadResult loaded = load_tiny("tiny-resnet-opset20");
-  PlanOptions po;
+  LoadResult loaded = load_tiny("tiny-bert-opset20");
+  PlanOptions po = fp16_options();
   po.settings.profile = true;
-  BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-resnet", NvrtcOptions{}, true);
+  BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-bert", NvrtcOptions{}, true);
   size_t stamps = 0;
   for (size_t p = b.source.find("MONO_STAMP("); p != std::string::npos; p = b.source.find("MONO_STAMP(", p + 1)) ++stamps;
-  EXPECT_EQ(stamps, 2 * b.plan.stages.size() + 1);  // + the macro's definition
+  std::regex loop(R"(stages \d+ to \d+: (\d+) repeats of (\d+) stage)");
+  size_t repeated = 0;
+  for (auto it = std::sregex_iterator(b.source.begin(), b.source.end(), loop); it != std::sregex_iterator(); ++it)
+    repeated += (std::stoul((*it)[1]) - 1) * std::stoul((*it)[2]);
+  EXPECT_GT(repeated, 0u);
+  EXPECT_NE(b.source.find("MONO_STAMP(1 + 7 * layer, 0);"), std::string::npos);
+  EXPECT_EQ(stamps + 2 * repeated, 2 * b.plan.stages.size() + 1);  // + the macro's definition
   EXPECT_TRUE(b.manifest.profile);
   EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0);
 }

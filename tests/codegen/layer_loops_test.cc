@@ -43,8 +43,10 @@ TEST(LayerLoops, TheRunThatSavesTheMostStagesThenEitherSide) {
   EXPECT_EQ(find(""), "");
   // A transformer: embedding, 4 layers of 3 stages, a head.
   EXPECT_EQ(find("EabcabcabcabcH"), "1:3x4");
-  // A period's stages may repeat within it; the shortest period wins a tie.
+  // A period's stages may repeat within it: the period that saves the most wins, the shortest
+  // and earliest on a tie.
   EXPECT_EQ(find("aaaa"), "0:1x4");
+  EXPECT_EQ(find("aaaXbcbc"), "0:1x3 4:2x2");
   EXPECT_EQ(find("ababab"), "0:2x3");
   // Two loops: the one saving more first, then the other side.
   EXPECT_EQ(find("abababXccc"), "0:2x3 7:1x3");
@@ -176,9 +178,9 @@ TEST(LayerLoops, KernelsOfManyCallsKeepTheirFunctionsOutOfLine) {
   EXPECT_TRUE(plan_kernel(*g, po).inline_groups);
 }
 
-// Tables live in constant memory: a loop whose table could pass emit::kLayerTableBytes is printed
-// as straight stages instead (1000 repeats of a GEMM stage whose call names more than 4 buffers
-// pass 32 KB; 100 repeats fit).
+// Tables live in constant memory: a loop whose table would pass emit::kLayerTableBytes is printed
+// as straight stages instead (2000 repeats of a GEMM stage with its weights and activations in the
+// table pass 32 KB; 100 repeats fit).
 TEST(LayerLoops, ALoopWhoseTableWouldNotFitStaysStraight) {
   auto blocks = [](int n) {
     std::string text = "graph g (opset 20) {\n  input %in: f32[64,64]\n  %x0 = Relu(%in)\n";
@@ -186,17 +188,33 @@ TEST(LayerLoops, ALoopWhoseTableWouldNotFitStaysStraight) {
       text += str_cat("  const %w", i, ": f32[64,64] = <4096 elements>\n  %x", i + 1, " = MatMul(%x", i, ", %w", i, ")\n");
     return ir_graph(text + str_cat("  output %x", n, "\n}\n"));
   };
-  for (int n : {101, 1001}) {
+  for (int n : {101, 2001}) {
     SCOPED_TRACE(n);
     auto g = blocks(n);
-    const KernelPlan plan = plan_kernel(*g, fp16_options());
-    emit::Module m(*g, plan);
-    const emit::Body body = emit::build_body(m);
-    size_t cells = 0;
-    for (const LayerLoop& l : body.loops)
-      for (int s = l.first; s < l.first + l.period; ++s) cells += body.shapes[s].values.size() * l.repeats;
-    EXPECT_LE(cells * sizeof(long long), emit::kLayerTableBytes);
-    EXPECT_EQ(body.loops.size(), n < 1000 ? 1u : 0u);
+    const std::string source = emit_cuda(*g, plan_kernel(*g, fp16_options()), "m");
+    size_t bytes = 0;
+    for (const auto& [name, rows] : layer_tables(source)) bytes += rows.size() * rows.at(0).size() * sizeof(long long);
+    EXPECT_LE(bytes, emit::kLayerTableBytes);
+    EXPECT_EQ(source.find("repeats of") != std::string::npos, n < 2000);
+  }
+}
+
+// kernel_calls counts every group-function call mono_main's text makes (an unfused attention
+// group makes three), for every tiny model in both precisions.
+TEST(LayerLoops, KernelCallsCountTheCallsInTheText) {
+  for (const std::string& model : test::tiny_models()) {
+    for (Precision p : {Precision::kF32, Precision::kF16}) {
+      SCOPED_TRACE(str_cat(model, p == Precision::kF16 ? " fp16" : " fp32"));
+      LoadResult loaded = load_tiny(model);
+      PlanOptions po;
+      po.settings.precision = p;
+      const KernelPlan plan = plan_kernel(*loaded.graph, po);
+      const std::string source = emit_cuda(*loaded.graph, plan, "m");
+      const std::string body = source.substr(source.find(" mono_main("));
+      std::regex call(R"(\bg\d+_\w+\()");
+      EXPECT_EQ(kernel_calls(*loaded.graph, plan),
+                std::distance(std::sregex_iterator(body.begin(), body.end(), call), std::sregex_iterator()));
+    }
   }
 }
 

@@ -3,10 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
-#include <map>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -227,7 +223,7 @@ void print_prelude(std::ostream& os, const Module& m, const std::string& model_n
 
 int kernel_calls(const Graph& graph, const KernelPlan& plan) {
   emit::Module m(graph, plan);
-  return emit::build_body(m).calls();
+  return emit::build_body(m).calls;
 }
 
 std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::string& model_name,

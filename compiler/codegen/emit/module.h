@@ -62,13 +62,17 @@ class Module {
   std::string split_k_counters(const Group& g);
 
   // How mono_main forms a buffer name's pointer: `(cast)(base + offset)` over the arena, the
-  // packed constants or the sync area; `base` is empty for the caller's inputs and outputs,
-  // whose pointers are fixed (kernel.cc's layer loops take other pointers from a table).
+  // packed constants or the sync area; for the caller's inputs and outputs `base` is empty and
+  // `cast` is the whole fixed pointer expression (stages.h's layer loops take the others' offsets
+  // from a table).
   struct BufferRef {
     std::string cast, base;
     int64_t offset = 0;
   };
   const std::map<std::string, BufferRef>& buffer_refs() const { return buffer_refs_; }
+
+  // Whether `name` is a group function defined here.
+  bool is_function(const std::string& name) const { return users_.count(name) > 0; }
 
   // What the translation unit prints, in order of first use; the functions inlined or not.
   std::string definitions(bool inline_functions) const;

@@ -52,11 +52,16 @@ void print_stage(std::ostream& os, const KernelPlan& plan, const std::string& s,
   if (plan.settings.profile) os << indent << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
 }
 
+bool is_word_part(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+// Whether an identifier starts at text[i] (not in the middle of a word or number: 1024LL).
+bool is_word_start(const std::string& text, size_t i) {
+  const char c = text[i];
+  return (std::isalpha(static_cast<unsigned char>(c)) || c == '_') && !(i > 0 && is_word_part(text[i - 1]));
+}
+
 StageShape stage_shape(const Module& m, const std::string& text) {
   StageShape sh;
   std::string piece;
-  auto is_start = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
-  auto is_part = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   auto add = [&](const std::string& kind, const std::string& value) {
     sh.pieces.push_back(piece);
     sh.kinds.push_back(kind);
@@ -66,12 +71,12 @@ StageShape stage_shape(const Module& m, const std::string& text) {
   };
   static const std::string kMaps = "mono_tmaps[";
   for (size_t i = 0; i < text.size();) {
-    if (!is_start(text[i]) || (i > 0 && is_part(text[i - 1]))) {
+    if (!is_word_start(text, i)) {
       piece += text[i++];
       continue;
     }
     size_t j = i;
-    while (j < text.size() && is_part(text[j])) ++j;
+    while (j < text.size() && is_word_part(text[j])) ++j;
     const std::string word = text.substr(i, j - i);
     auto ref = m.buffer_refs().find(word);
     if (ref != m.buffer_refs().end() && !ref->second.base.empty()) {
@@ -79,6 +84,7 @@ StageShape stage_shape(const Module& m, const std::string& text) {
       i = j;
     } else if (text.compare(i, kMaps.size(), kMaps) == 0) {
       const size_t close = text.find(']', i);
+      MONO_CHECK(close != std::string::npos, "a tensor-map index without its ']' in a stage's text");
       piece += kMaps;
       add("map", text.substr(i + kMaps.size(), close - i - kMaps.size()));
       i = close;
@@ -114,61 +120,83 @@ void find_loops(const std::vector<int>& shape_id, int begin, int end, std::vecto
   find_loops(shape_id, best.end(), end, loops);
 }
 
-// The stages of `loop` as one loop over its repeats; its table of the values that differ
-// between repeats is appended to `tables`.
+// `text`, each line indented two more spaces.
+std::string indented(const std::string& text) {
+  std::string out;
+  for (size_t i = 0, n; i < text.size(); i = n + 1) {
+    n = text.find('\n', i);
+    if (n == std::string::npos) n = text.size();
+    out += "  " + text.substr(i, n - i) + "\n";
+  }
+  return out;
+}
+
+// A loop's table: which placeholders take a column, and each column's value in every repeat.
+struct LoopTable {
+  std::vector<std::vector<int>> column;          // [stage in the period][placeholder]: -1 if the same in every repeat
+  std::vector<std::vector<std::string>> values;  // per column: the value in each repeat
+  size_t bytes(const LayerLoop& loop) const { return values.size() * static_cast<size_t>(loop.repeats) * sizeof(long long); }
+};
+
+LoopTable loop_table(const LayerLoop& loop, const std::vector<StageShape>& shapes) {
+  LoopTable t;
+  for (int j = 0; j < loop.period; ++j) {
+    t.column.emplace_back();
+    for (size_t q = 0; q < shapes[loop.first + j].values.size(); ++q) {
+      std::vector<std::string> values;
+      for (int r = 0; r < loop.repeats; ++r) values.push_back(shapes[loop.first + r * loop.period + j].values[q]);
+      if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; })) {
+        t.column.back().push_back(-1);
+        continue;
+      }
+      auto col = std::find(t.values.begin(), t.values.end(), values);  // a buffer the stage names twice: one column
+      t.column.back().push_back(static_cast<int>(col - t.values.begin()));
+      if (col == t.values.end()) t.values.push_back(values);
+    }
+  }
+  return t;
+}
+
+// The stages of `loop` as one loop over its repeats; its table (`table`) is appended to `tables`.
 void print_loop(std::ostream& os, const Module& m, const LayerLoop& loop, int index, const std::vector<StageShape>& shapes,
                 const std::vector<std::string>& comments, std::string* tables) {
   const KernelPlan& plan = m.plan;
-  std::vector<std::vector<std::string>> columns;  // per table column: the value in each repeat
+  const LoopTable table = loop_table(loop, shapes);
   std::ostringstream body;
   const std::string L = str_cat("mono_layers", index);
   for (int j = 0; j < loop.period; ++j) {
     const StageShape& first = shapes[loop.first + j];
     std::string text = first.pieces[0];
     for (size_t q = 0; q < first.values.size(); ++q) {
-      std::vector<std::string> values;
-      for (int r = 0; r < loop.repeats; ++r) values.push_back(shapes[loop.first + r * loop.period + j].values[q]);
-      if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; })) {
-        text += values[0];
+      const int c = table.column[j][q];
+      const std::string cell = str_cat(L, "[layer][", c, "]");
+      if (c < 0) {
+        text += first.values[q];
+      } else if (first.kinds[q] == "map") {
+        text += cell;
       } else {
-        auto col = std::find(columns.begin(), columns.end(), values);  // a buffer the stage names twice: one column
-        const std::string cell = str_cat(L, "[layer][", col - columns.begin(), "]");
-        if (col == columns.end()) columns.push_back(values);
-        if (first.kinds[q] == "map") {
-          text += cell;
-        } else {
-          const std::string& kind = first.kinds[q];
-          const size_t bar = kind.find('|');
-          const std::string cast = kind.substr(0, bar), base = kind.substr(bar + 1);
-          text += cast.empty() ? str_cat("(", base, " + ", cell, ")") : str_cat("((", cast, ")(", base, " + ", cell, "))");
-        }
+        const std::string& kind = first.kinds[q];
+        const size_t bar = kind.find('|');
+        const std::string cast = kind.substr(0, bar), base = kind.substr(bar + 1);
+        text += cast.empty() ? str_cat("(", base, " + ", cell, ")") : str_cat("((", cast, ")(", base, " + ", cell, "))");
       }
       text += first.pieces[q + 1];
     }
-    std::string indented;
-    for (size_t i = 0, n; i < text.size(); i = n + 1) {
-      n = text.find('\n', i);
-      if (n == std::string::npos) n = text.size();
-      indented += "  " + text.substr(i, n - i) + "\n";
-    }
-    std::string notes;
-    for (size_t i = 0, n; i < comments[loop.first + j].size(); i = n + 1) {
-      n = comments[loop.first + j].find('\n', i);
-      notes += "  " + comments[loop.first + j].substr(i, n - i) + "\n";
-    }
-    print_stage(body, plan, str_cat(loop.first + j, " + ", loop.period, " * layer"), notes, indented, true, "  ");
+    print_stage(body, plan, str_cat(loop.first + j, " + ", loop.period, " * layer"), indented(comments[loop.first + j]),
+                indented(text), true, "  ");
   }
   os << "\n  // ---- stages " << loop.first << " to " << loop.end() - 1 << ": " << loop.repeats << " repeats of "
-     << loop.period << (loop.period > 1 ? " stages" : " stage") << " (a loop over layers; " << L << ": what differs) ----\n";
+     << loop.period << (loop.period > 1 ? " stages" : " stage") << " (a loop over layers; " << L
+     << ": what differs; the comments name the first repeat's groups) ----\n";
   os << "#pragma unroll 1\n  for (int layer = 0; layer < " << loop.repeats << "; ++layer) {" << body.str() << "  }\n";
-  if (columns.empty()) return;
+  if (table.values.empty()) return;
   *tables += str_cat("// Layer loop ", index, " (stages ", loop.first, " to ", loop.end() - 1,
                      "): per repeat, the offsets of its buffers (bytes; sync words) and its tensor maps\n");
-  *tables += str_cat("__constant__ long long ", L, "[", loop.repeats, "][", columns.size(), "] = {\n");
+  *tables += str_cat("__constant__ long long ", L, "[", loop.repeats, "][", table.values.size(), "] = {\n");
   for (int r = 0; r < loop.repeats; ++r) {
     *tables += "  {";
-    for (size_t c = 0; c < columns.size(); ++c) {
-      const std::string& v = columns[c][r];
+    for (size_t c = 0; c < table.values.size(); ++c) {
+      const std::string& v = table.values[c][r];
       auto ref = m.buffer_refs().find(v);
       *tables += str_cat(c ? ", " : "", ref == m.buffer_refs().end() ? v : std::to_string(ref->second.offset));
     }
@@ -177,20 +205,29 @@ void print_loop(std::ostream& os, const Module& m, const LayerLoop& loop, int in
   *tables += "};\n\n";
 }
 
+// The group-function calls in `text`: each word that names a function of the module, followed by
+// its arguments.
+int count_calls(const Module& m, const std::string& text) {
+  int n = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (!is_word_start(text, i)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && is_word_part(text[j])) ++j;
+    n += j < text.size() && text[j] == '(' && m.is_function(text.substr(i, j - i));
+    i = j;
+  }
+  return n;
+}
+
 }  // namespace
 
 std::vector<LayerLoop> find_layer_loops(const std::vector<int>& shape_id, int begin, int end) {
   std::vector<LayerLoop> loops;
   find_loops(shape_id, begin, end, &loops);
   return loops;
-}
-
-int Body::calls() const {
-  int n = 0;
-  for (const std::vector<GroupWork>& w : work) n += static_cast<int>(w.size());
-  for (const LayerLoop& l : loops)
-    for (int s = l.first + l.period; s < l.end(); ++s) n -= static_cast<int>(work[s].size());
-  return n;
 }
 
 Body build_body(Module& m) {
@@ -214,21 +251,26 @@ Body build_body(Module& m) {
     b.shapes.push_back(stage_shape(m, b.item_loops.back()));
     shape_id.push_back(ids.emplace(b.shapes.back().key, static_cast<int>(ids.size())).first->second);
   }
-  b.loops = find_layer_loops(shape_id, 0, n_stages - 1);  // the last stage has no barrier: never in a loop
-  // The tables live in constant memory (64 KB a module, the tensor maps' table too): a loop whose
-  // table could pass kLayerTableBytes with those before it stays straight stages (a table holds
-  // at most one column per placeholder of a repeat).
-  std::vector<LayerLoop> kept;
+  // The tables live in constant memory (64 KB a module), beside the tensor maps' table: a loop
+  // whose table would take the tables past their budget stays straight stages.
+  const size_t maps = m.tensor_maps().size() * kTensorMapBytes;
+  const size_t budget = std::min(kLayerTableBytes, maps < kConstantBytes ? kConstantBytes - maps : 0);
   size_t bytes = 0;
-  for (const LayerLoop& l : b.loops) {
-    size_t cells = 0;
-    for (int s = l.first; s < l.first + l.period; ++s) cells += b.shapes[s].values.size();
-    const size_t need = cells * static_cast<size_t>(l.repeats) * sizeof(long long);
-    if (bytes + need > kLayerTableBytes) continue;
+  for (const LayerLoop& l : find_layer_loops(shape_id, 0, n_stages - 1)) {  // the last stage has no barrier
+    const size_t need = loop_table(l, b.shapes).bytes(l);
+    if (bytes + need > budget) continue;
     bytes += need;
-    kept.push_back(l);
+    b.loops.push_back(l);
   }
-  b.loops = kept;
+  b.table_bytes = bytes;
+  // The calls the text makes: a loop's first repeat and every stage outside loops.
+  size_t next = 0;
+  for (int s = 0; s < n_stages;) {
+    const bool loop = next < b.loops.size() && b.loops[next].first == s;
+    const int last = loop ? s + b.loops[next].period : s + 1, end = loop ? b.loops[next++].end() : s + 1;
+    for (; s < last; ++s) b.calls += count_calls(m, b.item_loops[s]);
+    s = end;
+  }
   return b;
 }
 

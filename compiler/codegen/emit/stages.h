@@ -28,9 +28,12 @@ struct LayerLoop {
 // either side of it; in stage order.
 std::vector<LayerLoop> find_layer_loops(const std::vector<int>& shape_id, int begin, int end);
 
-// The most constant memory the layer loops' tables of one kernel take (bytes); loops beyond it
-// stay straight stages.
+// The most constant memory the layer loops' tables of one kernel take (bytes), and less where
+// the tensor maps' table (kTensorMapBytes each) leaves less of the module's kConstantBytes; loops
+// beyond it stay straight stages.
 constexpr size_t kLayerTableBytes = 32 * 1024;
+constexpr size_t kConstantBytes = 60 * 1024;  // of the 64 KB a module may hold, a margin kept
+constexpr size_t kTensorMapBytes = 128;       // ptx.cuh TensorMap
 
 // A stage's item loop as a shape and the values its placeholders replaced.
 struct StageShape {
@@ -47,9 +50,8 @@ struct Body {
   std::vector<std::string> comments, item_loops;
   std::vector<StageShape> shapes;
   std::vector<LayerLoop> loops;
-
-  // The group-function calls the body's text makes (a layer loop's stages once).
-  int calls() const;
+  size_t table_bytes = 0;  // the loops' tables
+  int calls = 0;           // the group-function calls the body's text makes (a loop's stages once)
 };
 
 Body build_body(Module& m);

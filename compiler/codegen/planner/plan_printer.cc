@@ -47,8 +47,9 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
        << " float tensors kept in fp32 (calibrated range outside fp16)\n";
   os << "memory: weights " << plan.weights_bytes << " B (" << plan.constants.size() << " packed constants), arena "
      << plan.arena_bytes << " B, sync " << plan.sync_words << " words\n";
-  os << "code: group functions " << (plan.inline_groups ? "inlined" : "out of line") << ", " << kernel_calls(graph, plan)
-     << " calls in the kernel's text (a layer loop's stages counted once)\n";
+  const int calls = kernel_calls(graph, plan);
+  os << "code: group functions " << (plan.inline_groups ? "inlined" : "out of line") << ", " << calls
+     << (calls == 1 ? " call" : " calls") << " in the kernel's text (a layer loop's stages counted once)\n";
   double total = 0;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     os << "stage " << s << ":\n";

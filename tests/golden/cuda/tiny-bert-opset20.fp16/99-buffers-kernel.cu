@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   }
   grid_barrier(p.sync);
 
-  // ---- stages 1 to 14: 2 repeats of 7 stages (a loop over layers; mono_layers0: what differs) ----
+  // ---- stages 1 to 14: 2 repeats of 7 stages (a loop over layers; mono_layers0: what differs; the comments name the first repeat's groups) ----
 #pragma unroll 1
   for (int layer = 0; layer < 2; ++layer) {
     // ---- stage 1 + 7 * layer ----
