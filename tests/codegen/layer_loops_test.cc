@@ -120,17 +120,23 @@ int check_loops(const Graph& graph, const KernelPlan& plan) {
   return static_cast<int>(body.loops.size());
 }
 
-TEST(LayerLoops, EachRepeatRunsItsStagesItemLoop) {
-  int loops = 0;
+// Calls `check(graph, plan)` for every tiny model in both precisions.
+template <class Check>
+void for_each_tiny_plan(Check check) {
   for (const std::string& model : test::tiny_models()) {
     for (Precision p : {Precision::kF32, Precision::kF16}) {
       SCOPED_TRACE(str_cat(model, p == Precision::kF16 ? " fp16" : " fp32"));
       LoadResult loaded = load_tiny(model);
       PlanOptions po;
       po.settings.precision = p;
-      loops += check_loops(*loaded.graph, plan_kernel(*loaded.graph, po));
+      check(*loaded.graph, plan_kernel(*loaded.graph, po));
     }
   }
+}
+
+TEST(LayerLoops, EachRepeatRunsItsStagesItemLoop) {
+  int loops = 0;
+  for_each_tiny_plan([&](const Graph& g, const KernelPlan& plan) { loops += check_loops(g, plan); });
   EXPECT_GT(loops, 10);  // the tiny transformers have two layers, the CNNs repeated blocks
 }
 
@@ -202,20 +208,12 @@ TEST(LayerLoops, ALoopWhoseTableWouldNotFitStaysStraight) {
 // kernel_calls counts every group-function call mono_main's text makes (an unfused attention
 // group makes three), for every tiny model in both precisions.
 TEST(LayerLoops, KernelCallsCountTheCallsInTheText) {
-  for (const std::string& model : test::tiny_models()) {
-    for (Precision p : {Precision::kF32, Precision::kF16}) {
-      SCOPED_TRACE(str_cat(model, p == Precision::kF16 ? " fp16" : " fp32"));
-      LoadResult loaded = load_tiny(model);
-      PlanOptions po;
-      po.settings.precision = p;
-      const KernelPlan plan = plan_kernel(*loaded.graph, po);
-      const std::string source = emit_cuda(*loaded.graph, plan, "m");
-      const std::string body = source.substr(source.find(" mono_main("));
-      std::regex call(R"(\bg\d+_\w+\()");
-      EXPECT_EQ(kernel_calls(*loaded.graph, plan),
-                std::distance(std::sregex_iterator(body.begin(), body.end(), call), std::sregex_iterator()));
-    }
-  }
+  for_each_tiny_plan([](const Graph& g, const KernelPlan& plan) {
+    const std::string source = emit_cuda(g, plan, "m");
+    const std::string body = source.substr(source.find(" mono_main("));
+    std::regex call(R"(\bg\d+_\w+\()");
+    EXPECT_EQ(kernel_calls(g, plan), std::distance(std::sregex_iterator(body.begin(), body.end(), call), std::sregex_iterator()));
+  });
 }
 
 }  // namespace
