@@ -174,6 +174,7 @@ struct Stage {
 struct KernelPlan {
   KernelSettings settings;
   bool inline_groups = true;  // settings.inline_groups resolved
+  int kernel_calls = 0;       // the group-function calls in the kernel's text (cuda_emitter.h kernel_calls)
   KernelContext ctx;
   std::vector<Group> groups;
   std::vector<Stage> stages;

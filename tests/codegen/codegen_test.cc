@@ -78,11 +78,9 @@ TEST_P(CodegenTest, CompilesForSm90AsOneKernelWithoutSpills) {
   // Every group's schedule fits the context; barriers only between stages.
   for (const Group& g : b.plan.groups) EXPECT_LE(g.smem_bytes, b.plan.ctx.smem_bytes);
   // A layer loop's text holds one repeat's barriers.
-  std::regex barrier(R"(grid_barrier\(p\.sync\))"), loop(R"(stages \d+ to \d+: (\d+) repeats of (\d+) stage)");
-  long barriers = std::distance(std::sregex_iterator(b.source.begin(), b.source.end(), barrier), std::sregex_iterator());
-  for (auto it = std::sregex_iterator(b.source.begin(), b.source.end(), loop); it != std::sregex_iterator(); ++it)
-    barriers += (std::stol((*it)[1]) - 1) * std::stol((*it)[2]);
-  EXPECT_EQ(barriers, static_cast<long>(b.plan.stages.size()) - 1);
+  std::regex barrier(R"(grid_barrier\(p\.sync\))");
+  const long barriers = std::distance(std::sregex_iterator(b.source.begin(), b.source.end(), barrier), std::sregex_iterator());
+  EXPECT_EQ(barriers + repeated_stages(b.source), static_cast<long>(b.plan.stages.size()) - 1);
   std::printf("%-24s %s: %zu groups, %zu stages, %s\n", c.model.c_str(), c.precision == Precision::kF16 ? "fp16" : "fp32",
               b.plan.groups.size(), b.plan.stages.size(), b.compiled.usage.str().c_str());
 }
@@ -141,10 +139,7 @@ TEST(Codegen, ProfilingBuildCompiles) {
   BuiltKernel b = build_kernel(*loaded.graph, po, "tiny-bert", NvrtcOptions{}, true);
   size_t stamps = 0;
   for (size_t p = b.source.find("MONO_STAMP("); p != std::string::npos; p = b.source.find("MONO_STAMP(", p + 1)) ++stamps;
-  std::regex loop(R"(stages \d+ to \d+: (\d+) repeats of (\d+) stage)");
-  size_t repeated = 0;
-  for (auto it = std::sregex_iterator(b.source.begin(), b.source.end(), loop); it != std::sregex_iterator(); ++it)
-    repeated += (std::stoul((*it)[1]) - 1) * std::stoul((*it)[2]);
+  const size_t repeated = static_cast<size_t>(repeated_stages(b.source));
   EXPECT_GT(repeated, 0u);
   EXPECT_NE(b.source.find("MONO_STAMP(1 + 7 * layer, 0);"), std::string::npos);
   EXPECT_EQ(stamps + 2 * repeated, 2 * b.plan.stages.size() + 1);  // + the macro's definition

@@ -58,4 +58,14 @@ inline std::map<std::string, std::vector<std::vector<std::string>>> layer_tables
   return t;
 }
 
+// The stages a generated source's layer loops run beyond their text (each loop's stages, once per
+// repeat after the first).
+inline long repeated_stages(const std::string& source) {
+  std::regex loop(R"(stages \d+ to \d+: (\d+) repeats of (\d+) stage)");
+  long n = 0;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), loop); it != std::sregex_iterator(); ++it)
+    n += (std::stol((*it)[1]) - 1) * std::stol((*it)[2]);
+  return n;
+}
+
 }  // namespace mono

@@ -174,11 +174,10 @@ void print_loop(std::ostream& os, const Module& m, const LayerLoop& loop, int in
         text += first.values[q];
       } else if (first.kinds[q] == "map") {
         text += cell;
-      } else {
-        const std::string& kind = first.kinds[q];
-        const size_t bar = kind.find('|');
-        const std::string cast = kind.substr(0, bar), base = kind.substr(bar + 1);
-        text += cast.empty() ? str_cat("(", base, " + ", cell, ")") : str_cat("((", cast, ")(", base, " + ", cell, "))");
+      } else {  // every repeat's buffer has this one's cast and base (the shapes' keys hold them)
+        const Module::BufferRef& ref = m.buffer_refs().at(first.values[q]);
+        text += ref.cast.empty() ? str_cat("(", ref.base, " + ", cell, ")")
+                                 : str_cat("((", ref.cast, ")(", ref.base, " + ", cell, "))");
       }
       text += first.pieces[q + 1];
     }
@@ -234,20 +233,22 @@ Body build_body(Module& m) {
   const KernelPlan& plan = m.plan;
   const int n_stages = static_cast<int>(plan.stages.size());
   Body b;
-  b.work.resize(n_stages);
   b.comments.resize(n_stages);
+  std::vector<int> calls;  // per stage
   std::vector<int> shape_id;
   std::map<std::string, int> ids;
   for (int s = 0; s < n_stages; ++s) {
+    std::vector<GroupWork> work;
     for (int gid : plan.stages[s].groups) {
       const Group& g = plan.groups[gid];
       if (g.fused_into >= 0) continue;  // runs inside its attention group or its squeeze consumer
       b.comments[s] += str_cat("  // group ", gid, ": ", comment_text(g.nodes()));
       for (int f : g.fused) b.comments[s] += " + " + comment_text(plan.groups[f].nodes());
       b.comments[s] += "\n";
-      b.work[s].push_back(group_work(m, g));
+      work.push_back(group_work(m, g));
     }
-    b.item_loops.push_back(item_loop(plan, s, b.work[s]));
+    b.item_loops.push_back(item_loop(plan, s, work));
+    calls.push_back(count_calls(m, b.item_loops.back()));
     b.shapes.push_back(stage_shape(m, b.item_loops.back()));
     shape_id.push_back(ids.emplace(b.shapes.back().key, static_cast<int>(ids.size())).first->second);
   }
@@ -262,20 +263,15 @@ Body build_body(Module& m) {
     bytes += need;
     b.loops.push_back(l);
   }
-  b.table_bytes = bytes;
-  // The calls the text makes: a loop's first repeat and every stage outside loops.
-  size_t next = 0;
-  for (int s = 0; s < n_stages;) {
-    const bool loop = next < b.loops.size() && b.loops[next].first == s;
-    const int last = loop ? s + b.loops[next].period : s + 1, end = loop ? b.loops[next++].end() : s + 1;
-    for (; s < last; ++s) b.calls += count_calls(m, b.item_loops[s]);
-    s = end;
-  }
+  // The calls the text makes: every stage's, less those of a loop's repeats after its first.
+  for (int c : calls) b.calls += c;
+  for (const LayerLoop& l : b.loops)
+    for (int s = l.first + l.period; s < l.end(); ++s) b.calls -= calls[s];
   return b;
 }
 
 void print_body(std::ostream& os, const Module& m, const Body& body, std::string* tables) {
-  const int n_stages = static_cast<int>(body.work.size());
+  const int n_stages = static_cast<int>(body.item_loops.size());
   size_t next = 0;
   for (int s = 0; s < n_stages;) {
     if (next < body.loops.size() && body.loops[next].first == s) {

@@ -38,20 +38,18 @@ constexpr size_t kTensorMapBytes = 128;       // ptx.cuh TensorMap
 // A stage's item loop as a shape and the values its placeholders replaced.
 struct StageShape {
   std::vector<std::string> pieces;  // the text between placeholders (one more than values)
-  std::vector<std::string> kinds;   // per placeholder: "map", or the buffer's cast and base
+  std::vector<std::string> kinds;   // per placeholder: "map", or the buffer's cast and base (in the key)
   std::vector<std::string> values;  // per placeholder: the buffer's name or the map's index
   std::string key;                  // pieces and kinds joined: equal keys, same shape
 };
 
-// The kernel body before printing: each stage's work (building it defines the functions, types
-// and tensor maps it needs in the module), comments, item loop and shape, and the layer loops.
+// The kernel body before printing: each stage's comments, item loop and shape (building them
+// defines the functions, types and tensor maps the stages need in the module), and the layer loops.
 struct Body {
-  std::vector<std::vector<GroupWork>> work;
   std::vector<std::string> comments, item_loops;
   std::vector<StageShape> shapes;
   std::vector<LayerLoop> loops;
-  size_t table_bytes = 0;  // the loops' tables
-  int calls = 0;           // the group-function calls the body's text makes (a loop's stages once)
+  int calls = 0;  // the group-function calls the body's text makes (a loop's stages once)
 };
 
 Body build_body(Module& m);

@@ -70,7 +70,8 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   place_tensors(graph, &plan);
   step("place_tensors");
   const int inline_groups = options.settings.inline_groups;
-  plan.inline_groups = inline_groups < 0 ? kernel_calls(graph, plan) <= kInlineCallLimit : inline_groups > 0;
+  plan.kernel_calls = kernel_calls(graph, plan);
+  plan.inline_groups = inline_groups < 0 ? plan.kernel_calls <= kInlineCallLimit : inline_groups > 0;
   return plan;
 }
 

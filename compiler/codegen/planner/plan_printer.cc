@@ -5,7 +5,6 @@
 #include <string>
 
 #include "compiler/codegen/cost_model.h"
-#include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/plan.h"
 #include "compiler/codegen/support.h"
 #include "compiler/support/error.h"
@@ -47,7 +46,7 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
        << " float tensors kept in fp32 (calibrated range outside fp16)\n";
   os << "memory: weights " << plan.weights_bytes << " B (" << plan.constants.size() << " packed constants), arena "
      << plan.arena_bytes << " B, sync " << plan.sync_words << " words\n";
-  const int calls = kernel_calls(graph, plan);
+  const int calls = plan.kernel_calls;
   os << "code: group functions " << (plan.inline_groups ? "inlined" : "out of line") << ", " << calls
      << (calls == 1 ? " call" : " calls") << " in the kernel's text (a layer loop's stages counted once)\n";
   double total = 0;
