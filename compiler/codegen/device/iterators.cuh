@@ -172,13 +172,8 @@ struct BulkTileKIter : BulkIter<BulkTileKIter<T, ROWS, BK, NT>> {
   __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
     if (threadIdx.x == 0) {
       const unsigned int bytes = (unsigned int)(block * (int)sizeof(T));
-#ifdef MONO_PROBE_NO_B  // TEMPORARY timing probe: no weight traffic (wrong results)
-      mbar_expect_tx(this->mbar, 0);
-      (void)bytes;
-#else
       mbar_expect_tx(this->mbar, bytes);
       bulk_copy_g2s(dst_smem, panel + (long long)(k0 / BK) * block, bytes, this->mbar);
-#endif
     }
   }
 };
@@ -199,14 +194,10 @@ struct TensorKIter : BulkIter<TensorKIter<T, ROWS, BK, NT>> {
   __device__ __forceinline__ TensorKIter(const TensorK<T>& l, int r0_) : map(l.map), r0(r0_) {}
   __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
     if (threadIdx.x == 0) {
-#ifdef MONO_PROBE_NO_A  // TEMPORARY timing probe: no activation traffic (wrong results)
-      mbar_expect_tx(this->mbar, 0);
-#else
       mbar_expect_tx(this->mbar, (unsigned int)(ROWS * BK * (int)sizeof(T)));
 #pragma unroll
       for (int b = 0; b < BK / 64; ++b)
         tma_load_2d(dst_smem + (unsigned int)(b * ROWS * 128), map, k0 + b * 64, r0, this->mbar);
-#endif
     }
   }
 };
