@@ -104,8 +104,9 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelFlag
   if (profile || m.profile) {
     gm->run_host(inputs);  // a second, warm run to profile
     std::vector<StageTime> st = gm->stage_times();
-    double work = 0, barriers = 0;
-    std::printf("%-6s %9s %11s %9s %7s  %s\n", "stage", "work us", "barrier us", "median us", "slowest", "groups");
+    double work = 0, barriers = 0, spread = 0;
+    std::printf("%-6s %9s %11s %9s %7s %9s  %s\n", "stage", "work us", "barrier us", "median us", "slowest", "spread us",
+                "groups");
     for (const StageTime& s : st) {
       std::string groups;
       if (s.stage < static_cast<int>(plan_used.stages.size()))
@@ -114,12 +115,15 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelFlag
           groups += str_cat(groups.empty() ? "" : "; ", grp.anchor->name, " (", op_name(grp.anchor->op), ")",
                             grp.epilogue.empty() ? "" : str_cat(" +", grp.epilogue.size()));
         }
-      std::printf("%-6d %9.2f %11.2f %9.2f %7d  %s\n", s.stage, s.work_us, s.barrier_us, s.median_us, s.slowest_block,
-                  groups.c_str());
+      std::printf("%-6d %9.2f %11.2f %9.2f %7d %9.2f  %s\n", s.stage, s.work_us, s.barrier_us, s.median_us,
+                  s.slowest_block, s.release_spread_us, groups.c_str());
       work += s.work_us;
       barriers += s.barrier_us;
+      spread += s.release_spread_us;
     }
-    std::printf("total: work %.1f us, barriers %.1f us (profiling build; %%globaltimer resolution)\n", work, barriers);
+    std::printf("total: work %.1f us, barriers %.1f us, release spread %.1f us (inside work; profiling build; "
+                "%%globaltimer resolution)\n",
+                work, barriers, spread);
   }
   if (bench > 0) {
     Timing t = gm->bench();

@@ -220,17 +220,22 @@ std::vector<StageTime> GpuModel::stage_times() {
   std::vector<unsigned long long> t(static_cast<size_t>(2 * S + 1) * G);
   CUDA_TRY(cudaMemcpy(t.data(), profile_, t.size() * 8, cudaMemcpyDeviceToHost));
   auto at = [&](int s, int k, int b) { return t[(static_cast<size_t>(s) * 2 + k) * G + b]; };
+  // Block b's release into stage s: the kernel's start for stage 0, else the stamp after the
+  // barrier that ends stage s - 1.
+  auto release = [&](int s, int b) { return s == 0 ? t[static_cast<size_t>(2 * S) * G + b] : at(s - 1, 1, b); };
   unsigned long long released = ~0ull;
-  for (int b = 0; b < G; ++b) released = std::min(released, t[static_cast<size_t>(2 * S) * G + b]);  // kernel start
+  for (int b = 0; b < G; ++b) released = std::min(released, release(0, b));
   for (int s = 0; s < S; ++s) {
-    unsigned long long done = 0, next = ~0ull;
+    unsigned long long done = 0, next = ~0ull, last_release = 0;
     std::vector<unsigned long long> ends(G);
     StageTime st;
     for (int b = 0; b < G; ++b) {
       ends[b] = at(s, 0, b);
       if (ends[b] > done) done = ends[b], st.slowest_block = b;
       next = std::min(next, at(s, 1, b));
+      last_release = std::max(last_release, release(s, b));
     }
+    st.release_spread_us = (static_cast<double>(last_release) - static_cast<double>(released)) / 1000.0;
     std::nth_element(ends.begin(), ends.begin() + G / 2, ends.end());
     st.stage = s;
     st.work_us = (static_cast<double>(done) - static_cast<double>(released)) / 1000.0;

@@ -31,6 +31,9 @@ struct StageTime {
   double barrier_us = 0;
   double median_us = 0;   // the median block's work (release to its work done)
   int slowest_block = 0;  // the block that finished last
+  // How far apart the blocks left the barrier before this stage (the kernel's start for stage
+  // 0): the last block's release minus the first's. The stage's work counts from the first.
+  double release_spread_us = 0;
 };
 
 struct Timing {
