@@ -25,7 +25,7 @@ struct KernelContext {
   int threads = 256;        // per block
   int blocks_per_sm = 1;
   int smem_bytes = 0;       // dynamic shared memory: the largest any group needs
-  int smem_limit = kMaxSmemPerSm - kBarrierSmemBytes;  // what a group may use in this context (the budget)
+  int smem_limit = kMaxSmemPerSm;  // what a group may use in this context (the budget)
   int sms = 132;            // multiprocessors of the target GPU (H100 SXM: 132)
   int sm_arch = 90;
   int grid() const { return sms * blocks_per_sm; }
@@ -34,10 +34,6 @@ struct KernelContext {
   // of it when `blocks_per_sm` blocks are resident.
   static constexpr int kMaxSmemPerSm = 227 * 1024;
   static int smem_budget(int blocks_per_sm) { return kMaxSmemPerSm / blocks_per_sm; }
-  // The grid barrier's static shared memory (device/barrier.cuh: two words, which the dynamic
-  // memory's 1024-byte alignment pads to 1024): a group may use the block's share less this.
-  static constexpr int kBarrierSmemBytes = 1024;
-  static int group_smem_limit(int blocks_per_sm) { return smem_budget(blocks_per_sm) - kBarrierSmemBytes; }
 };
 
 enum class GroupKind {

@@ -143,11 +143,7 @@ namespace mono::tuning {
 //     DenseNet).
 //  45 (2026-11-28): a layer loop's header comment says its comments name the first repeat's
 //     groups (comment only; the loops' tables are the same).
-//  46 (2026-11-28): the grid barrier polls from lane 0 of four warps, their first polls 100 ns
-//     apart, the first to see the round complete telling the others through shared memory
-//     (device/barrier.cuh MONO_BARRIER_POLLERS); its two words of static shared memory take 1 KB
-//     of a group's budget (KernelContext::kBarrierSmemBytes).
-constexpr int kSignatureVersion = 46;
+constexpr int kSignatureVersion = 45;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -37,53 +37,16 @@ __device__ __forceinline__ unsigned long long atom_add_acq_rel_gpu_u64(unsigned 
 // Measured on the H100 (bench/RESULTS.md): the earlier form (__threadfence, atomicAdd, polls
 // with nanosleep, __threadfence) took 1.35 us a barrier over 132 blocks, a release-only add
 // 1.02 (run65; incorrect, above).
-//
-// Pollers. One thread polling sees the count complete up to a whole round trip late, so blocks
-// leave the barrier up to a round trip apart (mono-run --profile's release spread: 0.30 us a
-// stage on average, gpt2 on an H200, run227). With MONO_BARRIER_POLLERS > 1, lane 0 of that many
-// warps polls, their first polls a little apart (MONO_BARRIER_SPACING_NS each), so that a poll
-// reaches the count soon after it completes; the first poller to see it tells the others
-// through shared memory, and they leave as soon as their poll in flight returns. The acquire
-// is that poller's; the bar.sync after it orders the whole block's later reads, as before.
-#ifndef MONO_BARRIER_POLLERS
-#define MONO_BARRIER_POLLERS 4
-#endif
-#ifndef MONO_BARRIER_SPACING_NS
-#define MONO_BARRIER_SPACING_NS 100
-#endif
 __device__ __forceinline__ void grid_barrier(unsigned int* state) {
   __syncthreads();
-  unsigned long long* count = reinterpret_cast<unsigned long long*>(state);
-  const unsigned long long n = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
-  const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const int warps = (blockDim.x * blockDim.y * blockDim.z) >> 5;
-  const int pollers = MONO_BARRIER_POLLERS < warps ? MONO_BARRIER_POLLERS : warps;
-  if (pollers <= 1) {
-    if (tid == 0) {
-      const unsigned long long arrived = atom_add_acq_rel_gpu_u64(count, 1ull);
-      const unsigned long long target = arrived - arrived % n + n;
-      if (arrived + 1 != target)
-        while (ld_acquire_gpu_u64(count) < target) {
-        }
-    }
-  } else {
-    __shared__ unsigned long long s_target;
-    __shared__ volatile unsigned int s_seen;
-    if (tid == 0) {
-      const unsigned long long arrived = atom_add_acq_rel_gpu_u64(count, 1ull);
-      s_target = arrived - arrived % n + n;
-      s_seen = arrived + 1 == s_target;  // the last arrival completed the round itself
-    }
-    const int warp = tid >> 5;
-    if (warp < pollers) {
-      asm volatile("bar.sync 1, %0;" ::"r"(pollers * 32) : "memory");  // the pollers read s_target
-      if ((tid & 31) == 0 && !s_seen) {
-        const unsigned long long target = s_target;
-        if (warp > 0) __nanosleep(warp * MONO_BARRIER_SPACING_NS);
-        while (!s_seen)
-          if (ld_acquire_gpu_u64(count) >= target) s_seen = 1;
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    unsigned long long* count = reinterpret_cast<unsigned long long*>(state);
+    const unsigned long long n = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    const unsigned long long arrived = atom_add_acq_rel_gpu_u64(count, 1ull);
+    const unsigned long long target = arrived - arrived % n + n;
+    if (arrived + 1 != target)
+      while (ld_acquire_gpu_u64(count) < target) {
       }
-    }
   }
   __syncthreads();
 }

@@ -25,7 +25,7 @@ KernelContext make_context(const KernelSettings& s) {
   ctx.threads = s.threads;
   ctx.blocks_per_sm = s.blocks_per_sm;
   ctx.sms = s.sms;
-  ctx.smem_limit = KernelContext::group_smem_limit(s.blocks_per_sm);
+  ctx.smem_limit = KernelContext::smem_budget(s.blocks_per_sm);
   if (s.smem_limit > 0) ctx.smem_limit = std::min(ctx.smem_limit, s.smem_limit);
   return ctx;
 }
