@@ -97,7 +97,6 @@ static std::vector<std::string> nvrtc_flags(const NvrtcOptions& options) {
   std::vector<std::string> opts = {"--gpu-architecture=" + arch, "--std=c++17",
                                    "--ptxas-options=--verbose", "--device-as-default-execution-space"};
   if (options.line_info) opts.push_back("--generate-line-info");
-  if (const char* d = std::getenv("MONO_AB_NVRTC_DEFINE"); d && *d) opts.push_back(std::string("-D") + d);  // TEMPORARY A/B
   return opts;
 }
 

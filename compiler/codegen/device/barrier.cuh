@@ -46,9 +46,6 @@ __device__ __forceinline__ void grid_barrier(unsigned int* state) {
     const unsigned long long target = arrived - arrived % n + n;
     if (arrived + 1 != target)
       while (ld_acquire_gpu_u64(count) < target) {
-#if defined(MONO_BARRIER_BACKOFF_NS) && MONO_BARRIER_BACKOFF_NS > 0  // TEMPORARY A/B
-        __nanosleep(MONO_BARRIER_BACKOFF_NS);
-#endif
       }
   }
   __syncthreads();
