@@ -214,11 +214,16 @@ std::vector<Tensor> GpuModel::run_host(const std::vector<Tensor>& inputs) {
 }
 
 std::vector<StageTime> GpuModel::stage_times() {
-  std::vector<StageTime> out;
-  if (!profile_) return out;
+  if (!profile_) return {};
   const int S = manifest_.stages, G = grid_;
   std::vector<unsigned long long> t(static_cast<size_t>(2 * S + 1) * G);
   CUDA_TRY(cudaMemcpy(t.data(), profile_, t.size() * 8, cudaMemcpyDeviceToHost));
+  return stage_times_from_stamps(t, S, G);
+}
+
+std::vector<StageTime> stage_times_from_stamps(const std::vector<unsigned long long>& t, int S, int G) {
+  std::vector<StageTime> out;
+  if (S <= 0 || G <= 0 || t.size() < static_cast<size_t>(2 * S + 1) * G) return out;
   auto at = [&](int s, int k, int b) { return t[(static_cast<size_t>(s) * 2 + k) * G + b]; };
   // Block b's release into stage s: the kernel's start for stage 0, else the stamp after the
   // barrier that ends stage s - 1.

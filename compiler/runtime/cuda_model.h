@@ -36,6 +36,12 @@ struct StageTime {
   double release_spread_us = 0;
 };
 
+// The stage times of a profiling build's stamps (%globaltimer, ns): `stamps` holds
+// [stage][2][block] (0: the block's work done, 1: it left the barrier after the stage), then
+// [block] (the kernel's start), for `stages` stages and `grid` blocks. GpuModel::stage_times
+// reads them from the device; this is the arithmetic.
+std::vector<StageTime> stage_times_from_stamps(const std::vector<unsigned long long>& stamps, int stages, int grid);
+
 struct Timing {
   double median_us = 0, min_us = 0, max_us = 0;
   int launches = 0;
