@@ -160,9 +160,7 @@ Tensor Tensor::cast(DType to) const {
     return out;
   }
   if (dtype() == DType::kF32 && to == DType::kF16) {  // fp16 weights: no per-element dispatch
-    const float* src = data<float>();
-    Half* dst = out.mutable_data<Half>();
-    for (int64_t i = 0; i < numel_; ++i) dst[i] = float_to_half(src[i]);
+    floats_to_halves(data<float>(), out.mutable_data<Half>(), numel_);
     return out;
   }
   for (int64_t i = 0; i < numel_; ++i) {

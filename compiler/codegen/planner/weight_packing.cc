@@ -63,29 +63,72 @@ size_t packed_bytes(const KernelPlan& plan, const Value& v, const Packing& packi
 
 namespace {
 
-// One constant into its range of the blob, in its packing.
+// One constant into its range of the blob, in its packing. fp32 values stored as fp16 are
+// converted on the way (no fp16 copy of the whole constant first); a constant already in its
+// stored type is read in place. Other type changes go through a cast copy.
 void pack_constant(const KernelPlan& plan, const KernelPlan::PackedConstant& c, unsigned char* blob) {
-  const Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
-  const size_t es = dtype_size(t.dtype());
-  const unsigned char* src = static_cast<const unsigned char*>(t.raw());
+  const Tensor& value = *c.value->constant;
+  const DType to = plan.dtype_of(c.value);
+  const bool to_half = value.dtype() == DType::kF32 && to == DType::kF16;
+  Tensor cast_copy;
+  const Tensor* t = &value;
+  if (!to_half && value.dtype() != to) {
+    cast_copy = value.cast(to);
+    t = &cast_copy;
+  }
+  const size_t es = dtype_size(to);
+  const unsigned char* src = static_cast<const unsigned char*>(t->raw());
   unsigned char* dst = blob + c.offset;
+  const float* src_f32 = to_half ? static_cast<const float*>(t->raw()) : nullptr;
+  // Element s of the source to element d of the destination; n consecutive ones.
+  auto one = [&](size_t d, size_t s) {
+    if (to_half) {
+      const Half h = float_to_half(src_f32[s]);
+      std::memcpy(dst + d * 2, &h, 2);
+    } else if (es == 2) {
+      std::memcpy(dst + d * 2, src + s * 2, 2);
+    } else if (es == 4) {
+      std::memcpy(dst + d * 4, src + s * 4, 4);
+    } else {
+      std::memcpy(dst + d * es, src + s * es, es);
+    }
+  };
+  auto run = [&](size_t d, size_t s, size_t n) {
+    if (to_half) {
+      Half h[8];
+      for (size_t done = 0; done < n; done += 8) {
+        const size_t m = n - done < 8 ? n - done : 8;
+        floats_to_halves(src_f32 + s + done, h, static_cast<int64_t>(m));
+        std::memcpy(dst + (d + done) * 2, h, m * 2);
+      }
+    } else {
+      std::memcpy(dst + d * es, src + s * es, n * es);
+    }
+  };
+  const int64_t numel = value.numel();
   if (c.packing.tiled()) {  // tile by tile (tile_pack.h); padding stays zero
     int64_t rows, k;
     tile_matrix(*c.value, c.packing, &rows, &k);
-    for_each_tile_packed(
-        rows, k, c.packing.tile_rows, c.packing.tile_k,
-        [&](size_t i, int64_t r, int64_t kk) {
-          std::memcpy(dst + i * es, src + static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk) * es, es);
-        },
-        c.packing.swizzled);
+    if (!c.packing.transposed && c.packing.tile_k % 8 == 0) {  // runs of 8 consecutive k, both sides
+      for_each_tile_run(
+          rows, k, c.packing.tile_rows, c.packing.tile_k,
+          [&](size_t i, int64_t r, int64_t kk, int len) { run(i, static_cast<size_t>(r * k + kk), static_cast<size_t>(len)); },
+          c.packing.swizzled);
+    } else {  // a transposed weight ([K][rows]) in squares, for the reads' sake
+      for_each_tile_packed_blocked(
+          rows, k, c.packing.tile_rows, c.packing.tile_k,
+          [&](size_t i, int64_t r, int64_t kk) {
+            one(i, static_cast<size_t>(c.packing.transposed ? kk * rows + r : r * k + kk));
+          },
+          c.packing.swizzled);
+    }
   } else if (c.packing.transposed) {  // [K][N] -> [N][K] (B operands of GEMMs read K-contiguous;
     // a channels-last depthwise Conv's [C][KH][KW][1] as [C][KH*KW])
-    const Shape& s = t.shape();
-    const int64_t k = s[0], n = k > 0 ? t.numel() / k : 0;
+    const int64_t k = value.shape()[0], n = k > 0 ? numel / k : 0;
     for (int64_t i = 0; i < k; ++i)
-      for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (j * k + i) * es, src + (i * n + j) * es, es);
-  } else if (t.nbytes() > 0) {
-    std::memcpy(dst, src, t.nbytes());
+      for (int64_t j = 0; j < n; ++j) one(static_cast<size_t>(j * k + i), static_cast<size_t>(i * n + j));
+  } else if (numel > 0) {
+    run(0, 0, static_cast<size_t>(numel));
   }
 }
 
