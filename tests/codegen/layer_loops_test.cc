@@ -120,20 +120,6 @@ int check_loops(const Graph& graph, const KernelPlan& plan) {
   return static_cast<int>(body.loops.size());
 }
 
-// Calls `check(graph, plan)` for every tiny model in both precisions.
-template <class Check>
-void for_each_tiny_plan(Check check) {
-  for (const std::string& model : test::tiny_models()) {
-    for (Precision p : {Precision::kF32, Precision::kF16}) {
-      SCOPED_TRACE(str_cat(model, p == Precision::kF16 ? " fp16" : " fp32"));
-      LoadResult loaded = load_tiny(model);
-      PlanOptions po;
-      po.settings.precision = p;
-      check(*loaded.graph, plan_kernel(*loaded.graph, po));
-    }
-  }
-}
-
 TEST(LayerLoops, EachRepeatRunsItsStagesItemLoop) {
   int loops = 0;
   for_each_tiny_plan([&](const Graph& g, const KernelPlan& plan) { loops += check_loops(g, plan); });

@@ -2,6 +2,8 @@
 // simplified (every such test's starting point), or a small graph in the textual IR.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <regex>
 #include <sstream>
@@ -15,6 +17,8 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
 #include "compiler/passes/passes.h"
+#include "compiler/support/error.h"
+#include "tests/lib/test_models.h"
 
 namespace mono {
 
@@ -22,6 +26,20 @@ inline LoadResult load_tiny(const std::string& model) {
   LoadResult loaded = load_onnx(std::string(MONO_SOURCE_DIR) + "/tests/data/models/" + model + "/model.onnx");
   simplify(*loaded.graph);
   return loaded;
+}
+
+// Calls `check(graph, plan)` for every tiny model in both precisions.
+template <class Check>
+void for_each_tiny_plan(Check check) {
+  for (const std::string& model : test::tiny_models()) {
+    for (Precision p : {Precision::kF32, Precision::kF16}) {
+      SCOPED_TRACE(str_cat(model, p == Precision::kF16 ? " fp16" : " fp32"));
+      LoadResult loaded = load_tiny(model);
+      PlanOptions po;
+      po.settings.precision = p;
+      check(*loaded.graph, plan_kernel(*loaded.graph, po));
+    }
+  }
 }
 
 // Plan options for an fp16 kernel (the default context otherwise).

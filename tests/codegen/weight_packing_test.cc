@@ -14,7 +14,6 @@
 #include "compiler/ir/dtype.h"
 #include "compiler/support/error.h"
 #include "tests/codegen/tiny_model.h"
-#include "tests/lib/test_models.h"
 
 namespace mono {
 namespace {
@@ -70,7 +69,6 @@ std::vector<unsigned char> pack_element_by_element(const KernelPlan& plan) {
   std::vector<unsigned char> blob(plan.weights_bytes, 0);
   for (const KernelPlan::PackedConstant& c : plan.constants) {
     const Tensor t = c.value->constant->cast(plan.dtype_of(c.value));
-    std::vector<float> f32;
     const size_t es = dtype_size(t.dtype());
     const unsigned char* src = static_cast<const unsigned char*>(t.raw());
     unsigned char* dst = blob.data() + c.offset;
@@ -99,23 +97,17 @@ std::vector<unsigned char> pack_element_by_element(const KernelPlan& plan) {
 // transposed MatMul weights, channels-last convolution weights whose K is no multiple of 8).
 TEST(WeightPacking, TinyModelsPackAsElementByElement) {
   int tiled = 0, transposed_tiled = 0, ragged = 0;
-  for (const std::string& model : test::tiny_models())
-    for (Precision p : {Precision::kF32, Precision::kF16}) {
-      SCOPED_TRACE(str_cat(model, p == Precision::kF16 ? " fp16" : " fp32"));
-      LoadResult loaded = load_tiny(model);
-      PlanOptions po;
-      po.settings.precision = p;
-      const KernelPlan plan = plan_kernel(*loaded.graph, po);
-      for (const KernelPlan::PackedConstant& c : plan.constants) {
-        if (!c.packing.tiled()) continue;
-        ++tiled;
-        transposed_tiled += c.packing.transposed;
-        const Shape& s = c.value->type.shape;
-        const int64_t k = c.packing.transposed ? s[0] : c.value->type.numel() / s[0];
-        ragged += k % 8 != 0;
-      }
-      EXPECT_EQ(pack_weights(plan), pack_element_by_element(plan));
+  for_each_tiny_plan([&](const Graph&, const KernelPlan& plan) {
+    for (const KernelPlan::PackedConstant& c : plan.constants) {
+      if (!c.packing.tiled()) continue;
+      ++tiled;
+      transposed_tiled += c.packing.transposed;
+      const Shape& s = c.value->type.shape;
+      const int64_t k = c.packing.transposed ? s[0] : c.value->type.numel() / s[0];
+      ragged += k % 8 != 0;
     }
+    EXPECT_EQ(pack_weights(plan), pack_element_by_element(plan));
+  });
   EXPECT_GT(tiled, 20);
   EXPECT_GT(transposed_tiled, 5);
   std::printf("tile-packed constants: %d (%d transposed, %d with K not a multiple of 8)\n", tiled, transposed_tiled, ragged);

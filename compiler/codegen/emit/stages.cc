@@ -131,13 +131,6 @@ std::string indented(const std::string& text) {
   return out;
 }
 
-// A loop's table: which placeholders take a column, and each column's value in every repeat.
-struct LoopTable {
-  std::vector<std::vector<int>> column;          // [stage in the period][placeholder]: -1 if the same in every repeat
-  std::vector<std::vector<std::string>> values;  // per column: the value in each repeat
-  size_t bytes(const LayerLoop& loop) const { return values.size() * static_cast<size_t>(loop.repeats) * sizeof(long long); }
-};
-
 LoopTable loop_table(const LayerLoop& loop, const std::vector<StageShape>& shapes) {
   LoopTable t;
   for (int j = 0; j < loop.period; ++j) {
@@ -157,11 +150,11 @@ LoopTable loop_table(const LayerLoop& loop, const std::vector<StageShape>& shape
   return t;
 }
 
-// The stages of `loop` as one loop over its repeats; its table (`table`) is appended to `tables`.
-void print_loop(std::ostream& os, const Module& m, const LayerLoop& loop, int index, const std::vector<StageShape>& shapes,
-                const std::vector<std::string>& comments, std::string* tables) {
+// The stages of `loop` as one loop over its repeats; its table (`table`, printed) is appended to
+// `tables`.
+void print_loop(std::ostream& os, const Module& m, const LayerLoop& loop, const LoopTable& table, int index,
+                const std::vector<StageShape>& shapes, const std::vector<std::string>& comments, std::string* tables) {
   const KernelPlan& plan = m.plan;
-  const LoopTable table = loop_table(loop, shapes);
   std::ostringstream body;
   const std::string L = str_cat("mono_layers", index);
   for (int j = 0; j < loop.period; ++j) {
@@ -258,10 +251,12 @@ Body build_body(Module& m) {
   const size_t budget = std::min(kLayerTableBytes, maps < kConstantBytes ? kConstantBytes - maps : 0);
   size_t bytes = 0;
   for (const LayerLoop& l : find_layer_loops(shape_id, 0, n_stages - 1)) {  // the last stage has no barrier
-    const size_t need = loop_table(l, b.shapes).bytes(l);
+    LoopTable table = loop_table(l, b.shapes);
+    const size_t need = table.bytes(l);
     if (bytes + need > budget) continue;
     bytes += need;
     b.loops.push_back(l);
+    b.tables.push_back(std::move(table));
   }
   // The calls the text makes: every stage's, less those of a loop's repeats after its first.
   for (int c : calls) b.calls += c;
@@ -275,7 +270,7 @@ void print_body(std::ostream& os, const Module& m, const Body& body, std::string
   size_t next = 0;
   for (int s = 0; s < n_stages;) {
     if (next < body.loops.size() && body.loops[next].first == s) {
-      print_loop(os, m, body.loops[next], static_cast<int>(next), body.shapes, body.comments, tables);
+      print_loop(os, m, body.loops[next], body.tables[next], static_cast<int>(next), body.shapes, body.comments, tables);
       s = body.loops[next++].end();
       continue;
     }

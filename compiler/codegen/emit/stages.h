@@ -43,12 +43,20 @@ struct StageShape {
   std::string key;                  // pieces and kinds joined: equal keys, same shape
 };
 
+// A layer loop's table: which placeholders take a column, and each column's value in every repeat.
+struct LoopTable {
+  std::vector<std::vector<int>> column;          // [stage in the period][placeholder]: -1 if the same in every repeat
+  std::vector<std::vector<std::string>> values;  // per column: the value in each repeat
+  size_t bytes(const LayerLoop& loop) const { return values.size() * static_cast<size_t>(loop.repeats) * sizeof(long long); }
+};
+
 // The kernel body before printing: each stage's comments, item loop and shape (building them
 // defines the functions, types and tensor maps the stages need in the module), and the layer loops.
 struct Body {
   std::vector<std::string> comments, item_loops;
   std::vector<StageShape> shapes;
   std::vector<LayerLoop> loops;
+  std::vector<LoopTable> tables;  // one per loop
   int calls = 0;  // the group-function calls the body's text makes (a loop's stages once)
 };
 
