@@ -81,7 +81,9 @@ struct Schedule {
 
 // Where a tensor lives on the device.
 struct Placement {
-  enum Space { kArena, kWeights, kInput, kOutput } space = kArena;
+  // kComputed: no bytes at all; the value's readers compute each element they load
+  // (Group::at_read).
+  enum Space { kArena, kWeights, kInput, kOutput, kComputed } space = kArena;
   size_t offset = 0;  // bytes into the arena or the weights blob
   int index = 0;      // input or output number
 };
@@ -150,7 +152,13 @@ struct Group {
   const Node* causal_mask = nullptr;
   // Part of a fused group, with nothing to tune: an attention group (fixed tiles) or a squeeze
   // computed inside its consumer (`squeeze`: its own schedule is never used).
-  bool runs_fused() const { return !fused.empty() || fused_into >= 0; }
+  bool runs_fused() const { return !fused.empty() || fused_into >= 0 || at_read; }
+  // A data movement (Slice, Concat, Pad, Transpose) with no code or stage of its own: each
+  // pointwise group that reads its result computes the elements it loads from the movement's
+  // inputs instead (planner/at_read.cc; emit/expressions.cc Expressions::load). Its stage is
+  // the latest of its readers' (placement keeps its inputs alive until then); its output is
+  // placed kComputed.
+  bool at_read = false;
   // A GEMV group's (support.h gemv_form) last epilogue step may be a gate: Mul(x, r) with r its
   // running result [1, C, 1...] and x [1, C, spatial...], each channel's plane of x scaled by r
   // (squeeze-and-excitation). The group then writes the gated x, its items covering the planes
@@ -213,6 +221,8 @@ struct KernelPlan {
   // fp16 GEMMs whose constant weights are packed tile by tile for their schedule and read with
   // one bulk copy per pipeline stage (BulkTileK, tile_pack.h): anchor -> their packing.
   std::map<const Node*, Packing> weight_tiles;
+  // Values computed where they are read (Group::at_read): root value -> the group.
+  std::map<const Value*, int> computed;
 
   const Value* root(const Value* v) const;  // follows aliases
   // The packing of constant input i of node n (constant_packing(), or its weight_tiles entry).
@@ -225,6 +235,10 @@ struct KernelPlan {
   int64_t stage_items(int s) const;
   size_t constant_offset(const Value* v, const Packing& packing) const;
 };
+
+// The movements group g computes where it reads them (Group::at_read), directly or through
+// another such movement: each once, inner ones after the one that reads them, in read order.
+std::vector<int> at_read_groups(const KernelPlan& plan, const Group& g);
 
 // Inline the group functions where the kernel's text calls them at most this many times
 // (cuda_emitter.h kernel_calls: a layer loop's stages count once). Out of line, ptxas serializes

@@ -2,6 +2,7 @@
 #include "compiler/codegen/plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "compiler/codegen/support.h"
@@ -85,6 +86,23 @@ DType KernelPlan::dtype_of(const Value* v) const {
 bool KernelPlan::own_buffer(const Value* v) const {
   const Placement::Space s = placement.at(root(v)).space;
   return s == Placement::kArena || s == Placement::kWeights;
+}
+
+std::vector<int> at_read_groups(const KernelPlan& plan, const Group& g) {
+  std::vector<int> out;
+  std::function<void(const Group&)> walk = [&](const Group& r) {
+    std::vector<const Node*> nodes = {r.anchor};
+    nodes.insert(nodes.end(), r.epilogue.begin(), r.epilogue.end());
+    for (const Node* n : nodes)
+      for (const Value* in : n->inputs) {
+        auto it = in ? plan.computed.find(plan.root(in)) : plan.computed.end();
+        if (it == plan.computed.end() || std::find(out.begin(), out.end(), it->second) != out.end()) continue;
+        out.push_back(it->second);
+        walk(plan.groups[it->second]);
+      }
+  };
+  walk(g);
+  return out;
 }
 
 int64_t KernelPlan::stage_items(int s) const {

@@ -211,6 +211,7 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const Group& grou
   };
   add(group);
   if (group.squeeze >= 0) add(plan.groups[group.squeeze]);  // computed inside every item: part of its code and time
+  for (int id : at_read_groups(plan, group)) add(plan.groups[id]);  // computed where read: the same
   return make_fragment(graph, plan, nodes, options);
 }
 

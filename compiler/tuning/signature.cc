@@ -248,6 +248,9 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
   }
   // A squeeze computed inside every item (Group::squeeze) is part of the group's code and time.
   if (g.squeeze >= 0) t += "squeeze inside: " + group_signature_text(plan, plan.groups[g.squeeze]);
+  // So are the movements it computes where it reads them (Group::at_read), in the order it
+  // reads them.
+  for (int id : at_read_groups(plan, g)) t += "computed at read: " + group_signature_text(plan, plan.groups[id]);
   return t;
 }
 

@@ -145,7 +145,10 @@ namespace mono::tuning {
 //     groups (comment only; the loops' tables are the same).
 //  (46 was taken by a grid barrier polled from four warps, session 26: measured slower, not on
 //   main.)
-constexpr int kSignatureVersion = 45;
+//  47 (2026-11-28): Slices, Concats, Pads and Transposes read only by pointwise groups that load
+//     by index are computed where they are read (planner/at_read.cc): their readers' code and
+//     signatures include them (Swin's shifted windows and patch merging lose their stages).
+constexpr int kSignatureVersion = 47;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -256,6 +256,60 @@ TEST(Codegen, WideStreamedHeadsCompileWithoutSpills) {
   }
 }
 
+// Swin's shifted window as exported: a Pad, a roll (two Slices and a Concat) and the window
+// partition's Transpose. The Pad and the Slices are read only by groups that load by index, so
+// the Concat's group computes them where it reads them (Group::at_read): two stages instead of
+// four, nothing of theirs in the arena. A movement a GEMM reads (the MatMul's Transpose'd
+// operand, through a Slice) stays a stage of its own; so does one that is a graph output.
+TEST(Codegen, MovementsReadOnlyByPointwiseGroupsAreComputedWhereRead) {
+  auto g = ir_graph(R"(graph g (opset 17) {
+  input %x: f32[1,8,8,16]
+  const %pads: i64[8] = [0, 1, 1, 0, 0, 1, 1, 0]
+  const %s0: i64[1] = [3]
+  const %e0: i64[1] = [10]
+  const %z: i64[1] = [0]
+  const %one: i64[1] = [1]
+  const %w: f32[16,16] = <256 elements>
+  %a = Relu(%x)
+  %p = Pad(%a, %pads)
+  %t1 = Slice(%p, %s0, %e0, %one)
+  %t2 = Slice(%p, %z, %s0, %one)
+  %r = Concat(%t1, %t2) {axis=1}
+  %y = Transpose(%r) {perm=[0, 2, 1, 3]}
+  %q = Slice(%a, %z, %s0, %one)
+  %m = MatMul(%q, %w)
+  output %y
+  output %m
+  output %t2
+})");
+  for (const Precision precision : {Precision::kF32, Precision::kF16}) {
+    SCOPED_TRACE(precision == Precision::kF16 ? "fp16" : "fp32");
+    PlanOptions po;
+    po.settings.precision = precision;
+    const KernelPlan plan = plan_kernel(*g, po);
+    std::map<std::string, const Group*> by_anchor;
+    for (const Group& grp : plan.groups) by_anchor[grp.anchor->outputs[0]->name] = &grp;
+    EXPECT_TRUE(by_anchor.at("p")->at_read);
+    EXPECT_TRUE(by_anchor.at("t1")->at_read);
+    EXPECT_FALSE(by_anchor.at("t2")->at_read) << "a graph output";
+    EXPECT_FALSE(by_anchor.at("q")->at_read) << "read by a GEMM";
+    EXPECT_FALSE(by_anchor.at("r")->at_read) << "Concat + Transpose: its own group, the reader";
+    EXPECT_EQ(plan.placement.at(plan.root(by_anchor.at("p")->output)).space, Placement::kComputed);
+    EXPECT_EQ(plan.placement.at(plan.root(by_anchor.at("t1")->output)).space, Placement::kComputed);
+    EXPECT_EQ(by_anchor.at("r")->stage, by_anchor.at("t2")->stage + 1);
+    EXPECT_EQ(by_anchor.at("t2")->stage, by_anchor.at("a")->stage + 1);
+    EXPECT_EQ(by_anchor.at("p")->stage, by_anchor.at("r")->stage) << "its inputs live until its reader's stage";
+    EXPECT_EQ(plan.stages.size(), 3u) << "Relu; the Slices t2 and q; Concat (and the MatMul)";
+    for (const Stage& st : plan.stages)
+      for (int id : st.groups) EXPECT_FALSE(plan.groups[id].at_read);
+    BuiltKernel b = build_kernel(*g, po, "roll", NvrtcOptions{}, /*compile=*/true);
+    EXPECT_NE(b.source.find("auto at_read0 = [&](long long i) -> float {"), std::string::npos) << b.source;
+    EXPECT_NE(b.source.find("auto at_read1 = [&](long long i) -> float {"), std::string::npos) << b.source;
+    EXPECT_EQ(b.source.find("auto at_read2"), std::string::npos) << "t2 is stored, p and t1 computed";
+    EXPECT_GT(b.compiled.cubin.size(), 1000u) << b.compiled.log;
+  }
+}
+
 // A causal mask added to the scores as a constant (GPT-2's form) over more than 256 keys: the
 // streamed head applies it by index too (FlashStream's CAUSAL mode, the mask no longer packed),
 // with the diagonal offset keys - rows.

@@ -285,11 +285,21 @@ class Generator : public GraphWriter {
              "axis=" + std::to_string(chance(0.3) ? axis - rank : axis));
         return true;
       }
-      case 19: {  // Slice with steps of 1, 2 or -1
+      case 19: {  // Slice with steps of 1, 2 or -1; or a roll (Swin's shifted windows as exported)
         if (rank < 1) return false;
         const int axis = pick(rank);
         const int64_t dim = x.shape[axis];
         if (dim < 2) return false;
+        if (chance(0.25)) {  // Concat(x[s:], x[:s]) along the axis
+          const int64_t s = 1 + pick(static_cast<int>(dim - 1));
+          Dims tail = x.shape, head = x.shape;
+          tail[axis] = dim - s;
+          head[axis] = s;
+          const std::string a = node("Slice", {x.name, int_const({s}), int_const({dim}), int_const({axis})}, tail).name;
+          const std::string b = node("Slice", {x.name, int_const({0}), int_const({s}), int_const({axis})}, head).name;
+          node("Concat", {a, b}, x.shape, "axis=" + std::to_string(axis));
+          return true;
+        }
         int64_t start, end, step, count;
         if (chance(0.25)) {  // backwards: from start down to end (exclusive); -dim-1 means through 0
           step = -1;

@@ -92,7 +92,8 @@ bool all_finite(const Tensor& t) {
 // ---- every group of every model ------------------------------------------------------------
 
 TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
-  int groups = 0, fragments_with_views = 0, fragments_keeping_fp32 = 0, out_of_line = 0, on_wgmma = 0, with_squeeze = 0;
+  int groups = 0, fragments_with_views = 0, fragments_keeping_fp32 = 0, out_of_line = 0, on_wgmma = 0, with_squeeze = 0,
+      with_movements = 0;
   std::set<std::string> unique;  // precision + signature
   size_t payload_bytes = 0;
   for (const std::string& name : model_names()) {
@@ -106,10 +107,22 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
         fragments_keeping_fp32 += !payload["keep_fp32"].empty();
         const Rebuilt r = rebuild(payload);
         // The fragment is the group and nothing else (views are no groups), with the squeeze it
-        // computes inside (Group::squeeze), which must fuse into it there too.
+        // computes inside (Group::squeeze) and the movements it computes where it reads them
+        // (Group::at_read), which must fuse into it there too.
         const Group* sq = g.squeeze >= 0 ? &m.plan.groups[g.squeeze] : nullptr;
-        ASSERT_EQ(r.plan.groups.size(), sq ? 2u : 1u) << payload["ir"].get<std::string>() << signatures_of(r.plan);
-        fragments_with_views += r.fragment.graph->num_nodes() > 1 + g.epilogue.size() + (sq ? 1 + sq->epilogue.size() : 0);
+        const std::vector<int> movements = at_read_groups(m.plan, g);
+        ASSERT_EQ(r.plan.groups.size(), (sq ? 2u : 1u) + movements.size())
+            << payload["ir"].get<std::string>() << signatures_of(r.plan);
+        size_t own_nodes = 1 + g.epilogue.size() + (sq ? 1 + sq->epilogue.size() : 0);
+        for (int id : movements) {
+          own_nodes += 1 + m.plan.groups[id].epilogue.size();
+          auto same = [&](const Group& f) { return f.nodes() == m.plan.groups[id].nodes(); };
+          auto it = std::find_if(r.plan.groups.begin(), r.plan.groups.end(), same);
+          ASSERT_NE(it, r.plan.groups.end()) << m.plan.groups[id].nodes();
+          EXPECT_TRUE(it->at_read) << m.plan.groups[id].nodes() << " is computed where read in the fragment too";
+        }
+        with_movements += !movements.empty();
+        fragments_with_views += r.fragment.graph->num_nodes() > own_nodes;
         with_squeeze += sq != nullptr;
         const Group* found = find_group(r.plan, g.signature);
         ASSERT_NE(found, nullptr) << "original:\n"
@@ -140,6 +153,7 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
   EXPECT_GT(groups, 200);
   EXPECT_GT(on_wgmma, 0);
   EXPECT_GT(with_squeeze, 0) << "no model has a squeeze computed inside its consumer";
+  EXPECT_GT(with_movements, 0) << "no model has a movement computed where it is read (tiny-swin, tiny-llama)";
 }
 
 // The context travels: a 2-blocks-per-SM context with a lower shared-memory limit gives the

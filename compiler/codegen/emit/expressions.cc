@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/emit/index_math.h"
 #include "compiler/codegen/emit/names.h"
+#include "compiler/codegen/emit/pointwise_ops.h"
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
 #include "compiler/support/error.h"
@@ -16,10 +17,32 @@ std::string Expressions::load(const Value* v, const std::string& offset, const s
     if (d == DType::kBool) return r->constant->as_int(0) ? "true" : "false";
     return str_cat(r->constant->as_int(0), "LL");
   }
+  if (plan_.computed.count(r)) return computed(r, offset);
   std::string e = str_cat(params_.ref(r, {}, role), "[", offset, "]");
   if (is_float(d)) return slot("to_float(" + e + ")");
   if (d == DType::kBool) return "(" + e + " != 0)";
   return "(long long)" + e;
+}
+
+// The element of movement `root` (Group::at_read) at flat index `offset`: a lambda of the flat
+// index, defined once per function, computes it as the movement's own group would have (the
+// anchor's code, loading its inputs through load(): computed ones become lambdas first).
+// Lambdas are numbered in the function, not by group, so that repeated layers' functions stay
+// one text.
+std::string Expressions::computed(const Value* root, const std::string& offset) {
+  MONO_CHECK(allow_computed_ && !slots_, root->name, " is computed where it is read, by a group that cannot");
+  auto it = lambdas_.find(root);
+  if (it == lambdas_.end()) {
+    const Node& n = *plan_.groups[plan_.computed.at(root)].anchor;
+    const std::string body = decompose("i", n.outputs[0]->type.shape, "o") + anchor_code(*this, plan_, n);
+    const std::string name = str_cat("at_read", lambdas_.size());
+    // An fp16 movement's elements are fp16 (a Pad's fill rounded as its stored result would be).
+    const std::string ret = plan_.dtype_of(root) == DType::kF16 ? str_cat("to_float(", store(DType::kF16, "v"), ")") : "v";
+    prelude_ += str_cat("  // ", comment_text(n.describe()), ", computed where it is read\n", "  auto ", name,
+                        " = [&](long long i) -> float {\n", body, "    return ", ret, ";\n  };\n");
+    it = lambdas_.emplace(root, name).first;
+  }
+  return str_cat(it->second, "(", offset, ")");
 }
 
 std::string Expressions::slot(const std::string& e) {

@@ -4,6 +4,7 @@
 // load phase (L) and kept in a slot for the store phase; `slots` counts them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,12 +35,22 @@ class Expressions {
   // `v` (a compute-type expression) converted for a store of dtype `d`.
   std::string store(DType d, const std::string& v) const;
 
+  // Movements computed at read (Group::at_read): a pointwise emitter whose loads are all made
+  // by load() at flat indices allows them, and puts prelude() (a lambda per movement it reads,
+  // inner ones first) at the top of its function; load() then calls the lambda.
+  void allow_computed() { allow_computed_ = true; }
+  const std::string& prelude() const { return prelude_; }
+
  private:
   std::string slot(const std::string& e);
+  std::string computed(const Value* root, const std::string& offset);
 
   const KernelPlan& plan_;
   ParamList& params_;
   size_t* slots_;
+  bool allow_computed_ = false;
+  std::string prelude_;
+  std::map<const Value*, std::string> lambdas_;  // computed value -> its lambda's name
 };
 
 // Ops an elementwise group can be anchored on (every epilogue op, comparisons, logic, Where,

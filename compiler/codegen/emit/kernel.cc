@@ -96,6 +96,8 @@ std::string Module::buffer(const Value* root, const Packing& packing) {
       name = unique("out_" + id);
       ref = {str_cat("(", t, "*)p.outputs[", pl.index, "]"), "", 0};
       break;
+    case Placement::kComputed:
+      MONO_CHECK(false, root->name, " is computed where it is read and has no buffer");
   }
   std::string shape;
   for (size_t d = 0; d < root->type.shape.size(); ++d) shape += str_cat(d ? "," : "", root->type.shape[d]);

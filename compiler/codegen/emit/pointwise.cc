@@ -17,9 +17,7 @@
 #include "compiler/support/error.h"
 
 namespace mono::emit {
-namespace {
 
-// Statements computing `v`, the anchor's element at output index o0..o{rank-1}.
 std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) {
   const Value* out = n.outputs[0];
   const int64_t rank = out->type.rank();
@@ -63,6 +61,8 @@ std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n) 
     default: user_error(n.describe(), ": ", op_name(n.op), " cannot be compiled to CUDA yet");
   }
 }
+
+namespace {
 
 // The loop head of a pointwise function: element i of the thread's `ilp` in its work item.
 std::string element_loop(int ilp, int64_t total) {
@@ -441,6 +441,7 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
   const KernelPlan& plan = m.plan;
   ParamList params(m);
   Expressions ex(plan, params);
+  ex.allow_computed();
   const Value* out = g.output;
   const bool padded = padded_to_channels_last(g);
   const Shape& ys = padded ? out->type.shape : n.outputs[0]->type.shape;  // the order the threads take
@@ -523,7 +524,7 @@ GroupWork emit_channel_vectors(Module& m, const Group& g) {
   body += vector_out ? str_cat("      r[j] = ", ex.store(DType::kF16, "v"), ";\n    }\n",
                                "    *reinterpret_cast<u32x4*>(", out_ref, " + i8) = rq;\n  }\n")
                      : str_cat("      ", out_ref, "[i] = ", ex.store(plan.dtype_of(out), "v"), ";\n    }\n  }\n");
-  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+  return group_work(g, m.function(g, "int item" + params.declarations(written), ex.prelude() + body), params);
 }
 
 }  // namespace
@@ -538,6 +539,7 @@ GroupWork emit_pointwise(Module& m, const Group& g) {
   if (channel_vectors(m.plan, g)) return emit_channel_vectors(m, g);
   ParamList params(m);
   Expressions ex(m.plan, params);
+  ex.allow_computed();
   const Value* out = g.output;
   std::string body = element_loop(g.pointwise.ilp, out->type.numel());
   body += decompose("i", n.outputs[0]->type.shape, "o");
@@ -550,7 +552,7 @@ GroupWork emit_pointwise(Module& m, const Group& g) {
   const EpilogueSteps steps = epilogue_steps(ex, m.plan, g, "i");
   body += steps.code;
   body += str_cat("    ", params.ref(out, {}, "out"), "[", steps.store_index, "] = ", ex.store(m.plan.dtype_of(out), "v"), ";\n  }\n");
-  return group_work(g, m.function(g, "int item" + params.declarations(written), body), params);
+  return group_work(g, m.function(g, "int item" + params.declarations(written), ex.prelude() + body), params);
 }
 
 }  // namespace mono::emit

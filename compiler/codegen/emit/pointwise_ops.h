@@ -13,6 +13,9 @@ namespace mono::emit {
 // The compile-time value of input i of `n` (null when absent or not constant).
 const Tensor* const_input(const KernelPlan& plan, const Node& n, int i);
 
+// Statements computing `v`, the anchor's element at output index o0..o{rank-1}, for any anchor
+// of a pointwise group (pointwise.cc): the op's function below, or the elementwise op table.
+std::string anchor_code(Expressions& ex, const KernelPlan& plan, const Node& n);
 // Data movement: Slice, Concat, Gather, GatherElements (`ct`: the compute type).
 std::string slice_code(Expressions& ex, const Node& n, const std::string& ct);
 std::string concat_code(Expressions& ex, const Node& n, const std::string& ct);

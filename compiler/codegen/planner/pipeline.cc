@@ -61,6 +61,8 @@ KernelPlan plan_kernel(const Graph& graph, const PlanOptions& options) {
   step("fuse_squeezes");
   swap_b_operands(uses, &plan);
   step("swap_b_operands");
+  compute_at_read(uses, &plan);
+  step("compute_at_read");
   assign_stages(uses, &plan);
   step("assign_stages");
   choose_schedules(uses, options, &plan);

@@ -75,6 +75,8 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
     }
     plan->placement[r] = {Placement::kOutput, 0, static_cast<int>(i)};
   }
+  // Movements computed where they are read: no bytes.
+  for (const auto& [v, id] : plan->computed) plan->placement[v] = {Placement::kComputed, 0, 0};
   // Constants: packed per use.
   for (const Group& grp : plan->groups) {
     auto use = [&](const Node* n) {

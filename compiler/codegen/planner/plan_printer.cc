@@ -70,6 +70,8 @@ void print_plan(std::ostream& os, const Graph& graph, const KernelPlan& plan) {
       os << "  group " << g.id << " [" << group_kind_name(g.kind) << "] " << g.nodes() << "\n";
       if (g.squeeze >= 0)
         os << "    x computed by every item: group " << g.squeeze << " " << plan.groups[g.squeeze].nodes() << "\n";
+      for (int id : at_read_groups(plan, g))
+        os << "    computed where read: group " << id << " " << plan.groups[id].nodes() << "\n";
       os << "    -> " << written(plan, g.output) << ", " << g.items << " work items";
       if (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm)
         os << ", " << g.gemm.str() << (g.gemm.wgmma ? "" : g.f16 ? ", fp16 mma" : ", fp32 ffma");

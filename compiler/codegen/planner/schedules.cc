@@ -196,7 +196,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         grp.items = pointwise_items(p, grp.pointwise.ilp, ctx);
         grp.est_us = estimate_pointwise_us(p, grp.pointwise.ilp, ctx);
         grp.smem_bytes = pointwise_smem_bytes(*plan, grp, grp.pointwise.warps);
-        if (grp.fused_into >= 0) {  // a squeeze: its consumer's items compute it
+        if (grp.fused_into >= 0 || grp.at_read) {  // a squeeze or a movement: its readers' items compute it
           grp.items = 0;
           grp.est_us = 0;
         }

@@ -8,6 +8,7 @@
 // stage is the longest dependency path to it, found depth first over what it reads.
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "compiler/codegen/planner/steps.h"
 #include "compiler/support/error.h"
@@ -20,6 +21,27 @@ void assign_stages(const Uses& uses, KernelPlan* plan) {
   std::vector<std::vector<int>> members(plan->groups.size());
   auto head_of = [&](int id) { return plan->groups[id].fused_into >= 0 ? plan->groups[id].fused_into : id; };
   for (const Group& grp : plan->groups) members[head_of(grp.id)].push_back(grp.id);
+  // The groups whose results group `id` reads, through the movements it computes at read
+  // (Group::at_read): those have no stage, their inputs' producers count instead.
+  std::function<std::set<int>(int)> producers = [&](int id) {
+    std::set<int> out;
+    auto visit = [&](const Node* n) {
+      for (const Value* in : n->inputs) {
+        if (!in) continue;
+        auto it = uses.producer.find(plan->root(in));
+        if (it == uses.producer.end() || it->second == id) continue;
+        if (!plan->groups[it->second].at_read) {
+          out.insert(it->second);
+        } else {
+          const std::set<int> inner = producers(it->second);
+          out.insert(inner.begin(), inner.end());
+        }
+      }
+    };
+    visit(plan->groups[id].anchor);
+    for (const Node* e : plan->groups[id].epilogue) visit(e);
+    return out;
+  };
   enum { kNew, kVisiting, kDone };
   std::vector<int> state(plan->groups.size(), kNew);
   std::function<int(int)> stage_of = [&](int head) -> int {
@@ -27,41 +49,52 @@ void assign_stages(const Uses& uses, KernelPlan* plan) {
     MONO_CHECK(state[head] != kVisiting, "the groups' dependencies form a cycle through group ", head);
     state[head] = kVisiting;
     int stage = 0;
-    auto visit = [&](const Node* n) {
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        auto it = uses.producer.find(plan->root(in));
-        if (it == uses.producer.end() || head_of(it->second) == head) continue;
-        stage = std::max(stage, stage_of(head_of(it->second)) + 1);
-      }
-    };
-    for (int id : members[head]) {
-      visit(plan->groups[id].anchor);
-      for (const Node* e : plan->groups[id].epilogue) visit(e);
-    }
+    for (int id : members[head])
+      for (int p : producers(id))
+        if (head_of(p) != head) stage = std::max(stage, stage_of(head_of(p)) + 1);
     for (int id : members[head]) plan->groups[id].stage = stage;
     state[head] = kDone;
     return stage;
   };
   int max_stage = -1;
   for (const Group& grp : plan->groups)
-    if (grp.fused_into < 0) max_stage = std::max(max_stage, stage_of(grp.id));
+    if (grp.fused_into < 0 && !grp.at_read) max_stage = std::max(max_stage, stage_of(grp.id));
+  // A movement computed at read takes its latest reader's stage: its inputs stay live until then
+  // (placement.cc).
+  std::vector<std::set<int>> readers(plan->groups.size());
+  for (const Group& grp : plan->groups) {
+    auto read = [&](const Node* n) {
+      for (const Value* in : n->inputs) {
+        auto it = in ? uses.producer.find(plan->root(in)) : uses.producer.end();
+        if (it != uses.producer.end() && it->second != grp.id) readers[it->second].insert(grp.id);
+      }
+    };
+    read(grp.anchor);
+    for (const Node* e : grp.epilogue) read(e);
+  }
+  std::vector<int> settled(plan->groups.size(), 0);
+  std::function<int(int)> read_stage = [&](int id) -> int {
+    Group& g = plan->groups[id];
+    if (!g.at_read || settled[id]) return g.stage;
+    g.stage = 0;
+    for (int r : readers[id]) g.stage = std::max(g.stage, read_stage(r));
+    settled[id] = 1;
+    return g.stage;
+  };
+  for (const Group& grp : plan->groups) read_stage(grp.id);
   // The invariant the kernel's correctness rests on: what a group reads is written in an
   // earlier stage (a grid barrier apart) or by the group itself.
   for (const Group& grp : plan->groups) {
-    std::vector<const Node*> nodes = {grp.anchor};
-    nodes.insert(nodes.end(), grp.epilogue.begin(), grp.epilogue.end());
-    for (const Node* n : nodes)
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        auto it = uses.producer.find(plan->root(in));
-        if (it == uses.producer.end() || head_of(it->second) == head_of(grp.id)) continue;
-        MONO_CHECK(plan->groups[it->second].stage < grp.stage, "group ", grp.id, " (stage ", grp.stage, ") reads ",
-                   in->name, ", written by group ", it->second, " in stage ", plan->groups[it->second].stage);
-      }
+    if (grp.at_read) continue;
+    for (int p : producers(grp.id)) {
+      if (head_of(p) == head_of(grp.id)) continue;
+      MONO_CHECK(plan->groups[p].stage < grp.stage, "group ", grp.id, " (stage ", grp.stage, ") reads the result of group ", p,
+                 " in stage ", plan->groups[p].stage);
+    }
   }
   plan->stages.assign(max_stage + 1, Stage{});
-  for (const Group& grp : plan->groups) plan->stages[grp.stage].groups.push_back(grp.id);
+  for (const Group& grp : plan->groups)
+    if (!grp.at_read) plan->stages[grp.stage].groups.push_back(grp.id);
 }
 
 }  // namespace mono::planner

@@ -59,6 +59,10 @@ void fuse_squeezes(const Uses& uses, KernelPlan* plan);
 // other GEMMs stored [N][K]).
 void swap_b_operands(const Uses& uses, KernelPlan* plan);
 
+// at_read.cc: Group::at_read and KernelPlan::computed (data movements read only by pointwise
+// groups that load by index, or by other such movements: their readers compute them).
+void compute_at_read(const Uses& uses, KernelPlan* plan);
+
 // stages.cc: Group::stage and KernelPlan::stages (a group runs one stage after the latest
 // producer of what it reads; attention parts with their head).
 void assign_stages(const Uses& uses, KernelPlan* plan);
