@@ -7,6 +7,7 @@
 // (emit/expressions.cc Expressions::load), or is itself computed at read; each reader then
 // computes the elements it loads from the movement's inputs, and the chain up to the first
 // materialized value costs no stage.
+#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/planner/steps.h"
@@ -39,6 +40,7 @@ bool movement_alone(const KernelPlan& plan, const Uses& uses, const Group& g) {
 }  // namespace
 
 void compute_at_read(const Uses& uses, KernelPlan* plan) {
+  if (const char* ab = std::getenv("MONO_AB_NO_AT_READ"); ab && *ab) return;  // TEMPORARY A/B switch
   // Readers of each group's result.
   std::vector<std::set<int>> readers(plan->groups.size());
   for (const Group& g : plan->groups) {
