@@ -7,6 +7,7 @@
 // (emit/expressions.cc Expressions::load), or is itself computed at read; each reader then
 // computes the elements it loads from the movement's inputs, and the chain up to the first
 // materialized value costs no stage.
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -72,10 +73,23 @@ void compute_at_read(const Uses& uses, KernelPlan* plan) {
       }
     }
   }
-  for (int id : candidates) {
-    plan->groups[id].at_read = true;
-    plan->computed[plan->root(plan->groups[id].output)] = id;
+  // Computed at read, a movement saves a grid barrier only where it would have made its readers
+  // wait a stage; elsewhere it costs its readers' index arithmetic and loads for nothing (the
+  // zoo's llama: its rotary embedding's Slices ran in the stage of the Neg beside them, and
+  // computed at read made it 187.2 -> 188.6 us, H200, run231). So each is kept only if storing
+  // it instead would lengthen the kernel, tried one at a time from the last.
+  for (int id : candidates) plan->groups[id].at_read = true;
+  auto stage_count = [&] {
+    const std::vector<int> stages = group_stages(uses, *plan);
+    return stages.empty() ? 0 : *std::max_element(stages.begin(), stages.end()) + 1;
+  };
+  const int fewest = stage_count();
+  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+    plan->groups[*it].at_read = false;
+    if (stage_count() > fewest) plan->groups[*it].at_read = true;
   }
+  for (int id : candidates)
+    if (plan->groups[id].at_read) plan->computed[plan->root(plan->groups[id].output)] = id;
 }
 
 }  // namespace mono::planner

@@ -15,50 +15,64 @@
 
 namespace mono::planner {
 
-void assign_stages(const Uses& uses, KernelPlan* plan) {
-  // The head of each group (itself, or the attention group it is fused into) and the members
-  // of each head.
-  std::vector<std::vector<int>> members(plan->groups.size());
-  auto head_of = [&](int id) { return plan->groups[id].fused_into >= 0 ? plan->groups[id].fused_into : id; };
-  for (const Group& grp : plan->groups) members[head_of(grp.id)].push_back(grp.id);
-  // The groups whose results group `id` reads, through the movements it computes at read
-  // (Group::at_read): those have no stage, their inputs' producers count instead.
-  std::function<std::set<int>(int)> producers = [&](int id) {
-    std::set<int> out;
-    auto visit = [&](const Node* n) {
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        auto it = uses.producer.find(plan->root(in));
-        if (it == uses.producer.end() || it->second == id) continue;
-        if (!plan->groups[it->second].at_read) {
-          out.insert(it->second);
-        } else {
-          const std::set<int> inner = producers(it->second);
-          out.insert(inner.begin(), inner.end());
-        }
+namespace {
+
+// The groups whose results group `id` reads, through the movements it computes at read
+// (Group::at_read): those have no stage, their inputs' producers count instead.
+std::set<int> producers(const Uses& uses, const KernelPlan& plan, int id) {
+  std::set<int> out;
+  auto visit = [&](const Node* n) {
+    for (const Value* in : n->inputs) {
+      if (!in) continue;
+      auto it = uses.producer.find(plan.root(in));
+      if (it == uses.producer.end() || it->second == id) continue;
+      if (!plan.groups[it->second].at_read) {
+        out.insert(it->second);
+      } else {
+        const std::set<int> inner = producers(uses, plan, it->second);
+        out.insert(inner.begin(), inner.end());
       }
-    };
-    visit(plan->groups[id].anchor);
-    for (const Node* e : plan->groups[id].epilogue) visit(e);
-    return out;
+    }
   };
+  visit(plan.groups[id].anchor);
+  for (const Node* e : plan.groups[id].epilogue) visit(e);
+  return out;
+}
+
+int head_of(const KernelPlan& plan, int id) { return plan.groups[id].fused_into >= 0 ? plan.groups[id].fused_into : id; }
+
+}  // namespace
+
+std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
+  // The members of each head (a group itself, or the attention group or squeeze consumer it is
+  // fused into): they share its stage.
+  std::vector<std::vector<int>> members(plan.groups.size());
+  for (const Group& grp : plan.groups) members[head_of(plan, grp.id)].push_back(grp.id);
   enum { kNew, kVisiting, kDone };
-  std::vector<int> state(plan->groups.size(), kNew);
+  std::vector<int> state(plan.groups.size(), kNew), stages(plan.groups.size(), -1);
   std::function<int(int)> stage_of = [&](int head) -> int {
-    if (state[head] == kDone) return plan->groups[head].stage;
+    if (state[head] == kDone) return stages[head];
     MONO_CHECK(state[head] != kVisiting, "the groups' dependencies form a cycle through group ", head);
     state[head] = kVisiting;
     int stage = 0;
     for (int id : members[head])
-      for (int p : producers(id))
-        if (head_of(p) != head) stage = std::max(stage, stage_of(head_of(p)) + 1);
-    for (int id : members[head]) plan->groups[id].stage = stage;
+      for (int p : producers(uses, plan, id))
+        if (head_of(plan, p) != head) stage = std::max(stage, stage_of(head_of(plan, p)) + 1);
+    for (int id : members[head]) stages[id] = stage;
     state[head] = kDone;
     return stage;
   };
-  int max_stage = -1;
-  for (const Group& grp : plan->groups)
-    if (grp.fused_into < 0 && !grp.at_read) max_stage = std::max(max_stage, stage_of(grp.id));
+  for (const Group& grp : plan.groups)
+    if (grp.fused_into < 0 && !grp.at_read) stage_of(grp.id);
+  for (const Group& grp : plan.groups)
+    if (grp.at_read) stages[grp.id] = -1;
+  return stages;
+}
+
+void assign_stages(const Uses& uses, KernelPlan* plan) {
+  const std::vector<int> stages = group_stages(uses, *plan);
+  for (Group& grp : plan->groups) grp.stage = std::max(stages[grp.id], 0);
+  const int max_stage = stages.empty() ? -1 : *std::max_element(stages.begin(), stages.end());
   // A movement computed at read takes its latest reader's stage: its inputs stay live until then
   // (placement.cc).
   std::vector<std::set<int>> readers(plan->groups.size());
@@ -86,8 +100,8 @@ void assign_stages(const Uses& uses, KernelPlan* plan) {
   // earlier stage (a grid barrier apart) or by the group itself.
   for (const Group& grp : plan->groups) {
     if (grp.at_read) continue;
-    for (int p : producers(grp.id)) {
-      if (head_of(p) == head_of(grp.id)) continue;
+    for (int p : producers(uses, *plan, grp.id)) {
+      if (head_of(*plan, p) == head_of(*plan, grp.id)) continue;
       MONO_CHECK(plan->groups[p].stage < grp.stage, "group ", grp.id, " (stage ", grp.stage, ") reads the result of group ", p,
                  " in stage ", plan->groups[p].stage);
     }

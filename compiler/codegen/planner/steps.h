@@ -63,6 +63,9 @@ void swap_b_operands(const Uses& uses, KernelPlan* plan);
 // groups that load by index, or by other such movements: their readers compute them).
 void compute_at_read(const Uses& uses, KernelPlan* plan);
 
+// stages.cc: each group's stage as assign_stages would set it, at_read groups -1 (a function of
+// the plan; compute_at_read weighs its choices with it).
+std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan);
 // stages.cc: Group::stage and KernelPlan::stages (a group runs one stage after the latest
 // producer of what it reads; attention parts with their head).
 void assign_stages(const Uses& uses, KernelPlan* plan);
