@@ -8,7 +8,6 @@
 // computes the elements it loads from the movement's inputs, and the chain up to the first
 // materialized value costs no stage.
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/planner/steps.h"
@@ -41,7 +40,6 @@ bool movement_alone(const KernelPlan& plan, const Uses& uses, const Group& g) {
 }  // namespace
 
 void compute_at_read(const Uses& uses, KernelPlan* plan) {
-  if (const char* ab = std::getenv("MONO_AB_NO_AT_READ"); ab && *ab) return;  // TEMPORARY A/B switch
   // Readers of each group's result.
   std::vector<std::set<int>> readers(plan->groups.size());
   for (const Group& g : plan->groups) {
