@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tuning service on the GPU machine, in one command (issue 4, point 9):
-#   bench/tune_gpu.sh [--models tiny-bert,bert-base] [--budget SECONDS] [--gpus N]
+#   bench/tune_gpu.sh [--models tiny-bert,tiny-swin,bert-base] [--budget SECONDS] [--gpus N]
 #                     [--no-bench] [--no-baselines] [--submit-budget N]
 #   bench/tune_gpu.sh --together [--models bert-base,gpt2,vit-base,resnet50] [--gpus N] [--default]
 # Starts mono-tuner-server and one measuring mono-worker per GPU (the first N GPUs; all by
@@ -60,8 +60,8 @@ lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\
   | tee -a "$logs/tune_summary.txt"
 say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown), $(nproc) cores, $(nvidia-smi -L | wc -l) GPU(s)"
 
-# The full models (tiny-bert is in the repository); kept in /tmp/models across calls.
-full=$(echo ",$models," | tr ',' '\n' | grep -vx -e '' -e tiny-bert | paste -sd, -)
+# The full models (the tiny ones are in the repository); kept in /tmp/models across calls.
+full=$(echo ",$models," | tr ',' '\n' | grep -v -e '^$' -e '^tiny-' | paste -sd, -)
 missing=
 for n in ${full//,/ }; do [ -f /tmp/models/$n-opset20/test_data_set_0/output_0.pb ] || missing=$missing,$n; done
 export_pid=
@@ -180,9 +180,11 @@ if [ $together = 1 ]; then
   exit 0
 fi
 
-case ",$models," in *,tiny-bert,*)
-  tune tiny-bert tests/data/models/tiny-bert-opset20 tests/data/models/tiny-bert-opset20/test_data_set_0 ;;
-esac
+for n in ${models//,/ }; do  # the tiny models of the repository (tests/data/models), opset 20 where there is one
+  case "$n" in tiny-*) ;; *) continue ;; esac
+  d=tests/data/models/$n-opset20; [ -d "$d" ] || d=tests/data/models/$n-opset17
+  tune "$n" "$d" "$d/test_data_set_0"
+done
 case ",$models," in *,bert-base,*)
   [ -z "$export_pid" ] || { wait $export_pid; tail -n 2 "$logs/export.txt"; }
   d=/tmp/models/bert-base-opset20

@@ -239,6 +239,11 @@ struct KernelPlan {
 // The movements group g computes where it reads them (Group::at_read), directly or through
 // another such movement: each once, inner ones after the one that reads them, in read order.
 std::vector<int> at_read_groups(const KernelPlan& plan, const Group& g);
+// Whether group g is a tuning task: it runs code of its own (not Group::runs_fused) and its
+// tuning fragment (tuning/fragment.cc: its nodes and the movements it computes at read) plans
+// as it does in the model. Not when a movement it computes is also read by a group outside
+// that set: in the fragment the movement's one reader would fuse into it as an epilogue.
+bool tunable(const KernelPlan& plan, const Group& g);
 
 // Inline the group functions where the kernel's text calls them at most this many times
 // (cuda_emitter.h kernel_calls: a layer loop's stages count once). Out of line, ptxas serializes

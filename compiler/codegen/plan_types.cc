@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <tuple>
 
 #include "compiler/codegen/support.h"
@@ -103,6 +104,25 @@ std::vector<int> at_read_groups(const KernelPlan& plan, const Group& g) {
   };
   walk(g);
   return out;
+}
+
+bool tunable(const KernelPlan& plan, const Group& g) {
+  if (g.runs_fused()) return false;
+  const std::vector<int> movements = at_read_groups(plan, g);
+  if (movements.empty()) return true;
+  std::set<const Value*> computed_here;
+  for (int id : movements) computed_here.insert(plan.root(plan.groups[id].output));
+  std::set<int> inside(movements.begin(), movements.end());
+  inside.insert(g.id);
+  for (const Group& other : plan.groups) {
+    if (inside.count(other.id)) continue;
+    std::vector<const Node*> nodes = {other.anchor};
+    nodes.insert(nodes.end(), other.epilogue.begin(), other.epilogue.end());
+    for (const Node* n : nodes)
+      for (const Value* in : n->inputs)
+        if (in && computed_here.count(plan.root(in))) return false;
+  }
+  return true;
 }
 
 int64_t KernelPlan::stage_items(int s) const {

@@ -165,7 +165,9 @@ std::string operand_text(const KernelPlan& plan, const Node& n, int i) {
     if (!is_float(r->type.dtype)) s += str_cat(" value=", r->constant->as_int(0));
     return s;
   }
-  std::string s = str_cat(r->is_constant() ? "const " : "act ", dtype_name(plan.dtype_of(v)), dims(v->type.shape));
+  // A movement computed where it is read (Group::at_read) is code of the group, not a load.
+  std::string s = str_cat(r->is_constant() ? "const " : plan.computed.count(r) ? "computed " : "act ", dtype_name(plan.dtype_of(v)),
+                          dims(v->type.shape));
   if (r->is_constant()) {
     const std::string packing = constant_packing(n, i).str();
     if (!packing.empty()) s += " packing=" + packing;
@@ -248,9 +250,18 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
   }
   // A squeeze computed inside every item (Group::squeeze) is part of the group's code and time.
   if (g.squeeze >= 0) t += "squeeze inside: " + group_signature_text(plan, plan.groups[g.squeeze]);
-  // So are the movements it computes where it reads them (Group::at_read), in the order it
-  // reads them.
-  for (int id : at_read_groups(plan, g)) t += "computed at read: " + group_signature_text(plan, plan.groups[id]);
+  // So are the movements it computes where it reads them (Group::at_read): those it reads
+  // itself, in the order it reads them, each with the ones it reads in turn.
+  std::vector<int> movements;
+  std::vector<const Node*> nodes = {g.anchor};
+  nodes.insert(nodes.end(), g.epilogue.begin(), g.epilogue.end());
+  for (const Node* n : nodes)
+    for (const Value* in : n->inputs) {
+      auto it = in ? plan.computed.find(plan.root(in)) : plan.computed.end();
+      if (it != plan.computed.end() && std::find(movements.begin(), movements.end(), it->second) == movements.end())
+        movements.push_back(it->second);
+    }
+  for (int id : movements) t += "computed at read: " + group_signature_text(plan, plan.groups[id]);
   return t;
 }
 

@@ -147,7 +147,9 @@ namespace mono::tuning {
 //   main.)
 //  47 (2026-11-28): Slices, Concats, Pads and Transposes read only by pointwise groups that load
 //     by index are computed where they are read (planner/at_read.cc): their readers' code and
-//     signatures include them (Swin's shifted windows and patch merging lose their stages).
+//     signatures include them and name those operands "computed" (Swin's shifted windows and
+//     patch merging lose their stages); a group sharing such a movement with another reader is
+//     no tuning task (plan.h tunable).
 constexpr int kSignatureVersion = 47;
 
 struct GroupSignature {

@@ -170,7 +170,7 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
     const KernelPlan plan = plan_kernel(graph, o);
     std::map<std::string, size_t> task_of;  // signature -> index into space.tasks
     for (const Group& g : plan.groups) {
-      if (g.runs_fused()) continue;  // fixed tiles or no code of its own (plan.h Group::runs_fused): nothing to tune
+      if (!tunable(plan, g)) continue;  // fixed tiles, no code of its own, or no fragment that plans as it does (plan.h)
       auto it = task_of.find(g.signature);
       if (it != task_of.end()) {
         space.tasks[it->second].groups.push_back(g.id);
@@ -195,7 +195,7 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
       ss.context = ctx;
       ss.grid = plan.ctx.grid();
       for (int gid : st.groups)
-        if (!plan.groups[gid].runs_fused()) ss.signatures.push_back(plan.groups[gid].signature);
+        if (tunable(plan, plan.groups[gid])) ss.signatures.push_back(plan.groups[gid].signature);
       if (ss.signatures.size() < 2) continue;
       std::sort(ss.signatures.begin(), ss.signatures.end());
       auto same = std::find_if(space.shared_stages.begin(), space.shared_stages.end(), [&](const SharedStage& o) {
@@ -206,7 +206,7 @@ TuningSpace enumerate_space(const Graph& graph, const PlanOptions& options, cons
     }
     if (first) {
       space.groups_total = static_cast<int>(std::count_if(plan.groups.begin(), plan.groups.end(),
-                                                          [](const Group& g) { return !g.runs_fused(); }));
+                                                          [&](const Group& g) { return tunable(plan, g); }));
       space.unique_signatures = static_cast<int>(task_of.size());
       first = false;
     }
@@ -282,7 +282,7 @@ std::map<std::string, Schedule> menu_schedules(const Graph& graph, const PlanOpt
   std::map<std::string, Schedule> out;
   int next = 0;
   for (const Group& grp : plan.groups) {
-    if (out.count(grp.signature) || grp.runs_fused()) continue;
+    if (out.count(grp.signature) || !tunable(plan, grp)) continue;
     Schedule s = grp.schedule();
     if (grp.kind == GroupKind::kGemm || grp.kind == GroupKind::kConvGemm) {
       const std::vector<GemmSchedule> menu = tuning_gemm_tiles(grp.f16, plan.ctx);

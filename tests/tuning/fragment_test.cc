@@ -23,6 +23,7 @@
 #include "compiler/tuning/fragment.h"
 #include "compiler/tuning/schedule.h"
 #include "compiler/tuning/signature.h"
+#include "compiler/tuning/space.h"
 
 namespace mono::tuning {
 namespace {
@@ -100,7 +101,7 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
     for (Precision p : {Precision::kF32, Precision::kF16}) {
       const Model m = load(name, p);
       for (const Group& g : m.plan.groups) {
-        if (g.runs_fused()) continue;  // not a tuning task (fixed tiles, see space.cc)
+        if (!tunable(m.plan, g)) continue;  // not a tuning task (fixed tiles, see space.cc)
         SCOPED_TRACE(str_cat(name, " ", precision_name(p), " group ", g.id, ": ", g.nodes()));
         const json payload = make_fragment(*m.graph, m.plan, g, m.options);
         payload_bytes += payload.dump().size();
@@ -158,6 +159,65 @@ TEST(Fragment, EveryGroupOfEveryModelRebuildsWithItsSignatureAndSchedule) {
 
 // The context travels: a 2-blocks-per-SM context with a lower shared-memory limit gives the
 // same schedules (which depend on it) on the worker.
+// A movement computed where it is read by two groups (Group::at_read): in either reader's
+// fragment its one reader would fuse into it as an epilogue, so neither reader is a tuning task
+// (plan.h tunable; found in review: their measure jobs failed as "the fragment does not
+// reproduce group"). Their signatures name the operand as computed. A movement read by one
+// group only is computed in that group's fragment too, which reproduces it.
+TEST(Fragment, GroupsSharingAComputedMovementAreNotTuningTasks) {
+  ParseOptions fill;
+  fill.fill_elided = true;
+  auto g = parse_graph(R"(graph g (opset 17) {
+  input %x: f32[1,8,16,32]
+  const %c: f32[32] = <32 elements>
+  const %s: i64[1] = [3]
+  const %e: i64[1] = [16]
+  const %z: i64[1] = [0]
+  const %one: i64[1] = [1]
+  %y = Transpose(%x) {perm=[0, 2, 1, 3]}
+  %a = Relu(%y)
+  %b = Mul(%y, %c)
+  %t1 = Slice(%x, %s, %e, %one)
+  %t2 = Slice(%x, %z, %s, %one)
+  %r = Concat(%t1, %t2) {axis=1}
+  output %a
+  output %b
+  output %r
+})",
+                       fill);
+  infer_shapes(*g);
+  for (Precision p : {Precision::kF32, Precision::kF16}) {
+    SCOPED_TRACE(precision_name(p));
+    PlanOptions options;
+    options.settings.precision = p;
+    enable_signatures(&options);
+    const KernelPlan plan = plan_kernel(*g, options);
+    int sharing = 0, roll = 0;
+    std::string concat_signature;
+    for (const Group& grp : plan.groups) {
+      if (grp.at_read) continue;
+      const std::string text = group_signature_text(plan, grp);
+      EXPECT_NE(text.find("in computed "), std::string::npos) << text;
+      if (grp.anchor->op != OpKind::kConcat) {
+        ++sharing;
+        EXPECT_FALSE(tunable(plan, grp)) << grp.nodes();
+        continue;
+      }
+      ++roll;
+      concat_signature = grp.signature;
+      EXPECT_TRUE(tunable(plan, grp));
+      const json payload = make_fragment(*g, plan, grp, options);
+      const Rebuilt r = rebuild(payload);
+      ASSERT_NE(find_group(r.plan, grp.signature), nullptr) << payload["ir"].get<std::string>() << signatures_of(r.plan);
+    }
+    EXPECT_EQ(sharing, 2);
+    EXPECT_EQ(roll, 1);
+    const TuningSpace space = enumerate_space(*g, options);
+    ASSERT_FALSE(space.tasks.empty());
+    for (const TuningTask& t : space.tasks) EXPECT_EQ(t.signature, concat_signature) << "the Concat's tasks only";
+  }
+}
+
 TEST(Fragment, ContextTravelsWithThePayload) {
   Context ctx = Context::make(256, 2);
   ctx.smem_bytes = 64 * 1024;

@@ -17,25 +17,34 @@ namespace mono::planner {
 
 namespace {
 
-// The groups whose results group `id` reads, through the movements it computes at read
-// (Group::at_read): those have no stage, their inputs' producers count instead.
-std::set<int> producers(const Uses& uses, const KernelPlan& plan, int id) {
-  std::set<int> out;
-  auto visit = [&](const Node* n) {
-    for (const Value* in : n->inputs) {
-      if (!in) continue;
-      auto it = uses.producer.find(plan.root(in));
-      if (it == uses.producer.end() || it->second == id) continue;
-      if (!plan.groups[it->second].at_read) {
-        out.insert(it->second);
-      } else {
-        const std::set<int> inner = producers(uses, plan, it->second);
-        out.insert(inner.begin(), inner.end());
+// Per group, the groups whose results it reads, through the movements it computes at read
+// (Group::at_read): those have no stage, their inputs' producers count instead. Each group's
+// set is made once (a roll's diamond of Slices is not walked once per path).
+std::vector<std::set<int>> stored_producers(const Uses& uses, const KernelPlan& plan) {
+  std::vector<std::set<int>> out(plan.groups.size());
+  std::vector<char> done(plan.groups.size(), 0);
+  std::function<const std::set<int>&(int)> of = [&](int id) -> const std::set<int>& {
+    if (done[id]) return out[id];
+    std::set<int> s;
+    auto visit = [&](const Node* n) {
+      for (const Value* in : n->inputs) {
+        auto it = in ? uses.producer.find(plan.root(in)) : uses.producer.end();
+        if (it == uses.producer.end() || it->second == id) continue;
+        if (!plan.groups[it->second].at_read) {
+          s.insert(it->second);
+        } else {
+          const std::set<int>& inner = of(it->second);
+          s.insert(inner.begin(), inner.end());
+        }
       }
-    }
+    };
+    visit(plan.groups[id].anchor);
+    for (const Node* e : plan.groups[id].epilogue) visit(e);
+    out[id] = std::move(s);
+    done[id] = 1;
+    return out[id];
   };
-  visit(plan.groups[id].anchor);
-  for (const Node* e : plan.groups[id].epilogue) visit(e);
+  for (const Group& g : plan.groups) of(g.id);
   return out;
 }
 
@@ -50,13 +59,14 @@ std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
   for (const Group& grp : plan.groups) members[head_of(plan, grp.id)].push_back(grp.id);
   enum { kNew, kVisiting, kDone };
   std::vector<int> state(plan.groups.size(), kNew), stages(plan.groups.size(), -1);
+  const std::vector<std::set<int>> producers = stored_producers(uses, plan);
   std::function<int(int)> stage_of = [&](int head) -> int {
     if (state[head] == kDone) return stages[head];
     MONO_CHECK(state[head] != kVisiting, "the groups' dependencies form a cycle through group ", head);
     state[head] = kVisiting;
     int stage = 0;
     for (int id : members[head])
-      for (int p : producers(uses, plan, id))
+      for (int p : producers[id])
         if (head_of(plan, p) != head) stage = std::max(stage, stage_of(head_of(plan, p)) + 1);
     for (int id : members[head]) stages[id] = stage;
     state[head] = kDone;
@@ -72,6 +82,7 @@ std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
 void assign_stages(const Uses& uses, KernelPlan* plan) {
   const std::vector<int> stages = group_stages(uses, *plan);
   for (Group& grp : plan->groups) grp.stage = std::max(stages[grp.id], 0);
+  const std::vector<std::set<int>> producers = stored_producers(uses, *plan);
   const int max_stage = stages.empty() ? -1 : *std::max_element(stages.begin(), stages.end());
   // A movement computed at read takes its latest reader's stage: its inputs stay live until then
   // (placement.cc).
@@ -100,7 +111,7 @@ void assign_stages(const Uses& uses, KernelPlan* plan) {
   // earlier stage (a grid barrier apart) or by the group itself.
   for (const Group& grp : plan->groups) {
     if (grp.at_read) continue;
-    for (int p : producers(uses, *plan, grp.id)) {
+    for (int p : producers[grp.id]) {
       if (head_of(*plan, p) == head_of(*plan, grp.id)) continue;
       MONO_CHECK(plan->groups[p].stage < grp.stage, "group ", grp.id, " (stage ", grp.stage, ") reads the result of group ", p,
                  " in stage ", plan->groups[p].stage);
