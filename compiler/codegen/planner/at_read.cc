@@ -75,14 +75,19 @@ void compute_at_read(const Uses& uses, KernelPlan* plan) {
   // wait a stage; elsewhere it costs its readers' index arithmetic and loads for nothing (the
   // zoo's llama: its rotary embedding's Slices ran in the stage of the Neg beside them, and
   // computed at read made it 187.2 -> 188.6 us, H200, run231). So each is kept only if storing
-  // it instead would lengthen the kernel, tried one at a time from the last.
+  // it instead would lengthen the kernel, tried one at a time from the last. Each try numbers
+  // every stage again, so past kMaxWork candidates x groups (swin-t: 76 x 241) planning time
+  // would grow with the square of a graph of movements: there every candidate stays computed,
+  // which never lengthens the kernel.
+  constexpr size_t kMaxWork = 4'000'000;
   for (int id : candidates) plan->groups[id].at_read = true;
+  const bool weigh = candidates.size() * plan->groups.size() <= kMaxWork;
   auto stage_count = [&] {
     const std::vector<int> stages = group_stages(uses, *plan);
     return stages.empty() ? 0 : *std::max_element(stages.begin(), stages.end()) + 1;
   };
-  const int fewest = stage_count();
-  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+  const int fewest = weigh ? stage_count() : 0;
+  for (auto it = candidates.rbegin(); weigh && it != candidates.rend(); ++it) {
     plan->groups[*it].at_read = false;
     if (stage_count() > fewest) plan->groups[*it].at_read = true;
   }
