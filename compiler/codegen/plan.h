@@ -236,8 +236,10 @@ struct KernelPlan {
   size_t constant_offset(const Value* v, const Packing& packing) const;
 };
 
-// The movements group g computes where it reads them (Group::at_read), directly or through
-// another such movement: each once, inner ones after the one that reads them, in read order.
+// The movements group g reads directly and computes where it reads them (Group::at_read):
+// each once, in the order its anchor and epilogue read them.
+std::vector<int> computed_inputs(const KernelPlan& plan, const Group& g);
+// The same, directly or through another such movement: inner ones after the one that reads them.
 std::vector<int> at_read_groups(const KernelPlan& plan, const Group& g);
 // Whether group g is a tuning task: it runs code of its own (not Group::runs_fused) and its
 // tuning fragment (tuning/fragment.cc: its nodes and the movements it computes at read) plans

@@ -89,18 +89,26 @@ bool KernelPlan::own_buffer(const Value* v) const {
   return s == Placement::kArena || s == Placement::kWeights;
 }
 
+std::vector<int> computed_inputs(const KernelPlan& plan, const Group& g) {
+  std::vector<int> out;
+  std::vector<const Node*> nodes = {g.anchor};
+  nodes.insert(nodes.end(), g.epilogue.begin(), g.epilogue.end());
+  for (const Node* n : nodes)
+    for (const Value* in : n->inputs) {
+      auto it = in ? plan.computed.find(plan.root(in)) : plan.computed.end();
+      if (it != plan.computed.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+    }
+  return out;
+}
+
 std::vector<int> at_read_groups(const KernelPlan& plan, const Group& g) {
   std::vector<int> out;
   std::function<void(const Group&)> walk = [&](const Group& r) {
-    std::vector<const Node*> nodes = {r.anchor};
-    nodes.insert(nodes.end(), r.epilogue.begin(), r.epilogue.end());
-    for (const Node* n : nodes)
-      for (const Value* in : n->inputs) {
-        auto it = in ? plan.computed.find(plan.root(in)) : plan.computed.end();
-        if (it == plan.computed.end() || std::find(out.begin(), out.end(), it->second) != out.end()) continue;
-        out.push_back(it->second);
-        walk(plan.groups[it->second]);
-      }
+    for (int id : computed_inputs(plan, r)) {
+      if (std::find(out.begin(), out.end(), id) != out.end()) continue;
+      out.push_back(id);
+      walk(plan.groups[id]);
+    }
   };
   walk(g);
   return out;

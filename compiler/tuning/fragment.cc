@@ -155,12 +155,9 @@ json make_fragment(const Graph& graph, const KernelPlan& plan, const std::vector
     if (std::find(outputs.begin(), outputs.end(), v) == outputs.end()) outputs.push_back(v);
   };
   for (const Value* v : graph.outputs) add_output(v);
-  // A movement the model computes where it is read (Group::at_read) has no buffer there and is
-  // computed here too: an output, it would be stored and the group would read it, changing
-  // the group's code and signature.
   for (const Node* n : members)
     for (const Value* v : n->outputs)
-      if (v && read_outside.count(v) && !plan.computed.count(plan.root(v))) add_output(v);
+      if (v && read_outside.count(v)) add_output(v);
   for (const Value* v : outputs) sub.outputs.push_back(copy.at(v));
 
   PrintOptions print;

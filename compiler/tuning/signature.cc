@@ -252,16 +252,7 @@ std::string group_signature_text(const KernelPlan& plan, const Group& g) {
   if (g.squeeze >= 0) t += "squeeze inside: " + group_signature_text(plan, plan.groups[g.squeeze]);
   // So are the movements it computes where it reads them (Group::at_read): those it reads
   // itself, in the order it reads them, each with the ones it reads in turn.
-  std::vector<int> movements;
-  std::vector<const Node*> nodes = {g.anchor};
-  nodes.insert(nodes.end(), g.epilogue.begin(), g.epilogue.end());
-  for (const Node* n : nodes)
-    for (const Value* in : n->inputs) {
-      auto it = in ? plan.computed.find(plan.root(in)) : plan.computed.end();
-      if (it != plan.computed.end() && std::find(movements.begin(), movements.end(), it->second) == movements.end())
-        movements.push_back(it->second);
-    }
-  for (int id : movements) t += "computed at read: " + group_signature_text(plan, plan.groups[id]);
+  for (int id : computed_inputs(plan, g)) t += "computed at read: " + group_signature_text(plan, plan.groups[id]);
   return t;
 }
 

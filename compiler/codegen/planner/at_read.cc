@@ -40,19 +40,7 @@ bool movement_alone(const KernelPlan& plan, const Uses& uses, const Group& g) {
 }  // namespace
 
 void compute_at_read(const Uses& uses, KernelPlan* plan) {
-  // Readers of each group's result.
-  std::vector<std::set<int>> readers(plan->groups.size());
-  for (const Group& g : plan->groups) {
-    auto read = [&](const Node* n) {
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        auto it = uses.producer.find(plan->root(in));
-        if (it != uses.producer.end() && it->second != g.id) readers[it->second].insert(g.id);
-      }
-    };
-    read(g.anchor);
-    for (const Node* e : g.epilogue) read(e);
-  }
+  const std::vector<std::set<int>> readers = group_readers(uses, *plan);
   std::set<int> candidates;
   for (const Group& g : plan->groups)
     if (movement_alone(*plan, uses, g) && !readers[g.id].empty()) candidates.insert(g.id);

@@ -50,16 +50,15 @@ std::vector<std::set<int>> stored_producers(const Uses& uses, const KernelPlan& 
 
 int head_of(const KernelPlan& plan, int id) { return plan.groups[id].fused_into >= 0 ? plan.groups[id].fused_into : id; }
 
-}  // namespace
 
-std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
+// Each group's stage from the producers it waits for (stored_producers), at_read groups -1.
+std::vector<int> number_stages(const KernelPlan& plan, const std::vector<std::set<int>>& producers) {
   // The members of each head (a group itself, or the attention group or squeeze consumer it is
   // fused into): they share its stage.
   std::vector<std::vector<int>> members(plan.groups.size());
   for (const Group& grp : plan.groups) members[head_of(plan, grp.id)].push_back(grp.id);
   enum { kNew, kVisiting, kDone };
   std::vector<int> state(plan.groups.size(), kNew), stages(plan.groups.size(), -1);
-  const std::vector<std::set<int>> producers = stored_producers(uses, plan);
   std::function<int(int)> stage_of = [&](int head) -> int {
     if (state[head] == kDone) return stages[head];
     MONO_CHECK(state[head] != kVisiting, "the groups' dependencies form a cycle through group ", head);
@@ -79,24 +78,35 @@ std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
   return stages;
 }
 
-void assign_stages(const Uses& uses, KernelPlan* plan) {
-  const std::vector<int> stages = group_stages(uses, *plan);
-  for (Group& grp : plan->groups) grp.stage = std::max(stages[grp.id], 0);
-  const std::vector<std::set<int>> producers = stored_producers(uses, *plan);
-  const int max_stage = stages.empty() ? -1 : *std::max_element(stages.begin(), stages.end());
-  // A movement computed at read takes its latest reader's stage: its inputs stay live until then
-  // (placement.cc).
-  std::vector<std::set<int>> readers(plan->groups.size());
-  for (const Group& grp : plan->groups) {
+}  // namespace
+
+std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
+  return number_stages(plan, stored_producers(uses, plan));
+}
+
+std::vector<std::set<int>> group_readers(const Uses& uses, const KernelPlan& plan) {
+  std::vector<std::set<int>> readers(plan.groups.size());
+  for (const Group& grp : plan.groups) {
     auto read = [&](const Node* n) {
       for (const Value* in : n->inputs) {
-        auto it = in ? uses.producer.find(plan->root(in)) : uses.producer.end();
+        auto it = in ? uses.producer.find(plan.root(in)) : uses.producer.end();
         if (it != uses.producer.end() && it->second != grp.id) readers[it->second].insert(grp.id);
       }
     };
     read(grp.anchor);
     for (const Node* e : grp.epilogue) read(e);
   }
+  return readers;
+}
+
+void assign_stages(const Uses& uses, KernelPlan* plan) {
+  const std::vector<std::set<int>> producers = stored_producers(uses, *plan);
+  const std::vector<int> stages = number_stages(*plan, producers);
+  for (Group& grp : plan->groups) grp.stage = std::max(stages[grp.id], 0);
+  const int max_stage = stages.empty() ? -1 : *std::max_element(stages.begin(), stages.end());
+  // A movement computed at read takes its latest reader's stage: its inputs stay live until then
+  // (placement.cc).
+  const std::vector<std::set<int>> readers = group_readers(uses, *plan);
   std::vector<int> settled(plan->groups.size(), 0);
   std::function<int(int)> read_stage = [&](int id) -> int {
     Group& g = plan->groups[id];

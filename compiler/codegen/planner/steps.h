@@ -66,6 +66,8 @@ void compute_at_read(const Uses& uses, KernelPlan* plan);
 // stages.cc: each group's stage as assign_stages would set it, at_read groups -1 (a function of
 // the plan; compute_at_read weighs its choices with it).
 std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan);
+// stages.cc: per group, the other groups that read its result (anchor or epilogue inputs).
+std::vector<std::set<int>> group_readers(const Uses& uses, const KernelPlan& plan);
 // stages.cc: Group::stage and KernelPlan::stages (a group runs one stage after the latest
 // producer of what it reads; attention parts with their head).
 void assign_stages(const Uses& uses, KernelPlan* plan);
