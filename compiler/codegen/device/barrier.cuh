@@ -37,18 +37,28 @@ __device__ __forceinline__ unsigned long long atom_add_acq_rel_gpu_u64(unsigned 
 // Measured on the H100 (bench/RESULTS.md): the earlier form (__threadfence, atomicAdd, polls
 // with nanosleep, __threadfence) took 1.35 us a barrier over 132 blocks, a release-only add
 // 1.02 (run65; incorrect, above).
-__device__ __forceinline__ void grid_barrier(unsigned int* state) {
+// The barrier in two halves, for work a block issues between its arrival and its wait (weights
+// fetched for the next stage: the copies then cannot delay the arrival, which the release of
+// the atomic would otherwise order after them). grid_arrive returns the count this block waits
+// for (0: it completed the round itself); every thread of the block calls both.
+__device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {
   __syncthreads();
+  unsigned long long target = 0;
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
     unsigned long long* count = reinterpret_cast<unsigned long long*>(state);
     const unsigned long long n = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
     const unsigned long long arrived = atom_add_acq_rel_gpu_u64(count, 1ull);
-    const unsigned long long target = arrived - arrived % n + n;
-    if (arrived + 1 != target)
-      while (ld_acquire_gpu_u64(count) < target) {
-      }
+    target = arrived - arrived % n + n;
+    if (arrived + 1 == target) target = 0;
   }
+  return target;
+}
+__device__ __forceinline__ void grid_wait(unsigned int* state, unsigned long long target) {
+  if (target != 0)  // thread 0 only (the others have 0)
+    while (ld_acquire_gpu_u64(reinterpret_cast<const unsigned long long*>(state)) < target) {
+    }
   __syncthreads();
 }
+__device__ __forceinline__ void grid_barrier(unsigned int* state) { grid_wait(state, grid_arrive(state)); }
 
 }  // namespace mono_dev

@@ -20,12 +20,13 @@ std::string Call::str(const std::string& item) const {
   return s + ")";
 }
 
-std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
+std::string Module::function(const Group& g, const std::string& params, const std::string& body,
+                             const std::string& suffix) {
   const std::string text = str_cat("(", params, ") {\n", body, "}\n");
   const std::string code = code_without_comments(text);
   auto it = functions_.find(code);
   if (it == functions_.end()) {
-    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
+    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)), suffix);
     it = functions_.emplace(code, name).first;
     definitions_.push_back({name, name + text});
   }
