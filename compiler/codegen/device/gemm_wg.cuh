@@ -70,12 +70,17 @@ struct GemmWg {
 
   // Initializes the stage barriers and issues the copies of the first STAGES - 1 B k tiles of
   // the tile at column n0 over [k_begin, k_end), as tile() would; tile(..., ahead = true) then
-  // goes on from there. Thread 0 does it all (the others may call it and do nothing). Shared
-  // memory must be free: the block's earlier work done, every thread's fence_proxy_async_smem
-  // and a block barrier after it (grid_arrive's), and untouched until that tile() call.
+  // goes on from there. Thread kAheadThread does it all (the others may call it and do
+  // nothing): not thread 0, which polls the grid barrier meanwhile. Shared memory must be free:
+  // the block's earlier work done, every thread's fence_proxy_async_smem and a block barrier
+  // after it (grid_arrive's), and untouched until that tile() call.
+#ifndef MONO_AHEAD_THREAD  // TEMPORARY A/B switch
+#define MONO_AHEAD_THREAD 32
+#endif
+  static constexpr int kAheadThread = MONO_AHEAD_THREAD;
   template <class BLoad>
   __device__ static void b_ahead(int n0, int k_begin, int k_end, const BLoad& b, unsigned char* smem) {
-    if (threadIdx.x != 0) return;
+    if (threadIdx.x != kAheadThread) return;
     const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
     auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, BK);
     const unsigned int sB_u = smem_u32(smem) + STAGES * kStageA * 2, bar0 = smem_u32(smem) + kBarrierOffset;
@@ -85,7 +90,7 @@ struct GemmWg {
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < ktiles) {
         detail::set_stage_barrier(bit, bar0 + 8 * s);
-        bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + s * BK);
+        bit.issue(sB_u + s * kStageB * 2, k_begin + s * BK);
       }
     }
   }

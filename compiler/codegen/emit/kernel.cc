@@ -3,6 +3,7 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
+#include <cstdlib>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -193,6 +194,7 @@ void print_prelude(std::ostream& os, const Module& m, const std::string& model_n
      << " stages, a grid barrier between stages.\n";
   os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
      << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
+  if (std::getenv("MONO_AB_AHEAD_T0")) os << "#define MONO_AHEAD_THREAD 0\n";  // TEMPORARY A/B switch
   for (const char* h : device_include_order()) os << "#include \"" << h << "\"\n";
   os << "\nusing namespace mono_dev;\n\n";
   os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";
