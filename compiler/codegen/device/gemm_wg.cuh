@@ -71,11 +71,11 @@ struct GemmWg {
   // Initializes the stage barriers and issues the copies of the first STAGES - 1 B k tiles of
   // the tile at column n0 over [k_begin, k_end), as tile() would; tile(..., ahead = true) then
   // goes on from there. Thread kAheadThread does it all (the others may call it and do
-  // nothing): not thread 0, which polls the grid barrier meanwhile. Shared memory must be free:
+  // nothing). Shared memory must be free:
   // the block's earlier work done, every thread's fence_proxy_async_smem and a block barrier
   // after it (grid_arrive's), and untouched until that tile() call.
 #ifndef MONO_AHEAD_THREAD  // TEMPORARY A/B switch
-#define MONO_AHEAD_THREAD 32
+#define MONO_AHEAD_THREAD 0
 #endif
   static constexpr int kAheadThread = MONO_AHEAD_THREAD;
   template <class BLoad>

@@ -194,7 +194,8 @@ void print_prelude(std::ostream& os, const Module& m, const std::string& model_n
      << " stages, a grid barrier between stages.\n";
   os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
      << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
-  if (std::getenv("MONO_AB_AHEAD_T0")) os << "#define MONO_AHEAD_THREAD 0\n";  // TEMPORARY A/B switch
+  if (std::getenv("MONO_AB_AHEAD_T32")) os << "#define MONO_AHEAD_THREAD 32\n";  // TEMPORARY A/B switches
+  if (std::getenv("MONO_AB_AHEAD_HANDOFF")) os << "#define MONO_AHEAD_HANDOFF 1\n";
   for (const char* h : device_include_order()) os << "#include \"" << h << "\"\n";
   os << "\nusing namespace mono_dev;\n\n";
   os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";
