@@ -19,7 +19,8 @@
 # full-size zoo model in fp16 (mono-run --bench, one at a time) and in PyTorch (bench/zoo_baselines.py:
 # torch.compile, unless --no-baselines; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
 # ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in; ZOO_ONLY=NAME,... limits
-# the zoo (export, checks and timings) to those models of export_zoo.py. TINY_FLAGS adds mono-run
+# the zoo (export, checks and timings) to those models of export_zoo.py; ZOO_TIME_ONLY=NAME,... times only
+# those (--zoo-time), ZOO_AB=NAME,... only those --ab variants on the zoo. TINY_FLAGS adds mono-run
 # flags to every tiny-model run (e.g. "--set blocks-per-sm=2"). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
 # conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
@@ -129,7 +130,7 @@ if [ -n "$zoo" ]; then
   [ "$zoo" != full ] && (cd /tmp && tar -czf "$out/zoo.tgz" zoo/tiny-*)
 fi
 if [ $zoo_time = 1 ]; then
-  full_zoo=${ZOO_ONLY:-$(python3 -c "import sys; sys.path.insert(0, 'bench'); import export_zoo as z; print(','.join(n for n, m in z.MODELS.items() if m[2]))")}
+  full_zoo=${ZOO_TIME_ONLY:-${ZOO_ONLY:-$(python3 -c "import sys; sys.path.insert(0, 'bench'); import export_zoo as z; print(','.join(n for n, m in z.MODELS.items() if m[2]))")}}
   # The full models' export runs PyTorch on this GPU: timings wait for it (run159's zoo timings
   # overlapped it, resnet18 158.8 against 141.3 us a call earlier).
   [ -n "${export_pid:-}" ] && wait "$export_pid"
@@ -140,6 +141,7 @@ if [ $zoo_time = 1 ]; then
     one_run "zootime_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
     grep -h "bench:" "$logs/zootime_$n.log" 2>/dev/null
     for v in "${ab[@]}"; do  # --ab variants too, right after (logs zootime_NAME_MODEL)
+      [ -n "${ZOO_AB:-}" ] && case ",$ZOO_AB," in *",${v%%|*},"*) ;; *) continue ;; esac
       one_run "zootime_${v%%|*}_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench ${v#*|}
       grep -h "bench:\|error" "$logs/zootime_${v%%|*}_$n.log" 2>/dev/null | sed "s/^/${v%%|*}: /"
     done
