@@ -711,61 +711,6 @@ TEST(Codegen, SplitsFinishTogetherOnlyWhereTheStageFitsTheGrid) {
   EXPECT_EQ(emit_cuda(*g, small, "m").find("split_together_items"), std::string::npos);
 }
 
-// A wgmma GEMM's first weight k tiles are fetched by each block between its arrival at the grid
-// barrier before the GEMM's stage and its wait there (barrier.cuh grid_arrive / grid_wait,
-// GemmWg::b_ahead): the block's first item of the stage is item blockIdx.x, so its tile call is
-// told `item == blockIdx.x`. A GEMM with no barrier before it (the first stage) is told false;
-// a barrier before a stage without such a GEMM stays one grid_barrier. The kernel compiles.
-TEST(Codegen, WgmmaWeightsAreFetchedBetweenArrivalAndWait) {
-  auto g = ir_graph(R"(graph g (opset 20) {
-  input %x: f32[128,768]
-  const %w1: f32[768,768] = <589824 elements>
-  const %w2: f32[768,3072] = <2359296 elements>
-  const %gamma: f32[768] = <768 elements>
-  const %beta: f32[768] = <768 elements>
-  %h = MatMul(%x, %w1)
-  %r = Relu(%h)
-  %n = LayerNormalization(%r, %gamma, %beta) {axis=-1, epsilon=1e-05}
-  %y = MatMul(%n, %w2)
-  output %y
-})");
-  PlanOptions po = fp16_options();
-  BuiltKernel b = build_kernel(*g, po, "ahead", NvrtcOptions{}, /*compile=*/true);
-  const KernelPlan& plan = b.plan;
-  ASSERT_EQ(plan.stages.size(), 3u);
-  std::vector<const Group*> gemms;
-  for (int s : {0, 2})
-    for (int gid : plan.stages[s].groups)
-      if (plan.groups[gid].kind == GroupKind::kGemm) gemms.push_back(&plan.groups[gid]);
-  ASSERT_EQ(gemms.size(), 2u);
-  ASSERT_TRUE(gemms[1]->gemm.wgmma) << gemms[1]->gemm.str();
-  const std::string& src = b.source;
-  const size_t main = src.find("mono_main(");
-  ASSERT_NE(main, std::string::npos);
-  const size_t s1 = src.find("// ---- stage 1 ----", main), s2 = src.find("// ---- stage 2 ----", main);
-  ASSERT_TRUE(s1 != std::string::npos && s2 != std::string::npos);
-  const std::string stage0 = src.substr(main, s1 - main), stage1 = src.substr(s1, s2 - s1), stage2 = src.substr(s2);
-  // Stage 0 runs its GEMM told false where it is a wgmma tile (else the tile has no such
-  // argument), and its barrier (before the LayerNorm) is whole.
-  EXPECT_EQ(stage0.find(", false);") != std::string::npos, gemms[0]->gemm.wgmma) << stage0;
-  EXPECT_EQ(stage0.find("item == blockIdx.x"), std::string::npos) << stage0;
-  EXPECT_NE(stage0.find("grid_barrier(p.sync);"), std::string::npos) << stage0;
-  EXPECT_EQ(stage0.find("grid_arrive("), std::string::npos) << stage0;
-  // Stage 1's barrier: the proxy fence, the arrival, the second GEMM's ahead function for the
-  // block's item, then the wait, in that order.
-  const size_t fence = stage1.find("fence_proxy_async_smem();"), arrive = stage1.find("grid_arrive(p.sync)"),
-               ahead = stage1.find("_ahead(blockIdx.x"), wait = stage1.find("grid_wait(p.sync, ");
-  ASSERT_TRUE(fence != std::string::npos && arrive != std::string::npos && ahead != std::string::npos &&
-              wait != std::string::npos)
-      << stage1;
-  EXPECT_TRUE(fence < arrive && arrive < ahead && ahead < wait) << stage1;
-  EXPECT_EQ(stage1.find("grid_barrier("), std::string::npos) << stage1;
-  EXPECT_NE(stage1.find(str_cat("if (blockIdx.x < ", gemms[1]->items, ") ")), std::string::npos) << stage1;
-  // Stage 2's tile call is told whether its weights came ahead.
-  EXPECT_NE(stage2.find(", item == blockIdx.x);"), std::string::npos) << stage2;
-  EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
-}
-
 
 // A LayerNorm over fp16 rows a multiple of 256 long in Mono's own buffers loads and stores 16
 // bytes at a time (rows.cuh layer_norm_row_v8); rows of another length, or a LayerNorm writing

@@ -62,19 +62,10 @@ struct ResidualEpiV8Together : ResidualEpiV8 {
   static constexpr int split_together_items = 1;
 };
 
-template <class G, class = void>
-struct HasBAhead : std::false_type {};
-template <class G>
-struct HasBAhead<G, std::enable_if_t<G::kBAhead>> : std::true_type {};
-
-// ahead (GemmWg): the tile's first B k tiles issued by b_ahead first, as generated code does
-// between its arrival at a grid barrier and its wait there, after earlier work left garbage in
-// shared memory (every thread's proxy fence and a block barrier, as there); then a pause that
-// lets them land before tile(..., ahead = true) issues A.
 template <class G, class AL, class BL, class Epi>
 __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, AL a, BL b,
                                                            Epi epi, float* ws,
-                                                           unsigned int* counters, int splits, bool ahead) {
+                                                           unsigned int* counters, int splits) {
   extern __shared__ __align__(1024) unsigned char dyn_smem[];  // TensorK: 1024-byte aligned stages
   const int tiles_n = (N + G::kBN - 1) / G::kBN;
   const int tile = blockIdx.x;
@@ -83,20 +74,6 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
   mono_dev::split_k_range(K, G::kBK, splits, blockIdx.y, kb, ke);
   float* tile_ws = splits > 1 ? ws + (long long)tile * splits * G::kBM * G::kBN : nullptr;
   unsigned int* tile_counter = splits > 1 ? counters + tile : nullptr;
-  if constexpr (HasBAhead<G>::value) {
-    if (ahead) {
-      for (int i = threadIdx.x; i < G::kSmemBytes; i += blockDim.x) dyn_smem[i] = (unsigned char)(0x5a + i);
-      mono_dev::fence_proxy_async_smem();
-      __syncthreads();
-      G::b_ahead(n0, kb, ke, b, dyn_smem);
-      const long long t0 = clock64();
-      while (clock64() - t0 < 20000) {
-      }
-      __syncthreads();
-      G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y, true);
-      return;
-    }
-  }
   G::tile(M, N, m0, n0, kb, ke, a, b, epi, dyn_smem, tile_ws, tile_counter, splits, blockIdx.y);
 }
 
@@ -106,7 +83,7 @@ __global__ void __launch_bounds__(G::kThreads) gemm_kernel(int M, int N, int K, 
 template <class G, class AL, class BL>
 static void run_gemm_case(const std::string& name, int M, int N, int K, const AL& a, const BL& b,
                           std::vector<double> ref, double tol, int splits, int runs,
-                          bool residual = false, bool ahead = false) {
+                          bool residual = false) {
   const int tiles = ((M + G::kBM - 1) / G::kBM) * ((N + G::kBN - 1) / G::kBN);
   float* c;
   unsigned int* hits;
@@ -162,22 +139,22 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
     if (tog) CK(cudaMemset(ws, 0xff, sizeof(float) * size_t(tiles) * splits * G::kBM * G::kBN));
     if (tog && residual)
       kern_res_tog<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
-          M, N, K, a, b, ResidualEpiV8Together{{{c, hits, N, res}}}, ws, counters, splits, ahead);
+          M, N, K, a, b, ResidualEpiV8Together{{{c, hits, N, res}}}, ws, counters, splits);
     else if (tog)
       kern_tog<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8Together{{{c, hits, N}}},
-                                                                     ws, counters, splits, ahead);
+                                                                     ws, counters, splits);
     else if (v8 && residual)
       kern_res_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
-          M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits, ahead);
+          M, N, K, a, b, ResidualEpiV8{{c, hits, N, res}}, ws, counters, splits);
     else if (v8)
       kern_v8<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpiV8{{c, hits, N}},
-                                                                    ws, counters, splits, ahead);
+                                                                    ws, counters, splits);
     else if (residual)
       kern_res<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(
-          M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits, ahead);
+          M, N, K, a, b, ResidualEpi{c, hits, N, res}, ws, counters, splits);
     else
       kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, StoreEpi{c, hits, N},
-                                                                 ws, counters, splits, ahead);
+                                                                 ws, counters, splits);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     std::vector<float> got(size_t(M) * N);
@@ -328,7 +305,7 @@ mono_dev::TensorMap* dev_tensor_map(const half_t* a, int rows, int cols, int ld,
 // generated kernels keep theirs in a __constant__ table.
 template <class G>
 static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int splits, int runs, double tol,
-                          bool residual, bool b_tiled, bool ahead = false) {
+                          bool residual, bool b_tiled) {
   auto A = rand_vec(size_t(M) * K), B = rand_vec(size_t(N) * K);
   round_to_half(A), round_to_half(B);
   auto ref = ref_gemm(A, B, M, N, K);
@@ -339,7 +316,7 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
   std::string err;
   mono_dev::TensorMap* dmap = dev_tensor_map(dA, M, K, lda, G::kBM, &err);
   const std::string name = std::string(gname) + (b_tiled ? " TensorK/BulkTileK" : " TensorK/DenseK") +
-                           (residual ? " + residual" : "") + (ahead ? " B ahead" : "") + " lda=" + std::to_string(lda);
+                           (residual ? " + residual" : "") + " lda=" + std::to_string(lda);
   if (!dmap) {
     report(name, INFINITY, tol, "tensor map: " + err);
     CK(cudaFree(dA));
@@ -350,7 +327,7 @@ static void gemm_tensor_a(const char* gname, int M, int N, int K, int lda, int s
   if (b_tiled) {
     dB = to_dev<half_t>(tile_pack(B, N, K, G::kBN, G::kBK, SwizzledB<G>::value));
     run_gemm_case<G>(name, M, N, K, a, mono_dev::BulkTileK<half_t>{dB, (K + G::kBK - 1) / G::kBK}, ref, tol, splits, runs,
-                     residual, ahead);
+                     residual);
   } else if constexpr (!SwizzledB<G>::value) {
     dB = to_dev<half_t>(B);
     run_gemm_case<G>(name, M, N, K, a, mono_dev::DenseK<half_t, true>{dB, N, K, K}, ref, tol, splits, runs, residual);
@@ -541,15 +518,6 @@ void gemm_checks() {
     gemm_tensor_a<K2>("GemmWg<64,32,128,4,1,4,2>", 128, 2304, 768, 768, 1, 1, th, false, true);
     gemm_tensor_a<K3>("GemmWg<64,64,64,4,1,6,2>", 197, 136, 392, 392, 2, 2, th, true, true);
     gemm_tensor_a<K3>("GemmWg<64,64,64,4,1,6,2>", 77, 130, 1800, 1800, 1, 2, th, false, true);
-    // B ahead of the tile (GemmWg::b_ahead): whole k, split-K with a short last split, fewer
-    // k tiles than stages, partial tiles.
-    gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, 768, 1, 2, th, false, true, true);
-    gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 3072, 3080, 4, 2, th, true, true, true);
-    gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 100, 300, 264, 264, 3, 2, th, false, true, true);
-    gemm_tensor_a<W2>("GemmWg<128,64,128,8,1,4>", 197, 130, 200, 200, 1, 2, th, true, true, true);  // 2 k tiles
-    gemm_tensor_a<W3>("GemmWg<64,128,64,4,2,3>", 16, 64, 64, 64, 1, 1, th, true, true, true);  // 1 k tile
-    gemm_tensor_a<K1>("GemmWg<64,64,128,4,1,4,2>", 128, 768, 3072, 3080, 4, 2, th, true, true, true);  // k groups
-    gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 197, 768, 3072, 3080, 4, 2, th, true, true, true);
   }
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 128, 768, 768, 1, 1, th);
   gemm_densek_aligned_residual<H4, half_t>("GemmF16<32,64,64,2,4,2>", 77, 136, 200, 3, 2, th);  // K tail

@@ -37,51 +37,18 @@ __device__ __forceinline__ unsigned long long atom_add_acq_rel_gpu_u64(unsigned 
 // Measured on the H100 (bench/RESULTS.md): the earlier form (__threadfence, atomicAdd, polls
 // with nanosleep, __threadfence) took 1.35 us a barrier over 132 blocks, a release-only add
 // 1.02 (run65; incorrect, above).
-// The barrier in two halves, for work a block issues between its arrival and its wait (weights
-// fetched for the next stage: the copies then cannot delay the arrival, which the release of
-// the atomic would otherwise order after them). grid_arrive returns the count this block waits
-// for (0: it completed the round itself); every thread of the block calls both.
-__device__ __forceinline__ unsigned long long grid_arrive_count(unsigned int* state) {  // thread 0
-  unsigned long long* count = reinterpret_cast<unsigned long long*>(state);
-  const unsigned long long n = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
-  const unsigned long long arrived = atom_add_acq_rel_gpu_u64(count, 1ull);
-  const unsigned long long target = arrived - arrived % n + n;
-  return arrived + 1 == target ? 0ull : target;
-}
-__device__ __forceinline__ void grid_poll(unsigned int* state, unsigned long long target) {
-  if (target != 0)
-    while (ld_acquire_gpu_u64(reinterpret_cast<const unsigned long long*>(state)) < target) {
-    }
-}
 __device__ __forceinline__ void grid_barrier(unsigned int* state) {
   __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) grid_poll(state, grid_arrive_count(state));
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    unsigned long long* count = reinterpret_cast<unsigned long long*>(state);
+    const unsigned long long n = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    const unsigned long long arrived = atom_add_acq_rel_gpu_u64(count, 1ull);
+    const unsigned long long target = arrived - arrived % n + n;
+    if (arrived + 1 != target)
+      while (ld_acquire_gpu_u64(count) < target) {
+      }
+  }
   __syncthreads();
 }
-#ifndef MONO_AHEAD_HANDOFF
-__device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {
-  __syncthreads();
-  return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 ? grid_arrive_count(state) : 0ull;
-}
-__device__ __forceinline__ void grid_wait(unsigned int* state, unsigned long long target) {
-  grid_poll(state, target);  // thread 0 only (the others have 0)
-  __syncthreads();
-}
-#else  // TEMPORARY A/B: thread 0 arrives (and then issues the copies), thread 32 polls
-__device__ __forceinline__ unsigned long long* grid_target_slot() {
-  __shared__ unsigned long long slot;
-  return &slot;
-}
-__device__ __forceinline__ unsigned long long grid_arrive(unsigned int* state) {
-  __syncthreads();
-  if (threadIdx.x == 0) *grid_target_slot() = grid_arrive_count(state);
-  if (threadIdx.x < 64) asm volatile("bar.sync 1, 64;" ::: "memory");
-  return 0ull;
-}
-__device__ __forceinline__ void grid_wait(unsigned int* state, unsigned long long) {
-  if (threadIdx.x == 32) grid_poll(state, *grid_target_slot());
-  __syncthreads();
-}
-#endif
 
 }  // namespace mono_dev

@@ -26,13 +26,6 @@
 // Pipeline: STAGES - 1 k tiles in flight ahead; each k tile is BK/16 wgmmas committed as one
 // group; a warpgroup waits for all but its newest group, so the tensor cores are fed across
 // the block barrier that frees the previous k tile's stage for the copy STAGES - 1 ahead.
-//
-// Weights ahead of the grid barrier: B is constant, so a block may issue the copies of its next
-// tile's first STAGES - 1 B k tiles (b_ahead) between its arrival at the grid barrier that ends
-// the previous stage and its wait there (barrier.cuh grid_arrive / grid_wait), while other
-// blocks still finish that stage; the tile is then called with ahead = true and issues only A
-// for those k tiles. Each stage's mbarrier counts one arrival per operand, so it completes only
-// when both have landed, whenever each was issued.
 #pragma once
 
 namespace mono_dev {
@@ -44,7 +37,6 @@ struct GemmWg {
   using Base = GemmF16<BM, BN, BK, WARPS_M, WARPS_N * KGROUPS, STAGES>;
   using Acc = GemmF16<BM, BN, BK, WARPS_M, WARPS_N, STAGES>;
   static constexpr int kBM = BM, kBN = BN, kBK = BK;
-  static constexpr bool kBAhead = true;  // b_ahead, and tile(..., ahead)
   static constexpr int kGroupThreads = WARPS_M * WARPS_N * 32;
   static constexpr int kThreads = kGroupThreads * KGROUPS;
   static constexpr int WN = BN / WARPS_N;  // the wgmma's N
@@ -68,38 +60,10 @@ struct GemmWg {
   static_assert(kSmemBytes <= 227 * 1024, "GemmWg: shared memory > 227 KB");
   static_assert((kStageA * 2) % 1024 == 0 && (kStageB * 2) % 1024 == 0, "GemmWg: stages must stay 1024-byte aligned");
 
-  // Initializes the stage barriers and issues the copies of the first STAGES - 1 B k tiles of
-  // the tile at column n0 over [k_begin, k_end), as tile() would; tile(..., ahead = true) then
-  // goes on from there. Thread kAheadThread does it all (the others may call it and do
-  // nothing). Shared memory must be free:
-  // the block's earlier work done, every thread's fence_proxy_async_smem and a block barrier
-  // after it (grid_arrive's), and untouched until that tile() call.
-#ifndef MONO_AHEAD_THREAD  // TEMPORARY A/B switch
-#define MONO_AHEAD_THREAD 0
-#endif
-  static constexpr int kAheadThread = MONO_AHEAD_THREAD;
-  template <class BLoad>
-  __device__ static void b_ahead(int n0, int k_begin, int k_end, const BLoad& b, unsigned char* smem) {
-    if (threadIdx.x != kAheadThread) return;
-    const int ktiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
-    auto bit = detail::make_iter<BN, BK, kThreads>(b, n0, BK);
-    const unsigned int sB_u = smem_u32(smem) + STAGES * kStageA * 2, bar0 = smem_u32(smem) + kBarrierOffset;
-    for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 2);  // one arrival per operand
-    mbar_fence_init();
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < ktiles) {
-        detail::set_stage_barrier(bit, bar0 + 8 * s);
-        bit.issue(sB_u + s * kStageB * 2, k_begin + s * BK);
-      }
-    }
-  }
-
   template <class ALoad, class BLoad, class Epilogue>
   __device__ static void tile(int M, int N, int m0, int n0, int k_begin, int k_end, const ALoad& a,
                               const BLoad& b, const Epilogue& epi, unsigned char* smem,
-                              float* workspace, unsigned int* tile_counter, int splits, int split,
-                              bool ahead = false) {
+                              float* workspace, unsigned int* tile_counter, int splits, int split) {
     if (blockDim.x != kThreads) __trap();  // every warp is in a warpgroup that computes
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     constexpr bool computes = true;
@@ -120,7 +84,7 @@ struct GemmWg {
                   "GemmWg: B must be weights packed tile by tile, swizzled (BulkTileK)");
     const unsigned int sA_u = smem_u32(smem), sB_u = sA_u + STAGES * kStageA * 2;
     const unsigned int bar0 = sA_u + kBarrierOffset;  // stage s: bar0 + 8 s (the epilogue's staging stays below)
-    if (threadIdx.x == 0 && !ahead)  // else b_ahead did, and its copies count on them
+    if (threadIdx.x == 0)
       for (int s = 0; s < STAGES; ++s) mbar_init(bar0 + 8 * s, 2);  // one arrival per operand
     mbar_fence_init();
     __syncthreads();  // smem may still be in use by the caller's previous work; barriers ready
@@ -128,18 +92,16 @@ struct GemmWg {
     // A was written by ordinary stores of earlier stages; the TMA unit reads it through the
     // async proxy, which needs this fence (see GemmF16).
     if (threadIdx.x == 0) asm volatile("fence.proxy.async.global;" ::: "memory");
-    auto issue = [&](int kt, bool with_b) {  // k tile kt into stage kt % STAGES (thread 0 copies)
+    auto issue = [&](int kt) {  // k tile kt into stage kt % STAGES (thread 0 copies)
       const int s = kt % STAGES;
       detail::set_stage_barrier(ait, bar0 + 8 * s);
+      detail::set_stage_barrier(bit, bar0 + 8 * s);
       ait.load((half_t*)nullptr, sA_u + s * kStageA * 2, k_begin + kt * BK);
-      if (with_b) {
-        detail::set_stage_barrier(bit, bar0 + 8 * s);
-        bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + kt * BK);
-      }
+      bit.load((half_t*)nullptr, sB_u + s * kStageB * 2, k_begin + kt * BK);
     };
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s)
-      if (s < ktiles) issue(s, !ahead);  // b_ahead issued these B k tiles
+      if (s < ktiles) issue(s);
     MONO_GEMM_PROBE(1);
 
     // Descriptors of this warpgroup's operands in stage 0 at k 0; a k step adds 32 bytes, the
@@ -166,7 +128,7 @@ struct GemmWg {
       wgmma_commit();
       wgmma_wait<1>();  // k tile kt-1's MMAs are done: its stage is free for this warpgroup
       __syncthreads();  // ... and for every warpgroup
-      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1, true);  // into k tile kt-1's stage
+      if (kt + STAGES - 1 < ktiles) issue(kt + STAGES - 1);  // into k tile kt-1's stage
     }
     wgmma_wait<0>();
     wgmma_fence_acc(d);

@@ -170,13 +170,11 @@ struct BulkTileKIter : BulkIter<BulkTileKIter<T, ROWS, BK, NT>> {
   __device__ __forceinline__ BulkTileKIter(const BulkTileK<T>& l, int r0, int ld)
       : panel(l.ptr + (long long)(r0 / ROWS) * l.ktiles * ROWS * ld), block(ROWS * ld) {}
   __device__ __forceinline__ void load(T* /*dst*/, unsigned int dst_smem, int k0) {
-    if (threadIdx.x == 0) issue(dst_smem, k0);
-  }
-  // The copy, by whichever thread calls it (GemmWg::b_ahead's is not thread 0).
-  __device__ __forceinline__ void issue(unsigned int dst_smem, int k0) {
-    const unsigned int bytes = (unsigned int)(block * (int)sizeof(T));
-    mbar_expect_tx(this->mbar, bytes);
-    bulk_copy_g2s(dst_smem, panel + (long long)(k0 / BK) * block, bytes, this->mbar);
+    if (threadIdx.x == 0) {
+      const unsigned int bytes = (unsigned int)(block * (int)sizeof(T));
+      mbar_expect_tx(this->mbar, bytes);
+      bulk_copy_g2s(dst_smem, panel + (long long)(k0 / BK) * block, bytes, this->mbar);
+    }
   }
 };
 

@@ -246,9 +246,8 @@ std::string epilogue_body(const std::string& fields, const std::string& steps, c
   return text;
 }
 
-// The start of a tile function's body: which tile and split this item is (tm, tn, split, the
-// batch offsets) and its k range [k0, k1).
-std::string item_decode(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest) {
+// The tile function's body: which tile and split this item is, the loaders, the tile call.
+std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest) {
   const GemmSchedule& gs = g.gemm;
   const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
   const int64_t chunk = ceil_div(ceil_div(o.K, gs.splits), gs.bk) * gs.bk;
@@ -268,23 +267,6 @@ std::string item_decode(const Group& g, const Operands& o, const std::string& ge
                              "  const int ", slow, " = t % ", slow_n, ";\n  const long long b = t / ", slow_n, ";\n");
   body += o.batch_code;
   body += str_cat("  const int k0 = split * ", chunk, ", k1 = min(", o.K, ", k0 + ", chunk, ");\n");
-  return body;
-}
-
-// The body of a wgmma group's second function, which issues the copies of an item's first B k
-// tiles between the block's arrival at the grid barrier before its stage and its wait there
-// (GemmWg::b_ahead).
-std::string ahead_body(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest) {
-  return str_cat(item_decode(g, o, gemm_t, m_fastest), "  ", o.b_loader, "\n  ", gemm_t, "::b_ahead(tn * ", g.gemm.bn,
-                 ", k0, k1, lb, smem);\n");
-}
-
-// The tile function's body: which tile and split this item is, the loaders, the tile call (a
-// wgmma tile's last argument: whether its first B k tiles were issued by the ahead function).
-std::string tile_body(const Group& g, const Operands& o, const std::string& gemm_t, bool m_fastest) {
-  const GemmSchedule& gs = g.gemm;
-  const int64_t tm = ceil_div(o.M, gs.bm), tn = ceil_div(o.N, gs.bn);
-  std::string body = item_decode(g, o, gemm_t, m_fastest);
   body += "  " + o.a_loader + "\n  " + o.b_loader + "\n";
   body += str_cat("  epi.base = b * ", o.M * o.N, "LL;\n");
   if (gs.splits > 1) {
@@ -292,24 +274,17 @@ std::string tile_body(const Group& g, const Operands& o, const std::string& gemm
     body += str_cat("  const long long tile_id = (b * ", tm, " + tm) * ", tn, " + tn;\n");
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
                     ", k0, k1, la, lb, epi, smem, ws + tile_id * ", gs.splits * gs.bm * gs.bn, "LL, cnt + tile_id, ",
-                    gs.splits, ", split", gs.wgmma ? ", ahead" : "", ");\n");
+                    gs.splits, ", split);\n");
   } else {
     body += str_cat("  ", gemm_t, "::tile(", o.M, ", ", o.N, ", tm * ", gs.bm, ", tn * ", gs.bn,
-                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0",
-                    gs.wgmma ? ", ahead" : "", ");\n");
+                    ", k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);\n");
   }
   return body;
 }
 
 }  // namespace
 
-Call GemmCalls::run(const std::string& fetched) const {
-  Call c = tile;
-  if (ahead) c.args.push_back(fetched);
-  return c;
-}
-
-GemmCalls gemm_calls(Module& m, const Group& g, bool m_fastest) {
+Call gemm_call(Module& m, const Group& g, bool m_fastest) {
   const KernelPlan& plan = m.plan;
   const Node& n = *g.anchor;
   const bool conv = n.op == OpKind::kConv;
@@ -364,7 +339,7 @@ GemmCalls gemm_calls(Module& m, const Group& g, bool m_fastest) {
           : str_cat("GemmF32<", gs.bm, ", ", gs.bn, ", ", gs.bk, ", ", gs.warps_m, ", ", gs.warps_n, ">");
   const std::string sig = str_cat("int item, const ", T, "* __restrict__ A, const ", T,
                                   "* __restrict__ B, ", epi_name, " epi, float* ws, unsigned int* cnt",
-                                  o.a_map >= 0 ? ", const TensorMap* amap" : "", gs.wgmma ? ", bool ahead" : "");
+                                  o.a_map >= 0 ? ", const TensorMap* amap" : "");
   const std::string name = m.function(g, sig, tile_body(g, o, gemm_t, m_fastest));
   // The call: A and B, the epilogue (its pointers, base 0), split-K workspace and counters.
   std::string epi_init = epi_name + "{";
@@ -374,26 +349,12 @@ GemmCalls gemm_calls(Module& m, const Group& g, bool m_fastest) {
   call.args.push_back(gs.splits > 1 ? m.split_k_workspace(g) : "(float*)nullptr");
   call.args.push_back(gs.splits > 1 ? m.split_k_counters(g) : "(unsigned int*)nullptr");
   if (o.a_map >= 0) call.args.push_back(str_cat("&mono_tmaps[", o.a_map, "]"));
-  GemmCalls calls{call, std::nullopt};
-  if (gs.wgmma)
-    calls.ahead = Call{m.function(g, str_cat("int item, const half_t* __restrict__ B"),
-                                  ahead_body(g, o, gemm_t, m_fastest), "_ahead"),
-                       {o.b}};
-  return calls;
+  return call;
 }
 
 GroupWork emit_gemm(Module& m, const Group& g) {
-  const GemmCalls calls = gemm_calls(m, g, /*m_fastest=*/true);
-  GroupWork w;
-  w.items = g.items;
-  w.statement = [calls](const std::string& item) { return calls.run().str(item); };
-  if (calls.ahead) {
-    w.statement_ahead = [calls](const std::string& item, const std::string& fetched) {
-      return calls.run(fetched).str(item);
-    };
-    w.ahead = [ahead = *calls.ahead](const std::string& item) { return ahead.str(item); };
-  }
-  return w;
+  const Call call = gemm_call(m, g, /*m_fastest=*/true);
+  return {g.items, [call](const std::string& item) { return call.str(item); }};
 }
 
 }  // namespace mono::emit

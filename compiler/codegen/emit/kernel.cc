@@ -3,7 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <cstdlib>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -21,13 +20,12 @@ std::string Call::str(const std::string& item) const {
   return s + ")";
 }
 
-std::string Module::function(const Group& g, const std::string& params, const std::string& body,
-                             const std::string& suffix) {
+std::string Module::function(const Group& g, const std::string& params, const std::string& body) {
   const std::string text = str_cat("(", params, ") {\n", body, "}\n");
   const std::string code = code_without_comments(text);
   auto it = functions_.find(code);
   if (it == functions_.end()) {
-    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)), suffix);
+    const std::string name = str_cat("g", g.id, "_", snake_case(op_name(g.anchor->op)));
     it = functions_.emplace(code, name).first;
     definitions_.push_back({name, name + text});
   }
@@ -194,8 +192,6 @@ void print_prelude(std::ostream& os, const Module& m, const std::string& model_n
      << " stages, a grid barrier between stages.\n";
   os << "// Context: " << c.threads << " threads/block, " << c.blocks_per_sm << " block/SM, " << c.smem_bytes
      << " B dynamic shared memory, register cap " << c.register_cap() << ".\n";
-  if (std::getenv("MONO_AB_AHEAD_T32")) os << "#define MONO_AHEAD_THREAD 32\n";  // TEMPORARY A/B switches
-  if (std::getenv("MONO_AB_AHEAD_HANDOFF")) os << "#define MONO_AHEAD_HANDOFF 1\n";
   for (const char* h : device_include_order()) os << "#include \"" << h << "\"\n";
   os << "\nusing namespace mono_dev;\n\n";
   os << "#define MONO_THREADS " << c.threads << "\n#define MONO_SMEM_BYTES " << c.smem_bytes << "\n\n";

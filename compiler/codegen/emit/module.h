@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,12 +28,6 @@ struct Call {
 struct GroupWork {
   int64_t items = 0;
   std::function<std::string(const std::string& item)> statement;
-  // Where the group's items read weights that a block can fetch between its arrival at the grid
-  // barrier before the stage and its wait there (GemmWg::b_ahead), else empty: the statement
-  // that fetches them for item `item`, and the one that runs item `item` told whether they were
-  // (`fetched`, a C boolean).
-  std::function<std::string(const std::string& item)> ahead = nullptr;
-  std::function<std::string(const std::string& item, const std::string& fetched)> statement_ahead = nullptr;
 };
 
 class Module {
@@ -47,8 +40,7 @@ class Module {
   // Defines the device function of group `g` (or of the groups whose code is the same:
   // `void NAME(params) { body }`) unless one with the same code
   // (comments aside) exists; returns its name, after the first group that defined it ("g12_mat_mul").
-  std::string function(const Group& g, const std::string& params, const std::string& body,
-                       const std::string& suffix = "");
+  std::string function(const Group& g, const std::string& params, const std::string& body);
   // Defines the epilogue functor of GEMM group `g` unless one with the same body (comments
   // aside) exists;
   // returns its name ("G12Epilogue").
@@ -123,15 +115,6 @@ Call rows_call(Module& m, const Group& g, RowMode mode);
 // split is the item's slowest part, then the batch, then the tile: its row tile fastest
 // (`m_fastest`: the items that run at once share weight tiles, so weights that do not fit the L2
 // are read once), else its column tile.
-// A wgmma tile also has the function that fetches an item's first weight k tiles ahead
-// (GemmWg::b_ahead); its tile call then takes one more argument, whether they were.
-struct GemmCalls {
-  Call tile;
-  std::optional<Call> ahead;
-  // The tile call, told whether the item's weights were fetched ahead (where they can be).
-  Call run(const std::string& fetched = "false") const;
-};
-GemmCalls gemm_calls(Module& m, const Group& g, bool m_fastest);
-inline Call gemm_call(Module& m, const Group& g, bool m_fastest) { return gemm_calls(m, g, m_fastest).run(); }
+Call gemm_call(Module& m, const Group& g, bool m_fastest);
 
 }  // namespace mono::emit

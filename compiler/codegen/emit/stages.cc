@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -24,42 +23,14 @@ GroupWork group_work(Module& m, const Group& g) {
   MONO_CHECK(false, "unknown group kind");
 }
 
-// Whether a stage has groups whose weights a block can fetch before the stage (GroupWork::ahead).
-bool has_ahead(const std::vector<GroupWork>& work) {
-  return std::any_of(work.begin(), work.end(), [](const GroupWork& w) { return bool(w.ahead); });
-}
-
-// Where a stage's text goes on with what its barrier fetches for the next stage (print_stage).
-const char kAheadMark[] = "// the next stage's weights, fetched between this block's arrival and its wait:\n";
-
-// What a block fetches for the next stage (`next`) between its arrival at the barrier and its
-// wait there: the weights of its first item of that stage, which is item blockIdx.x. Empty where
-// no group of the next stage has any.
-std::string ahead_text(const std::vector<GroupWork>& next) {
-  if (!has_ahead(next)) return "";
-  std::string text = str_cat("  ", kAheadMark);
-  int64_t start = 0;
-  for (const GroupWork& w : next) {
-    const int64_t end = start + w.items;
-    if (w.ahead)
-      text += str_cat("    if (", start ? str_cat("blockIdx.x >= ", start, " && ") : std::string(), "blockIdx.x < ", end,
-                      ") ", w.ahead(start ? str_cat("blockIdx.x - ", start) : std::string("blockIdx.x")), ";\n");
-    start = end;
-  }
-  return text;
-}
-
-// A stage's loop over its work items (all its groups' items, one after another); `fetched`: the
-// barrier before it fetched the weights of each block's first item (ahead_text).
-std::string item_loop(const KernelPlan& plan, int s, const std::vector<GroupWork>& work, bool fetched) {
+// A stage's loop over its work items (all its groups' items, one after another).
+std::string item_loop(const KernelPlan& plan, int s, const std::vector<GroupWork>& work) {
   std::ostringstream os;
   os << "  for (int item = blockIdx.x; item < " << plan.stage_items(s) << "; item += gridDim.x) {\n";
   int64_t start = 0;
   for (size_t i = 0; i < work.size(); ++i) {
     const int64_t end = start + work[i].items;
-    const std::string it = start ? str_cat("item - ", start) : std::string("item");
-    const std::string statement =
-        fetched && work[i].ahead ? work[i].statement_ahead(it, "item == blockIdx.x") : work[i].statement(it);
+    const std::string statement = work[i].statement(start ? str_cat("item - ", start) : std::string("item"));
     if (work.size() == 1)
       os << "    " << statement << ";\n";
     else
@@ -72,22 +43,12 @@ std::string item_loop(const KernelPlan& plan, int s, const std::vector<GroupWork
 
 // One stage: what its groups implement (comments), its item loop, then the grid barrier
 // (`barrier`: not after the last stage) and, in profiling builds, the stamps (`s`: the stage's
-// number, a C expression in layer loops). `text`: the item loop, then from kAheadMark what the
-// barrier fetches for the next stage between the block's arrival and its wait.
+// number, a C expression in layer loops).
 void print_stage(std::ostream& os, const KernelPlan& plan, const std::string& s, const std::string& comments,
-                 const std::string& text, bool barrier, const std::string& indent = "") {
-  const size_t mark = text.find(kAheadMark);
-  const std::string loop = mark == std::string::npos ? text : text.substr(0, text.find_last_not_of(' ', mark - 1) + 1);
-  const std::string ahead = mark == std::string::npos ? "" : text.substr(mark + sizeof(kAheadMark) - 1);
+                 const std::string& loop, bool barrier, const std::string& indent = "") {
   os << "\n" << indent << "  // ---- stage " << s << " ----\n" << comments << loop;
   if (plan.settings.profile) os << indent << "  MONO_STAMP(" << s << ", 0);  // work done\n";
-  if (barrier && !ahead.empty()) {
-    os << indent << "  {  " << kAheadMark << indent << "    fence_proxy_async_smem();  // this stage's shared memory, before the copies'\n"
-       << indent << "    const unsigned long long mono_wait = grid_arrive(p.sync);\n"
-       << ahead << indent << "    grid_wait(p.sync, mono_wait);\n" << indent << "  }\n";
-  } else if (barrier) {
-    os << indent << "  grid_barrier(p.sync);\n";
-  }
+  if (barrier) os << indent << "  grid_barrier(p.sync);\n";
   if (plan.settings.profile) os << indent << "  MONO_STAMP(" << s << ", 1);  // left the barrier\n";
 }
 
@@ -269,9 +230,8 @@ Body build_body(Module& m) {
   std::vector<int> calls;  // per stage
   std::vector<int> shape_id;
   std::map<std::string, int> ids;
-  std::vector<std::vector<GroupWork>> works(n_stages);
   for (int s = 0; s < n_stages; ++s) {
-    std::vector<GroupWork>& work = works[s];
+    std::vector<GroupWork> work;
     for (int gid : plan.stages[s].groups) {
       const Group& g = plan.groups[gid];
       if (g.fused_into >= 0) continue;  // runs inside its attention group or its squeeze consumer
@@ -280,11 +240,7 @@ Body build_body(Module& m) {
       b.comments[s] += "\n";
       work.push_back(group_work(m, g));
     }
-  }
-  const bool ahead = !std::getenv("MONO_AB_NO_AHEAD");  // TEMPORARY A/B switch
-  for (int s = 0; s < n_stages; ++s) {
-    b.item_loops.push_back(item_loop(plan, s, works[s], ahead && s > 0 && has_ahead(works[s])) +
-                           (ahead && s + 1 < n_stages ? ahead_text(works[s + 1]) : std::string()));
+    b.item_loops.push_back(item_loop(plan, s, work));
     calls.push_back(count_calls(m, b.item_loops.back()));
     b.shapes.push_back(stage_shape(m, b.item_loops.back()));
     shape_id.push_back(ids.emplace(b.shapes.back().key, static_cast<int>(ids.size())).first->second);
