@@ -172,6 +172,8 @@ struct Group {
   int squeeze = -1;
   std::string override_rejected;
   std::string nodes() const;    // "node_a (MatMul) + node_b (Add)"
+  // Every input of its anchor and epilogue nodes (absent optional ones left out), in order.
+  std::vector<const Value*> inputs() const;
   Schedule schedule() const;    // the knobs in use
 };
 

@@ -74,6 +74,17 @@ std::string Group::nodes() const {
   return s;
 }
 
+std::vector<const Value*> Group::inputs() const {
+  std::vector<const Value*> out;
+  auto add = [&](const Node* n) {
+    for (const Value* in : n->inputs)
+      if (in) out.push_back(in);
+  };
+  add(anchor);
+  for (const Node* n : epilogue) add(n);
+  return out;
+}
+
 const Value* KernelPlan::root(const Value* v) const {
   for (auto it = alias.find(v); it != alias.end(); it = alias.find(v)) v = it->second;
   return v;
@@ -91,13 +102,10 @@ bool KernelPlan::own_buffer(const Value* v) const {
 
 std::vector<int> computed_inputs(const KernelPlan& plan, const Group& g) {
   std::vector<int> out;
-  std::vector<const Node*> nodes = {g.anchor};
-  nodes.insert(nodes.end(), g.epilogue.begin(), g.epilogue.end());
-  for (const Node* n : nodes)
-    for (const Value* in : n->inputs) {
-      auto it = in ? plan.computed.find(plan.root(in)) : plan.computed.end();
-      if (it != plan.computed.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
-    }
+  for (const Value* in : g.inputs()) {
+    auto it = plan.computed.find(plan.root(in));
+    if (it != plan.computed.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+  }
   return out;
 }
 
@@ -124,11 +132,8 @@ bool tunable(const KernelPlan& plan, const Group& g) {
   inside.insert(g.id);
   for (const Group& other : plan.groups) {
     if (inside.count(other.id)) continue;
-    std::vector<const Node*> nodes = {other.anchor};
-    nodes.insert(nodes.end(), other.epilogue.begin(), other.epilogue.end());
-    for (const Node* n : nodes)
-      for (const Value* in : n->inputs)
-        if (in && computed_here.count(plan.root(in))) return false;
+    for (const Value* in : other.inputs())
+      if (computed_here.count(plan.root(in))) return false;
   }
   return true;
 }

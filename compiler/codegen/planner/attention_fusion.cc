@@ -32,16 +32,11 @@ bool attention_gemm(const Group& g) {
 bool inputs_before(int head, const std::vector<const Group*>& set, const KernelPlan& plan, const Uses& uses) {
   std::set<int> ids;
   for (const Group* g : set) ids.insert(g->id);
-  for (const Group* g : set) {
-    std::vector<const Node*> nodes = {g->anchor};
-    nodes.insert(nodes.end(), g->epilogue.begin(), g->epilogue.end());
-    for (const Node* n : nodes)
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        auto it = uses.producer.find(plan.root(in));
-        if (it != uses.producer.end() && !ids.count(it->second) && it->second > head) return false;
-      }
-  }
+  for (const Group* g : set)
+    for (const Value* in : g->inputs()) {
+      auto it = uses.producer.find(plan.root(in));
+      if (it != uses.producer.end() && !ids.count(it->second) && it->second > head) return false;
+    }
   return true;
 }
 

@@ -105,17 +105,11 @@ void place_tensors(const Graph& graph, KernelPlan* plan) {
       if (out) written(out, grp.stage);
     if (!grp.epilogue.empty()) written(grp.output, grp.stage);
   }
-  for (const Group& grp : plan->groups) {
-    auto read = [&](const Node* n) {
-      for (const Value* in : n->inputs) {
-        if (!in) continue;
-        auto it = index.find(plan->root(in));
-        if (it != index.end()) live[it->second].last = std::max(live[it->second].last, grp.stage);
-      }
-    };
-    read(grp.anchor);
-    for (const Node* e : grp.epilogue) read(e);
-  }
+  for (const Group& grp : plan->groups)
+    for (const Value* in : grp.inputs()) {
+      auto it = index.find(plan->root(in));
+      if (it != index.end()) live[it->second].last = std::max(live[it->second].last, grp.stage);
+    }
   const size_t ws_bytes = place_split_k(plan);
   // First fit over stages: the candidate offsets are the workspace's end and the end of each
   // block still live when the buffer is written; it takes the first that overlaps none of them.

@@ -26,20 +26,16 @@ std::vector<std::set<int>> stored_producers(const Uses& uses, const KernelPlan& 
   std::function<const std::set<int>&(int)> of = [&](int id) -> const std::set<int>& {
     if (done[id]) return out[id];
     std::set<int> s;
-    auto visit = [&](const Node* n) {
-      for (const Value* in : n->inputs) {
-        auto it = in ? uses.producer.find(plan.root(in)) : uses.producer.end();
-        if (it == uses.producer.end() || it->second == id) continue;
-        if (!plan.groups[it->second].at_read) {
-          s.insert(it->second);
-        } else {
-          const std::set<int>& inner = of(it->second);
-          s.insert(inner.begin(), inner.end());
-        }
+    for (const Value* in : plan.groups[id].inputs()) {
+      auto it = uses.producer.find(plan.root(in));
+      if (it == uses.producer.end() || it->second == id) continue;
+      if (!plan.groups[it->second].at_read) {
+        s.insert(it->second);
+      } else {
+        const std::set<int>& inner = of(it->second);
+        s.insert(inner.begin(), inner.end());
       }
-    };
-    visit(plan.groups[id].anchor);
-    for (const Node* e : plan.groups[id].epilogue) visit(e);
+    }
     out[id] = std::move(s);
     done[id] = 1;
     return out[id];
@@ -86,16 +82,11 @@ std::vector<int> group_stages(const Uses& uses, const KernelPlan& plan) {
 
 std::vector<std::set<int>> group_readers(const Uses& uses, const KernelPlan& plan) {
   std::vector<std::set<int>> readers(plan.groups.size());
-  for (const Group& grp : plan.groups) {
-    auto read = [&](const Node* n) {
-      for (const Value* in : n->inputs) {
-        auto it = in ? uses.producer.find(plan.root(in)) : uses.producer.end();
-        if (it != uses.producer.end() && it->second != grp.id) readers[it->second].insert(grp.id);
-      }
-    };
-    read(grp.anchor);
-    for (const Node* e : grp.epilogue) read(e);
-  }
+  for (const Group& grp : plan.groups)
+    for (const Value* in : grp.inputs()) {
+      auto it = uses.producer.find(plan.root(in));
+      if (it != uses.producer.end() && it->second != grp.id) readers[it->second].insert(grp.id);
+    }
   return readers;
 }
 
