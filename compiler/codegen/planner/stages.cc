@@ -46,7 +46,6 @@ std::vector<std::set<int>> stored_producers(const Uses& uses, const KernelPlan& 
 
 int head_of(const KernelPlan& plan, int id) { return plan.groups[id].fused_into >= 0 ? plan.groups[id].fused_into : id; }
 
-
 // Each group's stage from the producers it waits for (stored_producers), at_read groups -1.
 std::vector<int> number_stages(const KernelPlan& plan, const std::vector<std::set<int>>& producers) {
   // The members of each head (a group itself, or the attention group or squeeze consumer it is
