@@ -487,6 +487,8 @@ void gemm_checks() {
     using W5 = mono_dev::GemmWg<128, 128, 64, 8, 1, 4>;  // m64n128
     using W6 = mono_dev::GemmWg<64, 64, 128, 4, 2, 6>;   // 6 stages: every k tile of K = 768 at once
     using W7 = mono_dev::GemmWg<64, 96, 128, 4, 2, 4>;   // m64n48 (the planner's 96-wide tile)
+    using W8 = mono_dev::GemmWg<128, 128, 128, 8, 1, 3>; // m64n128, the planner's 128x128 tile at BK 128
+    using W9 = mono_dev::GemmWg<128, 128, 64, 8, 1, 3>;  // ... and at BK 64
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 768, 768, 1, 1, th, false, true);
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
     gemm_tensor_a<W1>("GemmWg<64,64,128,4,2,4>", 128, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
@@ -504,6 +506,12 @@ void gemm_checks() {
     gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 197, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
     gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
     gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 16, 100, 64, 64, 1, 1, th, true, true);  // M < 64, one partial column tile
+    gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 128, 512, 4096, 4096, 4, 2, th, true, true);  // albert's FFN2 shape, split 4
+    gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 128, 768, 768, 768, 1, 1, th, false, true);
+    gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 197, 300, 520, 520, 2, 2, th, true, true);  // partial tiles, split 2
+    gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 16, 100, 64, 64, 1, 1, th, false, true);  // M < 64, half a k tile
+    gemm_tensor_a<W9>("GemmWg<128,128,64,8,1,3>", 300, 384, 96, 96, 1, 2, th, true, true);  // swin-t's MLP shape, partial k tile
+    gemm_tensor_a<W9>("GemmWg<128,128,64,8,1,3>", 77, 130, 1800, 1800, 3, 2, th, false, true);
     // Two k groups (KGROUPS 2): each warpgroup takes half of every k tile over the whole width,
     // summed in shared memory before the epilogue.
     using K1 = mono_dev::GemmWg<64, 64, 128, 4, 1, 4, 2>;  // m64n64, 4 k steps a group

@@ -3,6 +3,7 @@
 #include "compiler/codegen/cost_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -333,10 +334,12 @@ std::vector<GemmSchedule> wide_wgmma_tiles(bool f16, const KernelContext& ctx) {
   if (!f16) return out;
   int wm, wn;
   gemm_warps(ctx.threads, &wm, &wn);
-  const GemmSchedule s{64, 96, 64, wm, wn, 4, 1};
-  if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
-      gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty())
-    out.push_back(s);
+  std::vector<GemmSchedule> wide = {GemmSchedule{64, 96, 64, wm, wn, 4, 1}};
+  if (!std::getenv("MONO_AB_NO_WG128")) wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
+  for (const GemmSchedule& s : wide)
+    if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
+        gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty())
+      out.push_back(s);
   return out;
 }
 
