@@ -73,9 +73,12 @@ std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const 
 // A 96-wide row tile for fp16 GEMMs that run on wgmma (two warpgroups of m64n48 once
 // planner/gemm_cores.cc converts it): between the menu's 64 and 128, for problems where 64-wide
 // items take two rounds of the grid and 128-wide ones leave SMs idle (vit-base's 197-row
-// GEMMs: 96 items of 64x128 against 128 of 64x96). Split-K 1, the menu's warp layout; empty
-// where it is not valid in the context.
-std::vector<GemmSchedule> wide_wgmma_tiles(bool f16, const KernelContext& ctx);
+// GEMMs: 96 items of 64x128 against 128 of 64x96). And a 128x128 tile (two warpgroups of
+// m64n128, 3 stages) for a GEMM `alone` in its stage with K >= kWideTileMinK: each weight byte
+// goes to one block, not one per 64 rows. Split-K 1, the menu's warp layout; empty where they are
+// not valid in the context.
+constexpr int64_t kWideTileMinK = 2048;
+std::vector<GemmSchedule> wide_wgmma_tiles(const GemmProblem& p, bool f16, bool alone, const KernelContext& ctx);
 // Appends to `tiles` those of `more` it does not hold yet, in order.
 void append_new_tiles(std::vector<GemmSchedule>* tiles, const std::vector<GemmSchedule>& more);
 

@@ -150,7 +150,12 @@ namespace mono::tuning {
 //     signatures include them and name those operands "computed" (Swin's shifted windows and
 //     patch merging lose their stages); a group sharing such a movement with another reader is
 //     no tuning task (plan.h tunable).
-constexpr int kSignatureVersion = 47;
+//  (48 was taken by GEMM weights fetched between a block's arrival at the grid barrier and its
+//   wait, sessions 28 and 29: measured slower on the zoo, not on main.)
+//  49 (2026-11-28): the planner offers a 128x128 wgmma tile (two warpgroups of m64n128) to GEMMs
+//     alone in their stage with K >= 2048 (cost_model.h wide_wgmma_tiles), and the tuning space
+//     has it (tuning_wgmma_tiles).
+constexpr int kSignatureVersion = 49;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -46,11 +46,11 @@ std::vector<GemmSchedule> tuning_gemm_tiles(bool f16, const KernelContext& ctx) 
 std::vector<GemmSchedule> tuning_wgmma_tiles(const KernelContext& ctx) {
   // The wgmma tiles of the lone-tile benchmark (bench/gemm_tiles.sh, bench/RESULTS.md issue 19):
   // 64x64x128 fastest at N = 2304..3072, 64x32x128 at N = 768, 64x64x64 deep at M = 197; and
-  // the planner's 96-wide tile (cost_model.h wide_wgmma_tiles).
+  // the planner's 96-wide and 128x128 tiles (cost_model.h wide_wgmma_tiles).
   struct Tile { int bm, bn, bk, stages; };
   std::vector<GemmSchedule> out;
   for (const Tile& t : {Tile{64, 64, 128, 4}, Tile{64, 32, 128, 4}, Tile{64, 64, 64, 6}, Tile{64, 128, 64, 3},
-                        Tile{128, 64, 128, 4}, Tile{64, 96, 128, 4}}) {
+                        Tile{128, 64, 128, 4}, Tile{64, 96, 128, 4}, Tile{128, 128, 128, 3}}) {
     const GemmSchedule s = wgmma_schedule(GemmSchedule{t.bm, t.bn, t.bk, 1, 1, t.stages, 1}, ctx);
     if (gemm_schedule_problem(true, s, ctx, nullptr).empty()) out.push_back(s);
     // And in k groups where they fit (the other warp layout).

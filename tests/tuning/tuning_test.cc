@@ -686,10 +686,14 @@ TEST(Space, OffersWgmmaTilesWhereTheOperandsAllow) {
   auto g = load_model("tiny-bert-opset20");
   const KernelPlan plan = plan_kernel(*g, options(Precision::kF16));
   const std::vector<GemmSchedule> tiles = tuning_wgmma_tiles(plan.ctx);
-  // Six tiles with warpgroups side by side along n (64x96x128 among them: m64n48); the three
-  // whose k groups fit (64x64x128, 64x32x128, 64x64x64) in k groups too.
-  EXPECT_EQ(tiles.size(), 9u);
+  // Seven tiles with warpgroups side by side along n or m (64x96x128 among them: m64n48, and
+  // 128x128x128: two of m64n128); the three whose k groups fit (64x64x128, 64x32x128, 64x64x64)
+  // in k groups too.
+  EXPECT_EQ(tiles.size(), 10u);
   EXPECT_NE(std::find_if(tiles.begin(), tiles.end(), [](const GemmSchedule& s) { return s.bn == 96 && s.warps_n == 2; }),
+            tiles.end());
+  EXPECT_NE(std::find_if(tiles.begin(), tiles.end(),
+                         [](const GemmSchedule& s) { return s.bm == 128 && s.bn == 128 && s.warps_m == 8 && s.warps_n == 1; }),
             tiles.end());
   int k_grouped = 0;
   for (const GemmSchedule& s : tiles) {

@@ -329,13 +329,20 @@ std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const 
   return out;
 }
 
-std::vector<GemmSchedule> wide_wgmma_tiles(bool f16, const KernelContext& ctx) {
+std::vector<GemmSchedule> wide_wgmma_tiles(const GemmProblem& p, bool f16, bool alone, const KernelContext& ctx) {
   std::vector<GemmSchedule> out;
   if (!f16) return out;
   int wm, wn;
   gemm_warps(ctx.threads, &wm, &wn);
   std::vector<GemmSchedule> wide = {GemmSchedule{64, 96, 64, wm, wn, 4, 1}};
-  if (!std::getenv("MONO_AB_NO_WG128")) wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
+  // The 128x128 tile where its k loop is long and the stage is the group's alone (H200,
+  // bench/RESULTS.md session 29, run240, per-stage profiles, same call): albert's FFN2 (K 16384)
+  // 52.2 -> 41.7 us, FFN1 (K 4096) 60.4 -> 53.8, out-projection (K 4096) 19.5 -> 18.7; slower
+  // where offered at short K or beside other GEMMs: whisper-encoder's Q/K/V (K 384, a shared
+  // stage) 8.7 -> 12.3, swin-t's FFN1 (K 96) 11.5 -> 16.6, albert's shared Q/K/V (K 4096) 40.7
+  // -> 48.1.
+  if (alone && p.k >= kWideTileMinK && !std::getenv("MONO_AB_NO_WG128"))
+    wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
   for (const GemmSchedule& s : wide)
     if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
         gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty())

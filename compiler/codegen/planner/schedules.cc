@@ -32,7 +32,7 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   // vit-b-16 618.9 -> 566.5, whisper-encoder 496.0 -> 482.7, swin-t 710.0 -> 704.0; bert-base,
   // gpt2 and resnet50 keep their tiles. Of the 16 zoo models only albert, swin-t, vit-b-16 and
   // whisper-encoder change tiles (run207, bench/zoo_plan_ab.sh): albert 2928.5 -> 2799.6 us.
-  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(grp.f16, ctx));
+  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(s, grp.f16, others_items == 0 && copies == 1, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
