@@ -125,6 +125,46 @@ TEST(ZooPlans, BertAndGpt2KeepTheirMeasuredTiles) {
   }
 }
 
+// albert-xxlarge (the zoo's albert: 4096 wide, FFN 16384, 128 tokens): its out-projection (K
+// 4096, split-K 4), FFN1 (K 4096) and FFN2 (K 16384, split-K 4) are alone in their stages and
+// take the 128x128 wgmma tile (cost_model.h wide_wgmma_tiles), each weight byte going to one
+// block instead of one per 64 rows; its Q/K/V, three GEMMs in one stage, keep 64x96. H200, same
+// call (bench/RESULTS.md session 29, run241): albert 2416.3 -> 2241.0 us. whisper-encoder (K 384
+// and 1536) keeps its tiles: offered there, the 128x128 tile made its Q/K/V stage 8.7 -> 12.3 us
+// (run240).
+TEST(ZooPlans, AlbertsLongKGemmsTakeThe128x128Tile) {
+  const LoadedPlan l = load_zoo_plan("albert");
+  int wide = 0, qkv = 0;
+  for (const Stage& st : l.plan.stages)
+    for (int gid : st.groups) {
+      const Group& g = l.plan.groups[gid];
+      if (g.kind != GroupKind::kGemm || g.runs_fused()) continue;
+      const GemmProblem p = gemm_problem(g);
+      if (p.m != 128 || p.k < kWideTileMinK) continue;
+      const GemmSchedule& s = g.gemm;
+      const bool big = s.wgmma && s.bm == 128 && s.bn == 128 && s.warps_m == 8 && s.warps_n == 1;
+      if (st.groups.size() == 1) {
+        EXPECT_TRUE(big) << g.anchor->name << ": " << s.str();
+        EXPECT_EQ(g.items, 128) << g.anchor->name;
+        wide += big;
+      } else {
+        EXPECT_FALSE(big) << g.anchor->name << " shares its stage";
+        qkv += s.wgmma && s.bm == 64 && s.bn == 96;
+      }
+    }
+  EXPECT_EQ(wide, 36) << "out-projection, FFN1 and FFN2 of 12 layers";
+  EXPECT_EQ(qkv, 36) << "Q, K and V of 12 layers";
+}
+
+TEST(ZooPlans, ShortKGemmsKeepTheMenusTiles) {
+  for (const char* name : {"whisper-encoder", "bert", "gpt2", "vit-b-16", "swin-t"}) {
+    const LoadedPlan l = load_zoo_plan(name);
+    for (const Group& g : l.plan.groups)
+      if (g.kind == GroupKind::kGemm && !g.runs_fused())
+        EXPECT_FALSE(g.gemm.bm == 128 && g.gemm.bn == 128 && g.gemm.wgmma) << name << " " << g.anchor->name;
+  }
+}
+
 // Swin's shifted windows (a Pad, two Slices and a Concat per rolled axis) and patch merging (four
 // strided Slices) are computed by the groups that read them (Group::at_read): 161 stages became
 // 117, H200 same call 681.3 -> 598.9 us (bench/RESULTS.md, session 27, run231).

@@ -3,7 +3,6 @@
 #include "compiler/codegen/cost_model.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "compiler/codegen/support.h"
 #include "compiler/ops/op.h"
@@ -341,7 +340,7 @@ std::vector<GemmSchedule> wide_wgmma_tiles(const GemmProblem& p, bool f16, bool 
   // where offered at short K or beside other GEMMs: whisper-encoder's Q/K/V (K 384, a shared
   // stage) 8.7 -> 12.3, swin-t's FFN1 (K 96) 11.5 -> 16.6, albert's shared Q/K/V (K 4096) 40.7
   // -> 48.1.
-  if (alone && p.k >= kWideTileMinK && !std::getenv("MONO_AB_NO_WG128"))
+  if (alone && p.k >= kWideTileMinK)
     wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
   for (const GemmSchedule& s : wide)
     if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
