@@ -20,7 +20,8 @@
 # torch.compile, unless --no-baselines; ZOO_MODES=eager,compile adds eager), and prints the zoo table (bench/zoo_table.py).
 # ZOO_DTYPES (default "fp32 fp16") picks the dtypes the zoo is checked in; ZOO_ONLY=NAME,... limits
 # the zoo (export, checks and timings) to those models of export_zoo.py; ZOO_TIME_ONLY=NAME,... times only
-# those (--zoo-time), ZOO_AB=NAME,... only those --ab variants on the zoo. TINY_FLAGS adds mono-run
+# those (--zoo-time), ZOO_AB=NAME,... only those --ab variants on the zoo, ZOO_REPEAT=N times each
+# N times (the default and its variants in turn, a process each). TINY_FLAGS adds mono-run
 # flags to every tiny-model run (e.g. "--set blocks-per-sm=2"). --correctness N adds,
 # after the tiny models (each also run with --verify against the CPU reference): the GPU
 # conformance (every selected ONNX node test in fp32 and fp16), N random graphs of the
@@ -138,12 +139,19 @@ if [ $zoo_time = 1 ]; then
   for n in ${full_zoo//,/ }; do
     d=/tmp/zoo/$n-opset20; [ -f "$d/model.onnx" ] || d=/tmp/zoo/$n-opset17  # the older exporter's, where the default failed
     [ -f "$d/model.onnx" ] || continue
-    one_run "zootime_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
-    grep -h "bench:" "$logs/zootime_$n.log" 2>/dev/null
-    for v in "${ab[@]}"; do  # --ab variants too, right after (logs zootime_NAME_MODEL)
-      [ -n "${ZOO_AB:-}" ] && case ",$ZOO_AB," in *",${v%%|*},"*) ;; *) continue ;; esac
-      one_run "zootime_${v%%|*}_$n" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench ${v#*|}
-      grep -h "bench:\|error" "$logs/zootime_${v%%|*}_$n.log" 2>/dev/null | sed "s/^/${v%%|*}: /"
+    # ZOO_REPEAT=N: N rounds of the default and its variants, each a process of its own, in turn
+    # (logs _rK from the second round): one process can time the same kernel 4 % away from the
+    # next (vit-b-16, run240), so an A/B of a few per cent needs several.
+    for r in $(seq 1 "${ZOO_REPEAT:-1}"); do
+      sfx="" tag=""
+      [ "$r" -gt 1 ] && sfx="_r$r" tag="r$r "
+      one_run "zootime_$n$sfx" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench
+      grep -h "bench:" "$logs/zootime_$n$sfx.log" 2>/dev/null | sed "s/^/$tag/"
+      for v in "${ab[@]}"; do  # --ab variants too, right after (logs zootime_NAME_MODEL)
+        [ -n "${ZOO_AB:-}" ] && case ",$ZOO_AB," in *",${v%%|*},"*) ;; *) continue ;; esac
+        one_run "zootime_${v%%|*}_$n$sfx" "$d/model.onnx" --gpu --dtype fp16 --test-data "$d/test_data_set_0" --bench ${v#*|}
+        grep -h "bench:\|error" "$logs/zootime_${v%%|*}_$n$sfx.log" 2>/dev/null | sed "s/^/$tag${v%%|*}: /"
+      done
     done
   done
   if [ $baselines = 1 ]; then  # --no-baselines: no PyTorch here either (an A/B of Mono variants)
