@@ -57,6 +57,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+case "${ZOO_REPEAT:-1}" in ''|*[!0-9]*|0|0*) echo "gpu_bench.sh: ZOO_REPEAT must be a positive number, not '${ZOO_REPEAT}'" >&2; exit 2 ;; esac
 source .gpu/env.sh
 export PYTHONUNBUFFERED=1
 jobs=$(nproc)

@@ -506,7 +506,7 @@ void gemm_checks() {
     gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 197, 768, 3072, 3080, 4, 2, th, true, true);  // padded rows, split 4
     gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 77, 130, 200, 200, 1, 2, th, false, true);  // partial tiles
     gemm_tensor_a<W7>("GemmWg<64,96,128,4,2,4>", 16, 100, 64, 64, 1, 1, th, true, true);  // M < 64, one partial column tile
-    gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 128, 512, 4096, 4096, 4, 2, th, true, true);  // albert's FFN2 shape, split 4
+    gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 128, 512, 4096, 4096, 4, 2, th, true, true);  // albert's K (4096), split-K 4
     gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 128, 768, 768, 768, 1, 1, th, false, true);
     gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 197, 300, 520, 520, 2, 2, th, true, true);  // partial tiles, split 2
     gemm_tensor_a<W8>("GemmWg<128,128,128,8,1,3>", 16, 100, 64, 64, 1, 1, th, false, true);  // M < 64, half a k tile

@@ -335,17 +335,20 @@ std::vector<GemmSchedule> wide_wgmma_tiles(const GemmProblem& p, bool f16, bool 
   gemm_warps(ctx.threads, &wm, &wn);
   std::vector<GemmSchedule> wide = {GemmSchedule{64, 96, 64, wm, wn, 4, 1}};
   // The 128x128 tile where its k loop is long and the stage is the group's alone (H200,
-  // bench/RESULTS.md session 29, run240, per-stage profiles, same call): albert's FFN2 (K 16384)
-  // 52.2 -> 41.7 us, FFN1 (K 4096) 60.4 -> 53.8, out-projection (K 4096) 19.5 -> 18.7; slower
-  // where offered at short K or beside other GEMMs: whisper-encoder's Q/K/V (K 384, a shared
-  // stage) 8.7 -> 12.3, swin-t's FFN1 (K 96) 11.5 -> 16.6, albert's shared Q/K/V (K 4096) 40.7
-  // -> 48.1.
-  if (alone && p.k >= kWideTileMinK)
-    wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
-  for (const GemmSchedule& s : wide)
-    if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
-        gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty())
+  // bench/RESULTS.md session 29, run240, per-stage profiles, same call, albert's means over its
+  // 12 layers): albert's FFN2 (K 16384) 51.5 -> 41.9 us, FFN1 (K 4096) 58.1 -> 50.7,
+  // out-projection (K 4096) 18.4 -> 17.9; slower where offered at short K or beside other GEMMs:
+  // whisper-encoder's Q/K/V (K 384, a shared stage) 8.7 -> 12.3, swin-t's FFN1 (K 96) 11.5 ->
+  // 16.6, albert's shared Q/K/V (K 4096) 43.3 -> 48.4. Whole kernel (run241): albert 2416.3 ->
+  // 2241.0 us.
+  // Only in the layout measured (two warpgroups side by side along m, 256 threads).
+  if (alone && p.k >= kWideTileMinK) wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
+  for (const GemmSchedule& s : wide) {
+    const GemmSchedule w = wgmma_schedule(s, ctx);
+    if (s.bm == 128 && w.warps_n != 1) continue;
+    if (gemm_schedule_problem(true, s, ctx, nullptr).empty() && gemm_schedule_problem(true, w, ctx, nullptr).empty())
       out.push_back(s);
+  }
   return out;
 }
 

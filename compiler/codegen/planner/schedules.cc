@@ -21,18 +21,19 @@ bool gemm_like(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == 
 // `copies`: the stage runs that many groups of this problem with the same schedule (their
 // items all count). `wgmma`: the group's operands allow wgmma (gemm_cores.cc wgmma_operands).
 void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t others_items = 0, double others_item_us = 0,
-                 int copies = 1, bool incumbent = false) {
+                 int copies = 1, bool incumbent = false, bool alone = false) {
   const GemmProblem s = gemm_problem(grp);
   // The menu, and tiles fitted to output channels that the menu's widths do not divide.
   std::vector<GemmSchedule> tiles = default_gemm_tiles(grp.f16, ctx, s.conv);
   append_new_tiles(&tiles, fitted_gemm_tiles(s, grp.f16, ctx));
-  // And where the group runs on wgmma, the 96-wide tile between the menu's 64 and 128.
+  // And where the group runs on wgmma, the 96-wide tile between the menu's 64 and 128 (and,
+  // `alone` in its stage with a long K, the 128x128 tile: cost_model.h wide_wgmma_tiles).
   // Measured on the H100 (bench/RESULTS.md session 23, run203, same call, against the menu alone):
   // vit-base 564.9 -> 523.8 us (FFN1 stage 9.56 -> 7.98, FFN2 9.53 -> 8.82, Q/K/V 7.76 -> 6.78),
   // vit-b-16 618.9 -> 566.5, whisper-encoder 496.0 -> 482.7, swin-t 710.0 -> 704.0; bert-base,
   // gpt2 and resnet50 keep their tiles. Of the 16 zoo models only albert, swin-t, vit-b-16 and
   // whisper-encoder change tiles (run207, bench/zoo_plan_ab.sh): albert 2928.5 -> 2799.6 us.
-  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(s, grp.f16, others_items == 0 && copies == 1, ctx));
+  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(s, grp.f16, alone && others_items == 0 && copies == 1, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
@@ -163,10 +164,17 @@ bool apply_override(const PlanOptions& options, const KernelPlan& plan, Group& g
 
 void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* plan) {
   KernelContext& ctx = plan->ctx;
+  // Whether a group has its stage's grid to itself (the other groups there run fused).
+  auto alone = [&](const Group& grp) {
+    for (int gid : plan->stages[grp.stage].groups)
+      if (&plan->groups[gid] != &grp && !plan->groups[gid].runs_fused()) return false;
+    return true;
+  };
   // Defaults first, all of them (so that a default never depends on another group's tuned
   // schedule), then the tuned schedules replace theirs.
   for (Group& grp : plan->groups)
-    if (gemm_like(grp) && !grp.runs_fused()) choose_gemm(ctx, grp, wgmma_operands(*plan, grp, &uses.graph_outputs));
+    if (gemm_like(grp) && !grp.runs_fused())
+      choose_gemm(ctx, grp, wgmma_operands(*plan, grp, &uses.graph_outputs), 0, 0, 1, false, alone(grp));
   choose_shared_stage_gemms(uses, plan);
   for (Group& grp : plan->groups) apply_override(options, *plan, grp);
   choose_gemm_cores(uses, plan);
