@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Print the zoo table of a GPU bench run (bench/gpu_bench.sh --zoo full --zoo-time) from its logs.
 
-    zoo_table.py LOGDIR   (reads zoo_NAME-EXPORTER_fp32.log, zoo_NAME-EXPORTER_fp16.log, zootime_NAME.log and
-                           zoo_baselines.json)
+    zoo_table.py LOGDIR   (reads zoo_NAME-EXPORTER_fp32.log, zoo_NAME-EXPORTER_fp16.log, zootime_NAME.log,
+                           zootime_NAME_rK.log and zoo_baselines.json)
 
 One row per full-size model: its worst relative error against PyTorch float32 in fp32 (bar 1e-4)
 and in fp16 (bar 1e-2), Mono's fp16 median, PyTorch eager and torch.compile from the same call,
-and the ratio torch.compile / Mono.
+and the ratio torch.compile / Mono. With ZOO_REPEAT rounds (zootime_NAME_rK.log), Mono's number
+is the median over the rounds' processes and the column says how many there were.
 """
-import json, os, re, sys
+import json, os, re, statistics, sys
 
 logs = sys.argv[1]
 base = {}
@@ -42,11 +43,15 @@ print(f"{'model':<20} {'fp32 error':>14} {'fp16 error':>14} {'Mono fp16 us':>13}
 for n, exporter in names:
     e32 = error(read(f"zoo_{n}-{exporter}_fp32.log"), 1e-4)
     e16 = error(read(f"zoo_{n}-{exporter}_fp16.log"), 1e-2)
-    t = re.search(r"median ([\d.]+) us per inference", read(f"zootime_{n}.log"))
-    mono = float(t.group(1)) if t else None
+    rounds = [f"zootime_{n}.log"] + sorted(
+        (f for f in os.listdir(logs) if re.fullmatch(rf"zootime_{re.escape(n)}_r\d+\.log", f)),
+        key=lambda f: int(re.search(r"_r(\d+)\.log$", f).group(1)))
+    times = [float(t.group(1)) for f in rounds for t in [re.search(r"median ([\d.]+) us per inference", read(f))] if t]
+    mono = statistics.median(times) if times else None
     b = base.get("models", {}).get(n, {})
     comp, eager = b.get("compile_us"), b.get("eager_us")
     fmt = lambda x: f"{x:.1f}" if isinstance(x, (int, float)) else "-"
     ratio = f"{comp / mono:.2f}x" if mono and comp else "-"
     n = n if exporter == "opset20" else f"{n} ({exporter})"
-    print(f"{n:<20} {e32:>14} {e16:>14} {fmt(mono):>13} {fmt(eager):>9} {fmt(comp):>11} {ratio:>10}")
+    mono_s = fmt(mono) + (f" ({len(times)})" if len(times) > 1 else "")
+    print(f"{n:<20} {e32:>14} {e16:>14} {mono_s:>13} {fmt(eager):>9} {fmt(comp):>11} {ratio:>10}")
