@@ -141,8 +141,8 @@ if [ $zoo_time = 1 ]; then
     d=/tmp/zoo/$n-opset20; [ -f "$d/model.onnx" ] || d=/tmp/zoo/$n-opset17  # the older exporter's, where the default failed
     [ -f "$d/model.onnx" ] || continue
     # ZOO_REPEAT=N: N rounds of the default and its variants, each a process of its own, in turn
-    # (logs _rK from the second round; zoo_table.py takes the median): one process can time the same kernel 4 % away from the
-    # next (vit-b-16, run240), so an A/B of a few per cent needs several.
+    # (logs _rK from the second round; zoo_table.py takes the median): one process can time the
+    # same kernel 4 % away from the next (vit-b-16, run240), so an A/B of a few per cent needs several.
     for r in $(seq 1 "${ZOO_REPEAT:-1}"); do
       sfx="" tag=""
       [ "$r" -gt 1 ] && sfx="_r$r" tag="r$r "
