@@ -43,9 +43,7 @@ print(f"{'model':<20} {'fp32 error':>14} {'fp16 error':>14} {'Mono fp16 us':>13}
 for n, exporter in names:
     e32 = error(read(f"zoo_{n}-{exporter}_fp32.log"), 1e-4)
     e16 = error(read(f"zoo_{n}-{exporter}_fp16.log"), 1e-2)
-    rounds = [f"zootime_{n}.log"] + sorted(
-        (f for f in os.listdir(logs) if re.fullmatch(rf"zootime_{re.escape(n)}_r\d+\.log", f)),
-        key=lambda f: int(re.search(r"_r(\d+)\.log$", f).group(1)))
+    rounds = [f"zootime_{n}.log"] + [f for f in os.listdir(logs) if re.fullmatch(rf"zootime_{re.escape(n)}_r\d+\.log", f)]
     times = [float(t.group(1)) for f in rounds for t in [re.search(r"median ([\d.]+) us per inference", read(f))] if t]
     mono = statistics.median(times) if times else None
     b = base.get("models", {}).get(n, {})

@@ -74,7 +74,7 @@ std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const 
 // planner/gemm_cores.cc converts it): between the menu's 64 and 128, for problems where 64-wide
 // items take two rounds of the grid and 128-wide ones leave SMs idle (vit-base's 197-row
 // GEMMs: 96 items of 64x128 against 128 of 64x96). And a 128x128 tile (two warpgroups of
-// m64n128, 3 stages; contexts of 256 threads, the layout measured) for a GEMM `alone` in its
+// m64n128, 3 stages; gemm_schedule_problem takes no other layout of it) for a GEMM `alone` in its
 // stage (every other group there runs fused) with K >= kWideTileMinK: each weight byte goes to
 // one block, not one per 64 rows. Split-K 1, the menu's warp layout; empty where they are not
 // valid in the context. The tuning space offers the 128x128 tile to every wgmma group: its

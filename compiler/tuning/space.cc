@@ -52,7 +52,6 @@ std::vector<GemmSchedule> tuning_wgmma_tiles(const KernelContext& ctx) {
   for (const Tile& t : {Tile{64, 64, 128, 4}, Tile{64, 32, 128, 4}, Tile{64, 64, 64, 6}, Tile{64, 128, 64, 3},
                         Tile{128, 64, 128, 4}, Tile{64, 96, 128, 4}, Tile{128, 128, 128, 3}}) {
     const GemmSchedule s = wgmma_schedule(GemmSchedule{t.bm, t.bn, t.bk, 1, 1, t.stages, 1}, ctx);
-    if (t.bn == 128 && t.bm == 128 && s.warps_n != 1) continue;  // only the layout measured (8x1)
     if (gemm_schedule_problem(true, s, ctx, nullptr).empty()) out.push_back(s);
     // And in k groups where they fit (the other warp layout).
     const GemmSchedule k = wgmma_k_grouped(s, ctx);

@@ -217,6 +217,9 @@ std::string gemm_schedule_problem(bool f16, const GemmSchedule& t, const KernelC
     if (wn != 16 && wn != 32 && wn != 48 && wn != 64 && wn != 128)
       return str_cat("a wgmma tile needs BN / warps_n in 16, 32, 48, 64, 128, not ", wn);
     if (t.bk % 64) return str_cat("a wgmma tile needs BK a multiple of 64, not ", t.bk);
+    // The 128x128 tile runs as measured (bench/RESULTS.md session 29): two warpgroups of m64n128.
+    if (t.bm == 128 && t.bn == 128 && t.warps_n != 1)
+      return str_cat("a 128x128 wgmma tile runs as two warpgroups of m64n128 (warps 8x1), not ", t.str());
     const int kgroups = wgmma_k_groups(t, ctx);
     // The k groups split each k tile's k steps and sum through the staged epilogue. The device
     // takes up to 32 values a thread there (GemmF16::kChunkFits); k groups are offered up to 16,
@@ -341,14 +344,11 @@ std::vector<GemmSchedule> wide_wgmma_tiles(const GemmProblem& p, bool f16, bool 
   // whisper-encoder's Q/K/V (K 384, a shared stage) 8.7 -> 12.3, swin-t's FFN1 (K 96) 11.5 ->
   // 16.6, albert's shared Q/K/V (K 4096) 43.3 -> 48.4. Whole kernel (run241): albert 2416.3 ->
   // 2241.0 us.
-  // Only in the layout measured (two warpgroups side by side along m, 256 threads).
   if (alone && p.k >= kWideTileMinK) wide.push_back(GemmSchedule{128, 128, 64, wm, wn, 3, 1});
-  for (const GemmSchedule& s : wide) {
-    const GemmSchedule w = wgmma_schedule(s, ctx);
-    if (s.bm == 128 && w.warps_n != 1) continue;
-    if (gemm_schedule_problem(true, s, ctx, nullptr).empty() && gemm_schedule_problem(true, w, ctx, nullptr).empty())
+  for (const GemmSchedule& s : wide)
+    if (gemm_schedule_problem(true, s, ctx, nullptr).empty() &&
+        gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty())
       out.push_back(s);
-  }
   return out;
 }
 

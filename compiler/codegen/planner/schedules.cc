@@ -19,7 +19,7 @@ bool gemm_like(const Group& g) { return g.kind == GroupKind::kGemm || g.kind == 
 // over the blocks, so the stage takes about ceil(all items / grid) times its slowest item.
 // `others_items` / `others_item_us` describe the stage's other groups (0 when alone).
 // `copies`: the stage runs that many groups of this problem with the same schedule (their
-// items all count). `wgmma`: the group's operands allow wgmma (gemm_cores.cc wgmma_operands).
+// items all count). `alone`: every other group of its stage runs fused. `wgmma`: the group's operands allow wgmma (gemm_cores.cc wgmma_operands).
 void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t others_items = 0, double others_item_us = 0,
                  int copies = 1, bool incumbent = false, bool alone = false) {
   const GemmProblem s = gemm_problem(grp);
@@ -33,7 +33,7 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   // vit-b-16 618.9 -> 566.5, whisper-encoder 496.0 -> 482.7, swin-t 710.0 -> 704.0; bert-base,
   // gpt2 and resnet50 keep their tiles. Of the 16 zoo models only albert, swin-t, vit-b-16 and
   // whisper-encoder change tiles (run207, bench/zoo_plan_ab.sh): albert 2928.5 -> 2799.6 us.
-  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(s, grp.f16, alone && others_items == 0 && copies == 1, ctx));
+  if (wgmma) append_new_tiles(&tiles, wide_wgmma_tiles(s, grp.f16, alone, ctx));
   if (tiles.empty())
     user_error(grp.anchor->describe(), ": no GEMM tile of the menu fits the context (", ctx.threads, " threads, ",
                ctx.smem_limit, " B shared memory)");
