@@ -12,7 +12,7 @@ cmake --build build -j "$(nproc)" --target mono-run mono-compile mono-tuner-serv
   gpu_conformance difftest tuning_jobs_check build_time
 mkdir -p .gpu/bin
 check_src=(tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu tests/gpu/row_barrier_checks.cu tests/gpu/gemm_bench.cu
-           tests/gpu/attention_checks.cu)
+           tests/gpu/attention_checks.cu tests/gpu/fusion_probe.cu)
 /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -I. -std=c++17 "${check_src[@]}" -o build/device_lib_check &
 check_pid=$!
 probe=()

@@ -145,3 +145,4 @@ void gemm_small_checks();  //   small shapes only (for racecheck)
 void attention_checks();   // attention_checks.cu: FlashAttention, with and without the causal mode
 void bench();              // gemm_bench.cu: GemmF16 timings on BERT-base shapes (informational)
 void bench_one_cfg(int cfg, int M, int N, int K, int splits);  // one of them (--bench-one)
+void fusion_probe();       // fusion_probe.cu: a fused MLP stage's reductions and items, timed (--fusion-probe)
