@@ -1,4 +1,5 @@
-// Measure-first probe for fusing a transformer's MLP (FFN1, GELU, FFN2) into one stage
+// Measure-first probes for fusing a transformer's MLP (FFN1, GELU, FFN2) into one stage, and its
+// attention with the out-projection
 // (device_lib_check --fusion-probe; informational, except the fused item's correctness check,
 // which counts as a failure when it misses).
 //
@@ -13,12 +14,18 @@
 //      pattern: 16-row items of 12 heads), against plain stores of the same bytes;
 //   2. the fused MLP item set (BH 64: 96 items; BH 128: 48 items), weights cold (each launch reads
 //      its own copy of W1 and W2, past the L2), against FFN1 + FFN2 as two launches of today's tile
-//      (device_lib_check --bench-one 815 ... with MONO_BENCH_COLD=1, run beside it).
+//      (device_lib_check --bench-one 815 ... with MONO_BENCH_COLD=1, run beside it);
+//   3. GPT-2's attention items with the out-projection of their O in the item (W_o's head slice
+//      cold, red.v4 into fp32), against the attention alone (and --bench-one 831 128 768 768 1,
+//      today's out-projection tile).
 // Measured on the H200 (bench/RESULTS.md, session 30, run243): the MLP's reductions alone take
 // 5.3-8.5 us (the L2 takes ~2.2 TB/s of red.v4 or of stores), about FFN2's whole stage, and the
-// fused item set 28 us against 12.1 for the two stages: the MLP stays two stages. The attention +
-// out-projection pattern's reductions take ~2.2 us.
+// fused item set 28 us against 12.1 for the two stages: the MLP stays two stages. GPT-2's attention
+// with its out-projection in the items (3.) takes 9.21 us against 3.89 + 4.89 for the two
+// launches (run244): the out-projection stays a stage of its own too.
 #include "tests/gpu/device_lib_check.cuh"
+
+#include "compiler/codegen/device/attention.cuh"
 
 namespace {
 
@@ -230,6 +237,150 @@ void fused_mlp_case(int M, int D, int Hd) {
   CK(cudaFree(hmap));
 }
 
+
+// ---- 3. attention with the out-projection in its items ----------------------------------------
+
+// GPT-2's attention (12 causal heads of 64, 128 rows; items of 16 query rows, as the planner runs
+// it: FlashAttention<64, 1, 8, causal>). Today O goes to memory ([S][768], head h at columns
+// 64h) and the out-projection is a stage of its own. Fused, the item multiplies its O (16 x 64,
+// fp16 in shared memory) by its head's 64 rows of W_o ([768][768], K x N as ONNX stores it; the
+// slice is copied whole while the attention runs) and adds the 16 x 768 partial into an fp32 Y
+// with red.v4: the 12 heads of a row meet in the L2.
+using ProbeFA = mono_dev::FlashAttention<64, 1, 8, true>;
+constexpr int kWoLd = 768 + 8;  // halves: 1552-byte rows, conflict-free for ldmatrix
+constexpr int kOhOff = ProbeFA::kSmemBytes, kWoOff = kOhOff + 16 * 72 * 2, kBarOff = kWoOff + 64 * kWoLd * 2;
+constexpr int kAttnSmem = kBarOff + 16;
+
+struct ScaleFn {
+  __device__ float operator()(int, int, float x) const { return x * 0.125f; }
+};
+struct KeepFn {
+  __device__ float operator()(int, int, float x) const { return x; }
+};
+struct StoreO {  // today: O [S][768] in fp16
+  half_t* o;
+  int h;
+  __device__ void operator()(int r, int c, float v) const { o[(long long)r * 768 + h * 64 + c] = mono_dev::from_float<half_t>(v); }
+};
+struct StoreOShared {  // fused: the item's O in shared memory, [16][72] halves
+  half_t* so;
+  int q0;
+  __device__ void operator()(int r, int c, float v) const { so[(r - q0) * 72 + c] = mono_dev::from_float<half_t>(v); }
+};
+
+template <bool FUSED>
+__global__ void __launch_bounds__(256) attn_probe(const half_t* Q, const half_t* K, const half_t* V, int S, half_t* O,
+                                                  const half_t* Wo, float* Y) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const int h = blockIdx.x % 12, q0 = (blockIdx.x / 12) * 16, nq = S - q0 < 16 ? S - q0 : 16;
+  const unsigned int bar = mono_dev::smem_u32(smem) + kBarOff, sW = mono_dev::smem_u32(smem) + kWoOff;
+  if (FUSED && threadIdx.x == 0) {  // the head's 64 rows of W_o, copied while the attention runs
+    mono_dev::mbar_init(bar, 1);
+    mono_dev::mbar_fence_init();
+    mono_dev::mbar_expect_tx(bar, 64 * 768 * 2);
+    for (int j = 0; j < 64; ++j) mono_dev::bulk_copy_g2s(sW + j * kWoLd * 2, Wo + (long long)(h * 64 + j) * 768, 768 * 2, bar);
+  }
+  const long long head = (long long)h * S * 64;
+  if constexpr (!FUSED) {
+    ProbeFA::item(Q + head, K + head, V + head, q0, nq, S, ScaleFn{}, KeepFn{}, StoreO{O, h}, smem);
+    return;
+  } else {
+    half_t* so = reinterpret_cast<half_t*>(smem + kOhOff);
+    ProbeFA::item(Q + head, K + head, V + head, q0, nq, S, ScaleFn{}, KeepFn{}, StoreOShared{so, q0}, smem);
+    mono_dev::mbar_wait(bar, 0);
+    // Warp w: columns 96w .. 96w + 95 of the partial, 12 n8 blocks, 4 k steps of 16.
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    unsigned int qa[4][4];
+    mono_dev::load_q_fragments<64>(qa, mono_dev::smem_u32(so), 0);
+    float acc[12][4];
+#pragma unroll
+    for (int j = 0; j < 12; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[j][e] = 0.f;
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+      for (int np = 0; np < 6; ++np) {
+        unsigned int vb[4];
+        mono_dev::ldmatrix_x4_trans(
+            vb, sW + (unsigned int)((((lane & 7) + ((lane >> 3) & 1) * 8 + ks * 16) * kWoLd + w * 96 + np * 16 + (lane >> 4) * 8) * 2));
+        mono_dev::mma_16816(acc[2 * np], qa[ks], vb[0], vb[1]);
+        mono_dev::mma_16816(acc[2 * np + 1], qa[ks], vb[2], vb[3]);
+      }
+    // Four consecutive columns a lane: even lanes take row g (their pair and their neighbour's),
+    // odd lanes row g + 8; one red.v4 each per n8 block.
+    const bool odd = t & 1;
+#pragma unroll
+    for (int j = 0; j < 12; ++j) {
+      const float x0 = __shfl_xor_sync(0xffffffffu, odd ? acc[j][0] : acc[j][2], 1);
+      const float x1 = __shfl_xor_sync(0xffffffffu, odd ? acc[j][1] : acc[j][3], 1);
+      const int row = q0 + g + (odd ? 8 : 0), col = w * 96 + j * 8 + 2 * (t & ~1);
+      if (row < S) {
+        float* p = Y + (long long)row * 768 + col;
+        const float v0 = odd ? x0 : acc[j][0], v1 = odd ? x1 : acc[j][1], v2 = odd ? acc[j][2] : x0, v3 = odd ? acc[j][3] : x1;
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v0), "f"(v1), "f"(v2), "f"(v3) : "memory");
+      }
+    }
+    if (threadIdx.x == 0) mono_dev::mbar_inval(bar);
+  }
+}
+
+void attention_projection_case(int S) {
+  auto q = rand_vec(size_t(12) * S * 64), k = rand_vec(size_t(12) * S * 64), v = rand_vec(size_t(12) * S * 64),
+       wo = rand_vec(size_t(768) * 768, -0.05f, 0.05f);
+  round_to_half(q), round_to_half(k), round_to_half(v), round_to_half(wo);
+  // Reference: causal softmax(Q K^T / 8) V per head, O rounded to fp16, then O W_o.
+  std::vector<double> o(size_t(S) * 768), ref(size_t(S) * 768, 0.0);
+  for (int h = 0; h < 12; ++h)
+    for (int r = 0; r < S; ++r) {
+      std::vector<double> sc(r + 1);
+      double mx = -INFINITY, sum = 0;
+      for (int j = 0; j <= r; ++j) {
+        double a = 0;
+        for (int d = 0; d < 64; ++d) a += double(q[(size_t(h) * S + r) * 64 + d]) * k[(size_t(h) * S + j) * 64 + d];
+        mx = std::max(mx, sc[j] = a * 0.125);
+      }
+      for (int j = 0; j <= r; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+      for (int d = 0; d < 64; ++d) {
+        double a = 0;
+        for (int j = 0; j <= r; ++j) a += sc[j] / sum * v[(size_t(h) * S + j) * 64 + d];
+        o[size_t(r) * 768 + h * 64 + d] = f_of(h_of(float(a)));
+      }
+    }
+  for (int r = 0; r < S; ++r)
+    for (int kk = 0; kk < 768; ++kk) {
+      const double a = o[size_t(r) * 768 + kk];
+      for (int n = 0; n < 768; ++n) ref[size_t(r) * 768 + n] += a * wo[size_t(kk) * 768 + n];
+    }
+  half_t *dq = to_dev<half_t>(q), *dk = to_dev<half_t>(k), *dv = to_dev<half_t>(v), *dO;
+  // Cold weights for the fused form: a copy of W_o a launch, enough to pass 128 MB.
+  std::vector<half_t*> dw;
+  do dw.push_back(to_dev<half_t>(wo));
+  while (dw.size() * wo.size() * 2 < (size_t(128) << 20));
+  float* dY;
+  CK(cudaMalloc(&dO, sizeof(half_t) * S * 768));
+  CK(cudaMalloc(&dY, sizeof(float) * S * 768));
+  CK(cudaMemset(dY, 0, sizeof(float) * S * 768));
+  auto fused = attn_probe<true>;
+  auto alone = attn_probe<false>;
+  CK(cudaFuncSetAttribute(fused, cudaFuncAttributeMaxDynamicSharedMemorySize, kAttnSmem));
+  CK(cudaFuncSetAttribute(alone, cudaFuncAttributeMaxDynamicSharedMemorySize, ProbeFA::kSmemBytes));
+  const int items = 12 * ((S + 15) / 16);
+  fused<<<items, 256, kAttnSmem>>>(dq, dk, dv, S, dO, dw[0], dY);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  const std::string name = "attention + out-projection (FlashAttention<64,1,8,causal>, W_o slice, red.v4) S=" + std::to_string(S);
+  report(name + " (one launch)", rel_err(from_dev(dY, size_t(S) * 768), ref), 1e-2);
+  const double us_alone = time_launches([&](cudaStream_t s, int) { alone<<<items, 256, ProbeFA::kSmemBytes, s>>>(dq, dk, dv, S, dO, dw[0], dY); });
+  const double us_fused = time_launches([&](cudaStream_t s, int i) {
+    fused<<<items, 256, kAttnSmem, s>>>(dq, dk, dv, S, dO, dw[size_t(i) % dw.size()], dY);
+  });
+  std::printf("fusion probe: %s, %d items: attention alone %.2f us, with the projection (W_o cold, %zu copies) %.2f us a launch\n",
+              name.c_str(), items, us_alone, dw.size(), us_fused);
+  for (half_t* p : dw) CK(cudaFree(p));
+  for (void* p : {(void*)dq, (void*)dk, (void*)dv, (void*)dO, (void*)dY}) CK(cudaFree(p));
+}
+
 }  // namespace
 
 void fusion_probe() {
@@ -237,4 +388,5 @@ void fusion_probe() {
   fused_mlp_case<64>(128, 768, 3072);
   fused_mlp_case<128>(128, 768, 3072);
   fused_mlp_case<64>(197, 768, 3072);  // ViT's rows
+  attention_projection_case(128);
 }

@@ -298,6 +298,8 @@ using BenchW28 = mono_dev::GemmWg<64, 32, 128, 4, 1, 4, 2>;
 using BenchW29 = mono_dev::GemmWg<64, 64, 64, 4, 1, 6, 2>;
 // The planner's 96-wide tile: two warpgroups of m64n48 (cost_model.h wide_wgmma_tiles).
 using BenchW30 = mono_dev::GemmWg<64, 96, 128, 4, 2, 4>;
+// The planner's tile for GPT-2's and BERT's out-projection (128 x 768 x 768: 96 items).
+using BenchH31 = mono_dev::GemmF16<32, 32, 128, 2, 4, 4>;
 
 void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 DenseK, 1 DenseN
   // CFG + 100: B stored [K][N], loaded with DenseN; CFG + 200: B [N][K] with DenseK (bulk copies
@@ -338,6 +340,7 @@ void bench_one_cfg(int cfg, int M, int N, int K, int splits) {  // b_kind: 0 Den
     case 28: bench_one<BenchW28>("GemmWg<64,32,128,4,1,4,2>", M, N, K, splits, kn); break;
     case 29: bench_one<BenchW29>("GemmWg<64,64,64,4,1,6,2>", M, N, K, splits, kn); break;
     case 30: bench_one<BenchW30>("GemmWg<64,96,128,4,2,4>", M, N, K, splits, kn); break;
+    case 31: bench_one<BenchH31>("GemmF16<32,32,128,2,4,4>", M, N, K, splits, kn); break;
     default: bench_one<BenchH8>("GemmF16<32,128,64,2,4,4>", M, N, K, splits, kn); break;
   }
 }
