@@ -1,4 +1,4 @@
-// build_time FRAGMENT.json... [--cache DIR] [--source DIR] [--plan [--simplify]]
+// build_time FRAGMENT.json... [--cache DIR] [--source DIR] [--plan [--simplify]] [--config FILE]
 // How long a whole kernel takes to build (issue 21, point 4): for each whole-model fragment
 // (mono-compile MODEL --emit fragment), the kernel is planned and emitted, then compiled twice
 // through the cubin cache: once with the cache empty (cold) and once with it full (cached).
@@ -6,12 +6,16 @@
 // --plan prints each fragment's kernel plan instead, without compiling: a model exported on the
 // GPU machine can be planned here from its fragment (no weights needed; made-up ones are filled
 // in). --simplify first runs the simplification passes again on the fragment's IR, which was taken
-// after them: to see what a pass changed since would do to the model.
+// after them: to see what a pass changed since would do to the model. --config FILE builds every
+// fragment in one configuration of a whole-kernel job (an element of its payload's "configs": a
+// context and the tuned schedules by signature, as the tuner database holds them): to see what
+// the tuner changed in a model's plan.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,23 +27,26 @@
 #include "compiler/support/error.h"
 #include "compiler/support/flags.h"
 #include "compiler/tuning/fragment.h"
+#include "compiler/tuning/schedule.h"
 
 namespace mono {
 namespace {
 
 const char kUsage[] =
-    "usage: build_time FRAGMENT.json... [--cache DIR] [--source DIR] [--plan [--simplify]]\n"
+    "usage: build_time FRAGMENT.json... [--cache DIR] [--source DIR] [--plan [--simplify]] [--config FILE]\n"
     "  --cache DIR   the cubin cache to use, emptied first (default: a fresh folder under /tmp)\n"
     "  --source DIR  also write each kernel's CUDA source (NAME.cu) and NVRTC/ptxas log (NAME.log) there\n"
     "  --plan        print each fragment's kernel plan (mono-compile --emit plan's), compile nothing\n"
     "  --simplify    with --plan, run the simplification passes on the fragment's IR first (approximate:\n"
-    "                the fragment's calibrated ranges stay keyed by the values from before the passes)\n";
+    "                the fragment's calibrated ranges stay keyed by the values from before the passes)\n"
+    "  --config FILE one configuration of a whole-kernel job ({\"context\": ..., \"schedules\": {SIGNATURE:\n"
+    "                SCHEDULE}}, from its payload's \"configs\"): build each fragment with it\n";
 
 int build_time_main(int argc, char** argv) {
   Flags args(argc, argv);
   std::vector<std::string> fragments;
   std::string cache = "/tmp/mono-build-time-cache";
-  std::string source_dir;
+  std::string source_dir, config_path;
   std::string flag;
   bool plan_only = false, resimplify = false;
   while (args.next(&flag)) {
@@ -47,6 +54,7 @@ int build_time_main(int argc, char** argv) {
     else if (flag == "--plan") plan_only = true;
     else if (flag == "--simplify") resimplify = true;
     else if (flag == "--source") source_dir = args.value(flag);
+    else if (flag == "--config") config_path = args.value(flag);
     else if (flag == "-h" || flag == "--help") {
       std::fputs(kUsage, stdout);
       return kExitOk;
@@ -58,6 +66,21 @@ int build_time_main(int argc, char** argv) {
   }
   if (fragments.empty()) user_error("give at least one fragment (mono-compile MODEL --emit fragment)");
   if (resimplify && !plan_only) user_error("--simplify goes with --plan");
+  // The configuration's context and schedules (tuning/schedule.h parses and checks them).
+  bool configured = false;
+  tuning::Context config_context;
+  std::map<std::string, Schedule> config_schedules;
+  if (!config_path.empty()) {
+    std::ifstream in(config_path);
+    if (!in) user_error("cannot read '", config_path, "'");
+    const nlohmann::json config = nlohmann::json::parse(in);
+    if (!config.is_object() || !config.contains("context") || !config.contains("schedules") ||
+        !config.at("schedules").is_object())
+      user_error(config_path, ": a configuration needs \"context\" and \"schedules\" (an object)");
+    config_context = tuning::context_from_json(config.at("context"));
+    for (const auto& [sig, sched] : config.at("schedules").items()) config_schedules[sig] = tuning::schedule_from_json(sched);
+    configured = true;
+  }
   if (!plan_only)
     std::printf("%-28s %7s %9s %9s %9s %9s  %s\n", "fragment", "groups", "functions", "plan+emit", "cold s", "cached s",
               "kernel");
@@ -66,8 +89,12 @@ int build_time_main(int argc, char** argv) {
     if (!in) user_error("cannot read '", path, "'");
     std::stringstream text;
     text << in.rdbuf();
-    const tuning::LoadedFragment f = tuning::load_fragment(nlohmann::json::parse(text.str()), 1);
+    tuning::LoadedFragment f = tuning::load_fragment(nlohmann::json::parse(text.str()), 1);
     if (resimplify) simplify(*f.graph, SimplifyOptions{});
+    if (configured) {
+      tuning::use_context(&f.options, config_context);
+      tuning::use_schedules(&f.options, config_schedules);
+    }
     std::filesystem::remove_all(cache);
     NvrtcOptions nvrtc;
     nvrtc.cache_dir = cache;
