@@ -123,6 +123,43 @@ std::vector<float> from_dev(const T* d, size_t n) {
   return r;
 }
 
+// Microseconds a launch: `launch(stream, i)` issues launch i on `stream`; 10 warm-up launches
+// (i = 0, the default stream), then CUDA graphs of 50 launches (i = 0..49) replayed 4 times. The
+// graph leaves out the CPU's launch overhead; each launch still pays the ~0.6-1 us gap between
+// consecutive grids (gemm_bench.cu, fusion_probe.cu).
+template <class Launch>
+double time_launches(Launch launch) {
+  for (int i = 0; i < 10; ++i) launch(cudaStream_t(0), 0);
+  CK(cudaDeviceSynchronize());
+  const int per_graph = 50, replays = 4;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < per_graph; ++i) launch(st, i);
+  CK(cudaStreamEndCapture(st, &graph));
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  CK(cudaGraphLaunch(exec, st));
+  CK(cudaStreamSynchronize(st));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaEventRecord(e0, st));
+  for (int i = 0; i < replays; ++i) CK(cudaGraphLaunch(exec, st));
+  CK(cudaEventRecord(e1, st));
+  CK(cudaEventSynchronize(e1));
+  CK(cudaGetLastError());
+  float ms;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+  CK(cudaStreamDestroy(st));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return 1000.0 * ms / (per_graph * replays);
+}
+
 // GEMM helpers that gemm_bench.cu shares (gemm_checks.cu).
 // X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding;
 // swizzled: GemmWg's layout).

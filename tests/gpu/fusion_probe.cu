@@ -52,40 +52,6 @@ __global__ void red_pattern(float* y, int rows, int cols, int regions, float v) 
 }
 __global__ void empty_kernel() {}
 
-// Microseconds a launch, over CUDA graphs of 50 launches (4 replays), after 10 warm-up launches.
-template <class Launch>
-double time_launches(Launch launch) {
-  for (int i = 0; i < 10; ++i) launch(cudaStream_t(0), 0);
-  CK(cudaDeviceSynchronize());
-  const int per_graph = 50, replays = 4;
-  cudaStream_t st;
-  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < per_graph; ++i) launch(st, i);
-  CK(cudaStreamEndCapture(st, &graph));
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  CK(cudaGraphLaunch(exec, st));
-  CK(cudaStreamSynchronize(st));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaEventRecord(e0, st));
-  for (int i = 0; i < replays; ++i) CK(cudaGraphLaunch(exec, st));
-  CK(cudaEventRecord(e1, st));
-  CK(cudaEventSynchronize(e1));
-  CK(cudaGetLastError());
-  float ms;
-  CK(cudaEventElapsedTime(&ms, e0, e1));
-  CK(cudaGraphExecDestroy(exec));
-  CK(cudaGraphDestroy(graph));
-  CK(cudaStreamDestroy(st));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  return 1000.0 * ms / (per_graph * replays);
-}
-
 void reduction_patterns() {
   float* y;
   CK(cudaMalloc(&y, sizeof(float) * 128 * 768));

@@ -166,45 +166,15 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
   } else {
     a = AL{dA, M, K, K};
   }
-  const BL b = bench_b<BL>(dB, N, K, G::kBK);
   Epi epi_v;
   epi_v.c = dC;
   epi_v.N = N;
-  auto launch = [&] {
-    kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes>>>(M, N, K, a, b, epi_v, ws,
-                                                               cnt, splits);
-  };
-  for (int i = 0; i < 10; ++i) launch();
-  CK(cudaDeviceSynchronize());
-  // Timed through a CUDA graph of `per_graph` launches: excludes CPU launch overhead (kernels
-  // still pay the ~1 us gap between consecutive grids).
-  const int per_graph = 50, replays = 4, reps = per_graph * replays;
-  cudaStream_t st;
-  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < per_graph; ++i)
+  // Launch i reads copy i % copies of B (cold: many; else the one).
+  auto launch = [&](cudaStream_t st, int i) {
     kern<<<dim3(tiles, splits), G::kThreads, G::kSmemBytes, st>>>(
         M, N, K, a, bench_b<BL>(dBs[size_t(i) % dBs.size()], N, K, G::kBK), epi_v, ws, cnt, splits);
-  CK(cudaStreamEndCapture(st, &graph));
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  CK(cudaGraphLaunch(exec, st));
-  CK(cudaStreamSynchronize(st));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaEventRecord(e0, st));
-  for (int i = 0; i < replays; ++i) CK(cudaGraphLaunch(exec, st));
-  CK(cudaEventRecord(e1, st));
-  CK(cudaEventSynchronize(e1));
-  CK(cudaGetLastError());
-  float ms;
-  CK(cudaEventElapsedTime(&ms, e0, e1));
-  CK(cudaGraphExecDestroy(exec));
-  CK(cudaGraphDestroy(graph));
-  CK(cudaStreamDestroy(st));
-  const double us = 1000.0 * ms / reps;
+  };
+  const double us = time_launches(launch);
   if (cold) std::printf("(cold: B from HBM, %zu copies) ", dBs.size());
   if (call) std::printf("(tile called out of line) ");
   std::printf("bench %-26s B=%s M=%-4d N=%-5d K=%-5d splits=%-2d blocks=%-4d %8.2f us  %7.1f TFLOP/s\n",
@@ -213,7 +183,7 @@ static void bench_one_t(const char* gname, int M, int N, int K, int splits) {
               M, N, K, splits, tiles * splits, us,
               2.0 * M * N * K / (us * 1e-6) / 1e12);
 #ifdef MONO_PROBE_BUILD
-  probe_report(tiles * splits, (K / splits + G::kBK - 1) / G::kBK, [&] { launch(); });
+  probe_report(tiles * splits, (K / splits + G::kBK - 1) / G::kBK, [&] { launch(cudaStream_t(0), 0); });
 #endif
   CK(cudaFree(dA));
   for (half_t* p : dBs) CK(cudaFree(p));
