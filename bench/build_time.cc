@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,19 +67,11 @@ int build_time_main(int argc, char** argv) {
   if (fragments.empty()) user_error("give at least one fragment (mono-compile MODEL --emit fragment)");
   if (resimplify && !plan_only) user_error("--simplify goes with --plan");
   // The configuration's context and schedules (tuning/schedule.h parses and checks them).
-  bool configured = false;
-  tuning::Context config_context;
-  std::map<std::string, Schedule> config_schedules;
+  std::optional<tuning::KernelConfig> config;
   if (!config_path.empty()) {
     std::ifstream in(config_path);
     if (!in) user_error("cannot read '", config_path, "'");
-    const nlohmann::json config = nlohmann::json::parse(in);
-    if (!config.is_object() || !config.contains("context") || !config.contains("schedules") ||
-        !config.at("schedules").is_object())
-      user_error(config_path, ": a configuration needs \"context\" and \"schedules\" (an object)");
-    config_context = tuning::context_from_json(config.at("context"));
-    for (const auto& [sig, sched] : config.at("schedules").items()) config_schedules[sig] = tuning::schedule_from_json(sched);
-    configured = true;
+    config = tuning::kernel_config_from_json(nlohmann::json::parse(in));
   }
   if (!plan_only)
     std::printf("%-28s %7s %9s %9s %9s %9s  %s\n", "fragment", "groups", "functions", "plan+emit", "cold s", "cached s",
@@ -91,9 +83,9 @@ int build_time_main(int argc, char** argv) {
     text << in.rdbuf();
     tuning::LoadedFragment f = tuning::load_fragment(nlohmann::json::parse(text.str()), 1);
     if (resimplify) simplify(*f.graph, SimplifyOptions{});
-    if (configured) {
-      tuning::use_context(&f.options, config_context);
-      tuning::use_schedules(&f.options, config_schedules);
+    if (config) {
+      tuning::use_context(&f.options, config->context);
+      tuning::use_schedules(&f.options, config->schedules);
     }
     std::filesystem::remove_all(cache);
     NvrtcOptions nvrtc;

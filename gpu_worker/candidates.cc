@@ -66,8 +66,9 @@ std::vector<BuildSpec> build_specs(const json& payload) {
       BuildSpec s;
       s.index = c.at("index").get<int>();
       s.name = name;
-      s.context = tuning::context_from_json(c.at("context"));
-      for (const auto& [sig, sched] : c.at("schedules").items()) s.schedules[sig] = tuning::schedule_from_json(sched);
+      tuning::KernelConfig config = tuning::kernel_config_from_json(c);
+      s.context = config.context;
+      s.schedules = std::move(config.schedules);
       out.push_back(std::move(s));
     }
     return out;

@@ -123,6 +123,15 @@ Context context_from_json(const json& j) {
   return c;
 }
 
+KernelConfig kernel_config_from_json(const json& j) {
+  if (!j.is_object() || !j.contains("context") || !j.contains("schedules") || !j.at("schedules").is_object())
+    user_error("a whole-kernel configuration needs \"context\" and \"schedules\" (an object), got ", j.dump().substr(0, 200));
+  KernelConfig c;
+  c.context = context_from_json(j.at("context"));
+  for (const auto& [sig, sched] : j.at("schedules").items()) c.schedules[sig] = schedule_from_json(sched);
+  return c;
+}
+
 std::string context_to_string(const Context& c) { return context_to_json(c).dump(); }
 Context context_from_string(const std::string& text) { return context_from_json(parse_text(text, "context")); }
 

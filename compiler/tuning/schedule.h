@@ -55,6 +55,16 @@ Context context_from_json(const nlohmann::json& j);  // budget and cap optional;
 std::string context_to_string(const Context& c);
 Context context_from_string(const std::string& text);
 
+// One configuration of a whole-kernel job ({"context", "schedules": {signature: schedule}}, an
+// element of its payload's "configs", jobs.h; other keys such as "index" and "label" are left to
+// the caller): the worker builds each so, and bench/build_time --config plans a fragment so.
+// Throws UserError naming what is missing or malformed.
+struct KernelConfig {
+  Context context;
+  std::map<std::string, Schedule> schedules;
+};
+KernelConfig kernel_config_from_json(const nlohmann::json& j);
+
 // Plan options that compile in context `ctx` with the given tuned schedules (by group
 // signature; groups without one keep their default schedule). `base` gives precision,
 // calibration ranges, SMs...
