@@ -161,6 +161,9 @@ double time_launches(Launch launch) {
 }
 
 // GEMM helpers that gemm_bench.cu shares (gemm_checks.cu).
+// C = A B^T in double from the (already rounded) inputs: A [M][K], B [N][K], both K contiguous
+// (gemm_checks.cu; fusion_probe.cu's MLP reference too).
+std::vector<double> ref_gemm(const std::vector<float>& A, const std::vector<float>& B, int M, int N, int K);
 // X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding;
 // swizzled: GemmWg's layout).
 std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk, bool swizzled = false);

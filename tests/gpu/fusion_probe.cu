@@ -145,19 +145,10 @@ void fused_mlp_case(int M, int D, int Hd) {
   auto X = rand_vec(size_t(M) * D), W1 = rand_vec(size_t(Hd) * D, -0.05f, 0.05f), W2 = rand_vec(size_t(D) * Hd, -0.05f, 0.05f);
   round_to_half(X), round_to_half(W1), round_to_half(W2);
   // The reference, with H rounded to fp16 as the item stores it.
-  std::vector<double> Hr(size_t(M) * Hd), ref(size_t(M) * D, 0.0);
-  for (int m = 0; m < M; ++m)
-    for (int j = 0; j < Hd; ++j) {
-      double s = 0;
-      for (int k = 0; k < D; ++k) s += double(X[size_t(m) * D + k]) * W1[size_t(j) * D + k];
-      Hr[size_t(m) * Hd + j] = f_of(h_of(float(ref_gelu(s))));
-    }
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < D; ++n) {
-      double s = 0;
-      for (int j = 0; j < Hd; ++j) s += Hr[size_t(m) * Hd + j] * W2[size_t(n) * Hd + j];
-      ref[size_t(m) * D + n] = s;
-    }
+  std::vector<float> H(size_t(M) * Hd);
+  const std::vector<double> pre = ref_gemm(X, W1, M, Hd, D);
+  for (size_t i = 0; i < H.size(); ++i) H[i] = f_of(h_of(float(ref_gelu(pre[i]))));
+  const std::vector<double> ref = ref_gemm(H, W2, M, D, Hd);
   half_t* dX = to_dev<half_t>(X);
   const std::vector<float> W1p = tile_pack(W1, Hd, D, BH, 128, true), W2p = tile_pack(W2, D, Hd, 128, BH, true);
   // Cold weights: each launch reads its own copy of W1 and W2, enough copies to pass 128 MB.

@@ -191,9 +191,8 @@ static void run_gemm_case(const std::string& name, int M, int N, int K, const AL
   if (counters) CK(cudaFree(counters));
 }
 
-// A [M][K] (K contiguous), B [N][K]; reference in double from the (already rounded) inputs.
-static std::vector<double> ref_gemm(const std::vector<float>& A, const std::vector<float>& B, int M,
-                                    int N, int K) {
+// The shared GEMM reference (device_lib_check.cuh).
+std::vector<double> ref_gemm(const std::vector<float>& A, const std::vector<float>& B, int M, int N, int K) {
   std::vector<double> r(size_t(M) * N);
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
