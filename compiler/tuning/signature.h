@@ -155,7 +155,10 @@ namespace mono::tuning {
 //  49 (2026-11-28): the planner offers a 128x128 wgmma tile (two warpgroups of m64n128) to GEMMs
 //     alone in their stage with K >= 2048 (cost_model.h wide_wgmma_tiles), and the tuning space
 //     has it (tuning_wgmma_tiles).
-constexpr int kSignatureVersion = 49;
+//  50 (2026-11-28): GEMMs alone in their stage whose menu tile would not run on wgmma, and that
+//     are not 1-D convolutions, are offered the tall row tiles by default (planner/schedules.cc
+//     choose_gemm): resnet50's stem and 56x56 1x1 convolutions change tiles.
+constexpr int kSignatureVersion = 50;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

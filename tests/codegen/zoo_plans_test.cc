@@ -168,6 +168,41 @@ TEST(ZooPlans, OtherZooFragmentsKeepTheMenusTiles) {
   }
 }
 
+// Tall row tiles (96 or 128 rows on mma.sync) by default only for a GEMM alone in its stage whose
+// menu tile would not run on wgmma, and not for 1-D convolutions (planner/schedules.cc
+// choose_gemm; H200, bench/RESULTS.md session 31, run248: resnet50 320.8 -> 315.6 us, swin-t
+// and whisper-encoder unchanged). resnet50's stem and its three 56x56 1x1 convolutions that end
+// a bottleneck block (N 256) take them: one round of the grid instead of two. (Tiles fitted to
+// output channels also have 96 or 128 rows, but widths the tall tiles lack: swin-t's 96x96.)
+bool tall(const Group& g) {
+  const GemmSchedule& t = g.gemm;
+  return (g.kind == GroupKind::kGemm || g.kind == GroupKind::kConvGemm) && !g.runs_fused() && t.bm >= 96 && !t.wgmma &&
+         (t.bn == 32 || t.bn == 64 || t.bn == 128);
+}
+
+TEST(ZooPlans, Resnet50sLoneGemmsTakeTallRowTiles) {
+  const LoadedPlan l = load_zoo_plan("resnet50");
+  int stems = 0, wide_1x1 = 0, others = 0;
+  for (const Group& g : l.plan.groups) {
+    if (!tall(g)) continue;
+    const std::vector<int64_t>& out = l.plan.root(g.output)->type.shape;
+    if (g.kind == GroupKind::kConvGemm && out == std::vector<int64_t>{1, 112, 112, 64}) ++stems;
+    else if (g.kind == GroupKind::kGemm && out == std::vector<int64_t>{1, 56, 56, 256}) ++wide_1x1;
+    else ++others;
+    EXPECT_EQ(g.gemm.bm, 96) << g.anchor->name;
+  }
+  EXPECT_EQ(stems, 1);
+  EXPECT_EQ(wide_1x1, 3);
+  EXPECT_EQ(others, 0);
+}
+
+TEST(ZooPlans, TransformersAndOneDConvolutionsTakeNoTallRowTiles) {
+  for (const char* name : {"whisper-encoder", "swin-t", "bert", "gpt2", "vit-b-16", "albert"}) {
+    const LoadedPlan l = load_zoo_plan(name);
+    for (const Group& g : l.plan.groups) EXPECT_FALSE(tall(g)) << name << " " << g.anchor->name;
+  }
+}
+
 // Swin's shifted windows (a Pad, two Slices and a Concat per rolled axis) and patch merging (four
 // strided Slices) are computed by the groups that read them (Group::at_read): 161 stages became
 // 117, H200 same call 681.3 -> 598.9 us (bench/RESULTS.md, session 27, run231).

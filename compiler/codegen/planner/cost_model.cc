@@ -317,12 +317,11 @@ void append_new_tiles(std::vector<GemmSchedule>* tiles, const std::vector<GemmSc
     if (std::find(tiles->begin(), tiles->end(), t) == tiles->end()) tiles->push_back(t);
 }
 
-// Measured as defaults and not kept (H100, bench/runs/run152, one call against the menu alone):
-// resnet50 334.9 -> 333.5 us, resnet18 148.0 -> 141.7 (within its noise), densenet121 727.0 ->
-// 730.9, mobilenet-v3-large 219.1 -> 219.9. The cost model prices them as dense tiles; the
-// channels-last stem gathers its A, and its 96-row items took 13.8 us against 6.9 for two
-// rounds of 64-row ones. Some of resnet50's 1x1 convolutions were faster in them (56x56 x 256
-// from K = 64: 10.8 -> 9.2 us), so the tuner tries them.
+// Tiles of 96 and 128 rows for GEMMs of at least 1024 rows. As defaults for every GEMM they
+// measured neutral (H100, bench/runs/run152: resnet50 334.9 -> 333.5 us, densenet121 727.0 ->
+// 730.9); the default offers them only to a GEMM alone in its stage whose menu tile would not
+// run on wgmma (planner/schedules.cc choose_gemm: H200, run248, resnet50 320.8 -> 315.6 us).
+// The tuner tries them everywhere.
 std::vector<GemmSchedule> tall_gemm_tiles(const GemmProblem& p, bool f16, const KernelContext& ctx) {
   std::vector<GemmSchedule> out;
   if (!f16 || p.conv || p.m < 1024) return out;

@@ -3,6 +3,7 @@
 // options carry a valid one for the group's signature, then each group's work items, estimate
 // and shared memory.
 #include <algorithm>
+#include <vector>
 
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/planner/steps.h"
@@ -71,6 +72,26 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   };
   choose(bk);
   if (best == 1e30 && bk > 0) choose(0);  // BK 128 fits no tile of this context: the menu's
+  // The tall row tiles (96 and 128 rows, M >= 1024: cost_model.h tall_gemm_tiles) for a GEMM
+  // alone in its stage, where the menu's choice would not run on wgmma and the group is not a
+  // 1-D convolution. Measured on the H200 (bench/RESULTS.md session 31, run248, same call,
+  // against the menu alone): resnet50 320.8 -> 315.6 us (its stem and three 56x56 1x1
+  // convolutions: one round of the grid), resnet18 131.5 -> 128.9; the other CNNs and
+  // transformers of the zoo within noise. Offered to every GEMM alone in its stage (run247),
+  // swin-t's two MLP GEMMs left wgmma 64x96 (+0.8 %) and whisper-encoder's 1-D convolution
+  // stems took them (+1.2 %); offered beside other GEMMs too (run246), densenet121 727.7 -> 745.5.
+  if (alone && best < 1e30) {
+    const bool menu_on_wgmma =
+        wgmma && (grp.gemm.bm % 64 == 0 || ceil_div(s.m, grp.gemm.bm) == ceil_div(s.m, 64)) &&
+        gemm_schedule_problem(true, wgmma_schedule(grp.gemm, ctx), ctx, nullptr).empty();
+    // A 1-D convolution runs as a 2-D one over a height of 1 (whisper's stems: [1, 1, 3000, 80]).
+    const std::vector<int64_t>& in_shape = grp.anchor->inputs[0]->type.shape;
+    const bool conv_1d = grp.kind == GroupKind::kConvGemm && in_shape.size() == 4 && (in_shape[1] == 1 || in_shape[2] == 1);
+    if (!menu_on_wgmma && !conv_1d) {
+      tiles = tall_gemm_tiles(s, grp.f16, ctx);
+      choose(bk);
+    }
+  }
   MONO_CHECK(best < 1e30, grp.anchor->describe(), ": no tile of a non-empty menu was chosen");
 }
 
