@@ -158,7 +158,9 @@ namespace mono::tuning {
 //  50 (2026-11-28): GEMMs alone in their stage whose menu tile would not run on wgmma, and that
 //     are not 1-D convolutions, are offered the tall row tiles by default (planner/schedules.cc
 //     choose_gemm): resnet50's stem and 56x56 1x1 convolutions change tiles.
-constexpr int kSignatureVersion = 50;
+//  51 (2026-11-28): a pointwise group's default elements a thread fit it in one round of the grid,
+//     up to eight (planner/cost_model.cc default_ilp): groups of 1-8 rounds' worth change ILP.
+constexpr int kSignatureVersion = 51;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -203,6 +203,25 @@ TEST(ZooPlans, TransformersAndOneDConvolutionsTakeNoTallRowTiles) {
   }
 }
 
+// A pointwise group takes as many elements a thread (up to eight) as fit it in one round of the
+// grid, four beyond (planner/cost_model.cc default_ilp; H200, bench/RESULTS.md session 31,
+// run249-run250: swin-t 591.6 -> 583.2 us, vit-b-16 512.4 -> 497.4): none runs in two rounds.
+// vit-b-16's patch gather (150528 elements) was 147 items of 4 a thread, now 118 of 5.
+TEST(ZooPlans, PointwiseGroupsRunInOneRoundOfTheGridWhereEightElementsAThreadFit) {
+  for (const char* name : {"vit-b-16", "swin-t", "whisper-encoder", "bert", "gpt2", "resnet50", "albert"}) {
+    const LoadedPlan l = load_zoo_plan(name);
+    const int64_t grid = l.plan.ctx.grid();
+    for (const Group& g : l.plan.groups)
+      if (g.kind == GroupKind::kPointwise && g.items > 0)
+        EXPECT_FALSE(g.items > grid && g.items <= 2 * grid) << name << " " << g.anchor->name << ": " << g.items << " items";
+  }
+  const LoadedPlan vit = load_zoo_plan("vit-b-16");
+  const Group& gather = vit.plan.groups[0];
+  ASSERT_EQ(gather.anchor->op, OpKind::kTranspose) << gather.anchor->name;
+  EXPECT_EQ(gather.pointwise.ilp, 5);
+  EXPECT_EQ(gather.items, 118);
+}
+
 // Swin's shifted windows (a Pad, two Slices and a Concat per rolled axis) and patch merging (four
 // strided Slices) are computed by the groups that read them (Group::at_read): 161 stages became
 // 117, H200 same call 681.3 -> 598.9 us (bench/RESULTS.md, session 27, run231).
