@@ -65,25 +65,7 @@ void flash_case(const char* what, int batch, int rows, int keys, int lead = 0, f
   auto q = rand_vec(size_t(batch) * rows * D), k = rand_vec(size_t(batch) * keys * D),
        v = rand_vec(size_t(batch) * keys * D);
   round_to_half(q), round_to_half(k), round_to_half(v);
-  std::vector<double> ref(size_t(batch) * rows * D);
-  for (int b = 0; b < batch; ++b)
-    for (int r = 0; r < rows; ++r) {
-      std::vector<double> s(keys);
-      double mx = -INFINITY;
-      for (int j = 0; j < keys; ++j) {
-        double acc = 0;
-        for (int d = 0; d < D; ++d) acc += (double)q[(size_t(b) * rows + r) * D + d] * k[(size_t(b) * keys + j) * D + d];
-        s[j] = CAUSAL && j > r + off ? -INFINITY : (r & 1) && j < lead ? (double)masked : acc * scale;
-        mx = std::max(mx, s[j]);
-      }
-      double sum = 0;
-      for (int j = 0; j < keys; ++j) sum += (s[j] = std::exp(s[j] - mx));
-      for (int d = 0; d < D; ++d) {
-        double o = 0;
-        for (int j = 0; j < keys; ++j) o += s[j] / sum * v[(size_t(b) * keys + j) * D + d];
-        ref[(size_t(b) * rows + r) * D + d] = o;
-      }
-    }
+  const std::vector<double> ref = ref_attention(q, k, v, batch, rows, keys, D, CAUSAL, lead, masked);
   half_t* dq = to_dev<half_t>(q);
   half_t* dk = to_dev<half_t>(k);
   half_t* dv = to_dev<half_t>(v);
@@ -104,6 +86,33 @@ void flash_case(const char* what, int batch, int rows, int keys, int lead = 0, f
 }
 
 }  // namespace
+
+// The shared attention reference (device_lib_check.cuh).
+std::vector<double> ref_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                                  int batch, int rows, int keys, int D, bool causal, int lead, float masked) {
+  const int off = keys - rows;
+  const double scale = 1.0 / std::sqrt((double)D);
+  std::vector<double> ref(size_t(batch) * rows * D);
+  for (int b = 0; b < batch; ++b)
+    for (int r = 0; r < rows; ++r) {
+      std::vector<double> s(keys);
+      double mx = -INFINITY;
+      for (int j = 0; j < keys; ++j) {
+        double acc = 0;
+        for (int d = 0; d < D; ++d) acc += (double)q[(size_t(b) * rows + r) * D + d] * k[(size_t(b) * keys + j) * D + d];
+        s[j] = causal && j > r + off ? -INFINITY : (r & 1) && j < lead ? (double)masked : acc * scale;
+        mx = std::max(mx, s[j]);
+      }
+      double sum = 0;
+      for (int j = 0; j < keys; ++j) sum += (s[j] = std::exp(s[j] - mx));
+      for (int d = 0; d < D; ++d) {
+        double o = 0;
+        for (int j = 0; j < keys; ++j) o += s[j] / sum * v[(size_t(b) * keys + j) * D + d];
+        ref[(size_t(b) * rows + r) * D + d] = o;
+      }
+    }
+  return ref;
+}
 
 void attention_checks() {
   using mono_dev::FlashAttention;

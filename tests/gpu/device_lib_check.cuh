@@ -164,6 +164,12 @@ double time_launches(Launch launch) {
 // C = A B^T in double from the (already rounded) inputs: A [M][K], B [N][K], both K contiguous
 // (gemm_checks.cu; fusion_probe.cu's MLP reference too).
 std::vector<double> ref_gemm(const std::vector<float>& A, const std::vector<float>& B, int M, int N, int K);
+// softmax(Q K^T / sqrt(D)) V in double, per batch: q [batch][rows][D], k and v [batch][keys][D];
+// causal: key j is masked for row r when j > r + keys - rows; the first `lead` keys of odd rows
+// score `masked` instead (attention_checks.cu; fusion_probe.cu's causal heads too).
+std::vector<double> ref_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                                  int batch, int rows, int keys, int D, bool causal, int lead = 0,
+                                  float masked = -INFINITY);
 // X [rows][K] packed tile by tile for BulkTileK (tile_pack.h: stage layout, zero padding;
 // swizzled: GemmWg's layout).
 std::vector<float> tile_pack(const std::vector<float>& X, int rows, int K, int tile_rows, int bk, bool swizzled = false);
