@@ -16,7 +16,7 @@ check_src=(tests/gpu/device_lib_check.cu tests/gpu/gemm_checks.cu tests/gpu/row_
 # nvcc takes minutes here: skip it when the check is newer than everything it is built from (the
 # sources, tests/gpu, the device library, and the host headers the check includes).
 stale=$(find "${check_src[@]}" tests/gpu compiler/codegen/device compiler/codegen/tile_pack.h compiler/runtime/tensor_map.h \
-        compiler/codegen/tensor_map_spec.h
+        compiler/codegen/tensor_map_spec.h \
         -newer build/device_lib_check 2>/dev/null | head -1 || true)
 if [ -f build/device_lib_check ] && [ -z "$stale" ]; then
   true &
