@@ -52,6 +52,14 @@ GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx) {
   return c;
 }
 
+bool moves_to_wgmma(const GemmSchedule& s, int64_t m, const KernelContext& ctx) {
+  // A warpgroup computes 64 rows (the tensor map zero-fills past M): a 32-row tile grows to
+  // 64 only where that leaves the item count alone (M <= 32). With fewer items bert-base's
+  // out-projection (32x64, split-K 2) went 6.7 -> 8.2 us a layer (H100, run45).
+  if (s.bm % 64 != 0 && ceil_div(m, s.bm) != ceil_div(m, 64)) return false;
+  return gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty();
+}
+
 GemmSchedule wgmma_k_grouped(const GemmSchedule& s, const KernelContext& ctx) {
   GemmSchedule k = s;
   k.warps_n = 1;
@@ -73,14 +81,7 @@ void choose_gemm_cores(const Uses& uses, KernelPlan* plan) {
       if (gs.wgmma && !ok) gs.wgmma = false;
       continue;
     }
-    if (!ok) continue;
-    // A warpgroup computes 64 rows (the tensor map zero-fills past M): a 32-row tile grows to
-    // 64 only where that leaves the item count alone (M <= 32). With fewer items bert-base's
-    // out-projection (32x64, split-K 2) went 6.7 -> 8.2 us a layer (H100, run45).
-    const int64_t M = gemm_problem(grp).m;
-    if (gs.bm % 64 != 0 && ceil_div(M, gs.bm) != ceil_div(M, 64)) continue;
-    const GemmSchedule c = wgmma_schedule(gs, plan->ctx);
-    if (gemm_schedule_problem(true, c, plan->ctx, nullptr).empty()) gs = c;
+    if (ok && moves_to_wgmma(gs, gemm_problem(grp).m, plan->ctx)) gs = wgmma_schedule(gs, plan->ctx);
   }
 }
 
