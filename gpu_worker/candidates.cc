@@ -51,8 +51,7 @@ namespace {
 // the signature that must come out tuned.
 struct BuildSpec {
   int index = 0;
-  tuning::Context context;
-  std::map<std::string, Schedule> schedules;
+  tuning::KernelConfig config;  // its context and schedule overrides by signature
   std::string signature;  // "" for whole-kernel configs
   std::string name = "candidate";  // the model name its source carries (whole-kernel: the artifact's)
 };
@@ -66,9 +65,7 @@ std::vector<BuildSpec> build_specs(const json& payload) {
       BuildSpec s;
       s.index = c.at("index").get<int>();
       s.name = name;
-      tuning::KernelConfig config = tuning::kernel_config_from_json(c);
-      s.context = config.context;
-      s.schedules = std::move(config.schedules);
+      s.config = tuning::kernel_config_from_json(c);
       out.push_back(std::move(s));
     }
     return out;
@@ -79,9 +76,9 @@ std::vector<BuildSpec> build_specs(const json& payload) {
   for (const json& c : payload.at("candidates")) {
     BuildSpec s;
     s.index = c.at("index").get<int>();
-    s.context = ctx;
+    s.config.context = ctx;
     s.signature = sig;
-    s.schedules[sig] = tuning::schedule_from_json(c.at("schedule"));
+    s.config.schedules[sig] = tuning::schedule_from_json(c.at("schedule"));
     out.push_back(std::move(s));
   }
   return out;
@@ -101,8 +98,8 @@ CompiledCandidate build_one(const tuning::LoadedFragment& f, const BuildSpec& sp
                             bool write) {
   CompiledCandidate out;
   PlanOptions o = f.options;
-  tuning::use_context(&o, spec.context);
-  tuning::use_schedules(&o, spec.schedules);
+  tuning::use_context(&o, spec.config.context);
+  tuning::use_schedules(&o, spec.config.schedules);
   NvrtcOptions nvrtc;
   nvrtc.cache_dir = default_cache_dir();
   BuiltKernel built;
