@@ -214,12 +214,12 @@ TEST(ZooPlans, PointwiseGroupsRunInOneRoundOfTheGridWhereEightElementsAThreadFit
     for (const Group& g : l.plan.groups)
       if (g.kind == GroupKind::kPointwise && g.items > 0)
         EXPECT_FALSE(g.items > grid && g.items <= 2 * grid) << name << " " << g.anchor->name << ": " << g.items << " items";
+    if (std::string(name) != "vit-b-16") continue;
+    const Group& gather = l.plan.groups[0];
+    ASSERT_EQ(gather.anchor->op, OpKind::kTranspose) << gather.anchor->name;
+    EXPECT_EQ(gather.pointwise.ilp, 5);
+    EXPECT_EQ(gather.items, 118);
   }
-  const LoadedPlan vit = load_zoo_plan("vit-b-16");
-  const Group& gather = vit.plan.groups[0];
-  ASSERT_EQ(gather.anchor->op, OpKind::kTranspose) << gather.anchor->name;
-  EXPECT_EQ(gather.pointwise.ilp, 5);
-  EXPECT_EQ(gather.items, 118);
 }
 
 // Swin's shifted windows (a Pad, two Slices and a Concat per rolled axis) and patch merging (four
