@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include <sys/stat.h>
 
@@ -104,9 +103,6 @@ static int run_gpu(const std::string& model, bool artifact, const cli::ModelFlag
   if (verify && !cli::verify_model(model, options, *gm, stdout).ok) status = kExitMismatch;
   if (profile || m.profile) {
     gm->run_host(inputs);  // a second, warm run to profile
-    // TEMPORARY probe (removed after its GPU run): MONO_PROBE_PROFILE_WARM=N profiles the last of N
-    // back-to-back launches instead, as --bench times them.
-    if (const char* w = std::getenv("MONO_PROBE_PROFILE_WARM")) gm->warm_up(std::atoi(w));
     std::vector<StageTime> st = gm->stage_times();
     double work = 0, barriers = 0, spread = 0;
     std::printf("%-6s %9s %11s %9s %7s %9s  %s\n", "stage", "work us", "barrier us", "median us", "slowest", "spread us",

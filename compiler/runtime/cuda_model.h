@@ -78,12 +78,11 @@ class GpuModel {
   std::vector<double> sample_flushed(int warmup, int samples);
   // Per-stage times of the last run (profiling builds only; empty otherwise).
   std::vector<StageTime> stage_times();
-  // `launches` inferences on the inputs last given to run_host, back to back, then waits for them
-  // (bench, sample_flushed).
-  void warm_up(int launches);
 
  private:
   GpuModel() = default;
+  // `launches` inferences on the last inputs, then waits for them (bench, sample_flushed).
+  void warm_up(int launches);
   Manifest manifest_;
   GpuInfo info_;
   int device_ = 0;

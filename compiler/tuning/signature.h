@@ -160,10 +160,7 @@ namespace mono::tuning {
 //     choose_gemm): resnet50's stem and 56x56 1x1 convolutions change tiles.
 //  51 (2026-11-28): a pointwise group's default elements a thread fit it in one round of the grid,
 //     up to eight (planner/cost_model.cc default_ilp): groups of 1-8 rounds' worth change ILP.
-//  52 (2026-11-28): LayerNorm rows of fp16 a multiple of 8 long (was 256) in Mono's own buffers
-//     take the 16-byte row form (emit/rows.cc layer_norm_v8): whisper's 384-wide rows, Swin's 96-,
-//     192- and 384-wide ones, tiny-bert's 64-wide ones.
-constexpr int kSignatureVersion = 52;
+constexpr int kSignatureVersion = 51;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

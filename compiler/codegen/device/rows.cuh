@@ -225,13 +225,13 @@ __device__ __forceinline__ void load8(const float* p, float* v) {
 }
 }  // namespace detail
 
-// layer_norm_row_f for an fp16 row x[row * len ...] whose length is a multiple of 8, up to
+// layer_norm_row_f for an fp16 row x[row * len ...] whose length is a multiple of 256, up to
 // 32 * kRowCache: each lane loads 8 consecutive values (and their gamma and beta) with one
 // 16-byte access per chunk of 256 (three for a 768-wide row, against 72 two-byte loads a lane
-// element by element; lanes past the row's end idle in its last chunk), and hands them to
-// out8(row, i, y[8]) for one 16-byte store (store8). x, gamma, beta and the output must be
-// 16-byte aligned. The statistics are the element version's (the mean of x - x[0], then the
-// centred sum of squares); only the order of the sums differs.
+// element by element), and hands them to out8(row, i, y[8]) for one 16-byte store (store8).
+// x, gamma, beta and the output must be 16-byte aligned. The statistics are the element
+// version's (the mean of x - x[0], then the centred sum of squares); only the order of the sums
+// differs.
 template <class G, class B, class Out8>
 __device__ void layer_norm_row_v8(const half_t* x, int row, int len, const G* gamma, const B* beta,
                                   float eps, const Out8& out8) {

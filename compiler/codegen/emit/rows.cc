@@ -1,9 +1,8 @@
 // Rows groups: LayerNormalization and Softmax over contiguous rows, one warp per row, or one
 // block per row where rows are longer than a warp caches (rows.cuh).
 // The row function reads through an input functor and stores through an output functor that
-// applies the group's epilogue steps; a LayerNorm of fp16 rows a multiple of 8 long in Mono's
+// applies the group's epilogue steps; a LayerNorm of fp16 rows a multiple of 256 long in Mono's
 // own buffers reads its row 16 bytes at a time and stores 8 values at once (layer_norm_v8).
-#include <cstdlib>
 #include <set>
 
 #include "compiler/codegen/emit/epilogue.h"
@@ -18,7 +17,7 @@ namespace mono::emit {
 namespace {
 
 // Whether a LayerNorm group's rows take layer_norm_row_v8 (16-byte loads and stores, 8 values a
-// lane): fp16 x, rows a multiple of 8 long that a warp caches, epilogue steps whose store runs
+// lane): fp16 x, rows a multiple of 256 long that a warp caches, epilogue steps whose store runs
 // 8 consecutive addresses for 8 consecutive columns (EpilogueSteps::vec8), and x, gamma, beta
 // and the output in Mono's own buffers (16-byte aligned; the caller's need not be). H100, same
 // call against the element loop (bench/RESULTS.md session 22, run195): bert-base 417.6 -> 410.2
@@ -26,10 +25,7 @@ namespace {
 bool layer_norm_v8(const KernelPlan& plan, const Group& g, const EpilogueSteps& steps) {
   const Node& n = *g.anchor;
   const int64_t len = row_length(n);
-  // TEMPORARY A/B switch (removed after the measurement): MONO_AB_LN_V8_256=1 is the rule before, rows
-  // a multiple of 256 long.
-  const int64_t multiple = std::getenv("MONO_AB_LN_V8_256") ? 256 : 8;
-  if (plan.dtype_of(n.inputs[0]) != DType::kF16 || len % multiple != 0 || len > kWarpRowValues || !steps.vec8) return false;
+  if (plan.dtype_of(n.inputs[0]) != DType::kF16 || len % 256 != 0 || len > kWarpRowValues || !steps.vec8) return false;
   const DType out = plan.dtype_of(g.output);
   if ((out != DType::kF16 && out != DType::kF32) || !plan.own_buffer(g.output) || !plan.own_buffer(n.inputs[0]))
     return false;

@@ -1,20 +1,17 @@
 
-// groups 1, 9, 12, 20
+struct RowIn_h {
+  const half_t* x; long long len;
+  __device__ float operator()(int row, int i) const { return to_float(x[(long long)row * len + i]); }
+};
+
+// groups 1, 9, 12, 20, 23
 __device__ __forceinline__ void g1_layer_normalization(int item, const half_t* __restrict__ x, half_t* __restrict__ out, const half_t* __restrict__ gamma, const half_t* __restrict__ beta) {
   const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;
   if (row >= 16) return;
-  const auto out8 = [&](int row, int col, const float (&y)[8]) {
-    float r[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      float v = y[j];
-    {
-    const long long i = (long long)row * 64LL + col + j;
-    }
-      r[j] = v;
-    }
+  const RowIn_h in{x, 64};
+  const auto store = [&](int row, int col, float v) {
     const long long i = (long long)row * 64LL + col;
-    store8(out + (i), r);
+    out[i] = from_float<half_t>(v);
   };
-  layer_norm_row_v8(x, row, 64, gamma, beta, 1e-12f, out8);
+  layer_norm_row_f(in, row, 64, gamma, beta, 1e-12f, store);
 }

@@ -16,3 +16,4 @@ __device__ __forceinline__ void g11_mat_mul(int item, const half_t* __restrict__
   epi.base = b * 1024LL;
   GemmWg<64, 32, 128, 4, 2, 4>::tile(16, 64, tm * 64, tn * 32, k0, k1, la, lb, epi, smem, (float*)nullptr, (unsigned int*)nullptr, 1, 0);
 }
+

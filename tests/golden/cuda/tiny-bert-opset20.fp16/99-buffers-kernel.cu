@@ -122,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(MONO_THREADS, 1) mono_main(const Mo
   // ---- stage 15 ----
   // group 23: node_layer_norm_4 (LayerNormalization)
   for (int item = blockIdx.x; item < 2; item += gridDim.x) {
-    g23_layer_normalization(item, t_add_7, out_layer_norm_4, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
+    g1_layer_normalization(item, t_add_7, out_layer_norm_4, w_m_embeddings_LayerNorm_weight, w_m_embeddings_LayerNorm_bias);
     __syncthreads();
   }
 }
