@@ -32,9 +32,6 @@ int64_t row_length(const Node& n);
 constexpr int64_t kWarpRowValues = 1024;
 // Shared memory of a block-per-row group: common.cuh block_sum's scratch of 33 floats.
 constexpr int kBlockRowScratchBytes = 33 * 4;
-// Shared memory a warp takes to store a 16-byte LayerNorm row element by element, 32 consecutive
-// columns a store (device/rows.cuh StagedOut8): one chunk of 256 floats.
-constexpr int kStagedRowWarpBytes = 256 * 4;
 // Whether a rows group runs a block per row (device/rows.cuh *_block_f): rows longer than the
 // kWarpRowValues a warp caches in registers. Over one warp, ALBERT-xxlarge's 4096-wide LayerNorm
 // kept 16 of 132 blocks busy for its 128 rows: 63 us a stage, against 11 a block a row (H100,

@@ -160,11 +160,7 @@ namespace mono::tuning {
 //     choose_gemm): resnet50's stem and 56x56 1x1 convolutions change tiles.
 //  51 (2026-11-28): a pointwise group's default elements a thread fit it in one round of the grid,
 //     up to eight (planner/cost_model.cc default_ilp): groups of 1-8 rounds' worth change ILP.
-//  52 (2026-11-28): a LayerNorm that writes the graph output reads its fp16 rows 16 bytes at a
-//     time and stores them through shared memory, 32 consecutive columns a warp store
-//     (device/rows.cuh StagedOut8, emit/rows.cc layer_norm_form); the planner reserves the
-//     warps' staging (planner/schedules.cc).
-constexpr int kSignatureVersion = 52;
+constexpr int kSignatureVersion = 51;
 
 struct GroupSignature {
   std::string hash;  // 16 lower-case hex digits (64-bit FNV-1a of `text`)

@@ -19,7 +19,6 @@
 #include "compiler/codegen/cost_model.h"
 #include "compiler/codegen/cuda_emitter.h"
 #include "compiler/codegen/emit/names.h"
-#include "compiler/codegen/support.h"
 #include "compiler/frontend/onnx_loader.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ops/infer.h"
@@ -713,11 +712,10 @@ TEST(Codegen, SplitsFinishTogetherOnlyWhereTheStageFitsTheGrid) {
 }
 
 
-// A LayerNorm over fp16 rows a multiple of 256 long in Mono's own buffers loads 16 bytes at a
-// time (rows.cuh layer_norm_row_v8) and stores 8 values at once (store8), or, writing the
-// caller's buffer (not promised 16-byte aligned), element by element through the warps' staging
-// in shared memory, which the plan reserves (StagedOut8); rows of another length keep the element
-// loop (layer_norm_row_f). The kernel compiles without spills.
+// A LayerNorm over fp16 rows a multiple of 256 long in Mono's own buffers loads and stores 16
+// bytes at a time (rows.cuh layer_norm_row_v8); rows of another length, or a LayerNorm writing
+// the caller's buffer (not promised 16-byte aligned), keep the element loop (layer_norm_row_f).
+// The kernel compiles without spills.
 TEST(Codegen, LayerNormRowsOf256sLoadSixteenBytesAtATime) {
   for (int len : {768, 100}) {
     for (bool graph_output : {false, true}) {
@@ -732,13 +730,9 @@ TEST(Codegen, LayerNormRowsOf256sLoadSixteenBytesAtATime) {
                                 graph_output ? "  output %n\n}\n" : "  %y = MatMul(%n, %w)\n  output %y\n}\n"));
       PlanOptions po = fp16_options();
       BuiltKernel b = build_kernel(*g, po, "ln", NvrtcOptions{}, /*compile=*/true);
-      const bool v8 = len % 256 == 0;
+      const bool v8 = len % 256 == 0 && !graph_output;
       EXPECT_EQ(b.source.find("layer_norm_row_v8(") != std::string::npos, v8);
       EXPECT_EQ(b.source.find("layer_norm_row_f(") != std::string::npos, !v8);
-      EXPECT_EQ(b.source.find("StagedOut8<") != std::string::npos, v8 && graph_output);
-      for (const Group& grp : b.plan.groups)
-        if (grp.anchor->op == OpKind::kLayerNormalization)
-          EXPECT_EQ(grp.smem_bytes, graph_output ? b.plan.ctx.threads / 32 * kStagedRowWarpBytes : 0);
       EXPECT_EQ(b.compiled.usage.spill_store_bytes, 0) << b.compiled.log;
     }
   }

@@ -263,30 +263,6 @@ __device__ void layer_norm_row_v8(const half_t* x, int row, int len, const G* ga
   }
 }
 
-// An Out8 for layer_norm_row_v8 that stores element by element, out(row, col, y), so that each
-// store instruction of the warp writes 32 consecutive columns: a lane's 8 values go through
-// `stage`, the warp's own 256 floats of shared memory. For an output that need not be 16-byte
-// aligned (the caller's buffer), where 8 scalar stores a lane, 32 bytes apart from the next
-// lane's, touched 32 sectors a warp store (bench/RESULTS.md session 31: vit-base's last
-// LayerNorm 2.82 -> 4.61 us). Rows a multiple of 256 long: every lane of the warp calls it for
-// every chunk, as __syncwarp needs.
-template <class Out>
-struct StagedOut8 {
-  float* stage;
-  Out out;
-  __device__ __forceinline__ void operator()(int row, int col, const float (&y)[8]) const {
-    const int lane = threadIdx.x & 31;
-    float4* s4 = reinterpret_cast<float4*>(stage + 8 * lane);
-    s4[0] = float4{y[0], y[1], y[2], y[3]};
-    s4[1] = float4{y[4], y[5], y[6], y[7]};
-    __syncwarp();
-    const int base = col - 8 * lane;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) out(row, base + 32 * k + lane, stage[32 * k + lane]);
-    __syncwarp();
-  }
-};
-
 template <class T, class InF, class G, class B>
 __device__ __forceinline__ void layer_norm_row(const InF& in, int row, int len, const G* gamma,
                                                const B* beta, float eps, T* out) {

@@ -2,9 +2,7 @@
 // block per row where rows are longer than a warp caches (rows.cuh).
 // The row function reads through an input functor and stores through an output functor that
 // applies the group's epilogue steps; a LayerNorm of fp16 rows a multiple of 256 long in Mono's
-// own buffers reads its row 16 bytes at a time and stores 8 values at once, or, writing the
-// graph output, 32 consecutive columns a warp store through shared memory (layer_norm_form).
-#include <cstdlib>
+// own buffers reads its row 16 bytes at a time and stores 8 values at once (layer_norm_v8).
 #include <set>
 
 #include "compiler/codegen/emit/epilogue.h"
@@ -18,40 +16,25 @@ namespace mono::emit {
 
 namespace {
 
-// How a LayerNorm group's rows are read and stored.
-enum class NormForm {
-  kElements,  // layer_norm_row_f: element by element through RowIn and the store functor
-  kV8,        // layer_norm_row_v8 with 8-wide stores (store8)
-  kV8Staged,  // layer_norm_row_v8 with StagedOut8: element stores, 32 consecutive columns a warp
-};
-
-// Whether a LayerNorm group's rows take layer_norm_row_v8 (16-byte loads, 8 values a lane): fp16
-// x, rows a multiple of 256 long that a warp caches, x, gamma and beta in Mono's own buffers
-// (16-byte aligned; the caller's need not be). It stores 8 values at once (kV8) where the
-// epilogue steps' store runs 8 consecutive addresses for 8 consecutive columns
-// (EpilogueSteps::vec8) into Mono's own fp16 or fp32 buffer. A LayerNorm that writes the graph
-// output (the caller's buffer) stores through the warps' shared-memory staging the planner
-// reserved (kV8Staged; planner/schedules.cc). H100, same call against the element loop
-// (bench/RESULTS.md session 22, run195): bert-base 417.6 -> 410.2 us, gpt2 419.1 -> 408.4,
-// vit-base 568.3 -> 557.8.
-NormForm layer_norm_form(const KernelPlan& plan, const Group& g, const EpilogueSteps& steps, bool stats_out) {
+// Whether a LayerNorm group's rows take layer_norm_row_v8 (16-byte loads and stores, 8 values a
+// lane): fp16 x, rows a multiple of 256 long that a warp caches, epilogue steps whose store runs
+// 8 consecutive addresses for 8 consecutive columns (EpilogueSteps::vec8), and x, gamma, beta
+// and the output in Mono's own buffers (16-byte aligned; the caller's need not be). H100, same
+// call against the element loop (bench/RESULTS.md session 22, run195): bert-base 417.6 -> 410.2
+// us, gpt2 419.1 -> 408.4, vit-base 568.3 -> 557.8.
+bool layer_norm_v8(const KernelPlan& plan, const Group& g, const EpilogueSteps& steps) {
   const Node& n = *g.anchor;
   const int64_t len = row_length(n);
-  if (n.op != OpKind::kLayerNormalization || block_per_row(n) || stats_out) return NormForm::kElements;
-  if (plan.dtype_of(n.inputs[0]) != DType::kF16 || len % 256 != 0 || len > kWarpRowValues || !plan.own_buffer(n.inputs[0]))
-    return NormForm::kElements;
+  if (plan.dtype_of(n.inputs[0]) != DType::kF16 || len % 256 != 0 || len > kWarpRowValues || !steps.vec8) return false;
+  const DType out = plan.dtype_of(g.output);
+  if ((out != DType::kF16 && out != DType::kF32) || !plan.own_buffer(g.output) || !plan.own_buffer(n.inputs[0]))
+    return false;
   for (int i : {1, 2}) {
     if (!n.input(i)) continue;
     const DType d = plan.dtype_of(n.inputs[i]);
-    if ((d != DType::kF16 && d != DType::kF32) || !plan.own_buffer(n.inputs[i])) return NormForm::kElements;
+    if ((d != DType::kF16 && d != DType::kF32) || !plan.own_buffer(n.inputs[i])) return false;
   }
-  const DType out = plan.dtype_of(g.output);
-  if (steps.vec8 && (out == DType::kF16 || out == DType::kF32) && plan.own_buffer(g.output)) return NormForm::kV8;
-  // TEMPORARY A/B switch (removed after the measurement): MONO_AB_NO_STAGED_LN=1 keeps the element
-  // loop for the graph output's LayerNorm.
-  if (g.smem_bytes >= plan.ctx.threads / 32 * kStagedRowWarpBytes && !std::getenv("MONO_AB_NO_STAGED_LN"))
-    return NormForm::kV8Staged;
-  return NormForm::kElements;
+  return true;
 }
 
 }  // namespace
@@ -72,8 +55,8 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
   epi += str_cat("    ", params.ref(g.output, {}, "out"), "[", steps.store_index, "] = ", ex.store(m.plan.dtype_of(g.output), "v"), ";\n");
   bool stats_out = false;  // LayerNormalization's optional Mean and InvStdDev outputs
   for (size_t k = 1; k < n.outputs.size(); ++k) stats_out = stats_out || n.outputs[k];
-  const NormForm form = mode == RowMode::kWarps ? layer_norm_form(m.plan, g, steps, stats_out) : NormForm::kElements;
-  const bool v8 = form != NormForm::kElements;
+  const bool v8 = n.op == OpKind::kLayerNormalization && mode == RowMode::kWarps && !stats_out &&
+                  layer_norm_v8(m.plan, g, steps);
   // The input functor, shared by every row function of a dtype.
   if (!v8)
     m.type("RowIn_" + tag, str_cat("struct RowIn_", tag, " {\n  const ", T,
@@ -83,11 +66,12 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
   std::string body = str_cat(mode == RowMode::kWarps ? "  const int row = item * (MONO_THREADS / 32) + threadIdx.x / 32;\n"
                                                      : "  const int row = item;\n",
                              "  if (row >= ", rows, ") return;\n",
-                             block || form == NormForm::kV8Staged ? "  extern __shared__ __align__(1024) unsigned char smem[];\n" : "",
-                             block ? "  float* scratch = reinterpret_cast<float*>(smem);  // block_sum's 33 floats\n" : "",
-                             v8 ? std::string() : str_cat("  const RowIn_", tag, " in{", x, ", ", len, "};\n"),
-                             form == NormForm::kV8 ? std::string()
-                                                   : str_cat("  const auto store = [&](int row, int col, float v) {\n", epi, "  };\n"));
+                             block ? "  extern __shared__ __align__(1024) unsigned char smem[];\n"
+                                     "  float* scratch = reinterpret_cast<float*>(smem);  // block_sum's 33 floats\n"
+                                   : "",
+                             v8 ? std::string() : str_cat("  const RowIn_", tag, " in{", x, ", ", len, "};\n",
+                                                          "  const auto store = [&](int row, int col, float v) {\n", epi,
+                                                          "  };\n"));
   std::set<const Value*> written = {m.plan.root(g.output)};
   if (n.op == OpKind::kLayerNormalization) {
     // Scale and B broadcast to the normalised shape; the row function reads them by position.
@@ -109,13 +93,7 @@ Call rows_call(Module& m, const Group& g, RowMode mode) {
       body += str_cat("  const auto stats = [&](int row, float mean, float rstd) {\n    if (",
                       block ? "threadIdx.x" : "(threadIdx.x & 31)", " != 0) return;\n", stats, "  };\n");
     const std::string eps = literal(node_attrs(n).attr_float("epsilon"));
-    if (form == NormForm::kV8Staged) {
-      // The warp's values through its 256 floats of staging (the planner reserved them), then the
-      // store functor element by element.
-      body += str_cat("  const StagedOut8<decltype(store)> out8{reinterpret_cast<float*>(smem) + (threadIdx.x / 32) * ",
-                      kStagedRowWarpBytes / 4, ", store};\n", "  layer_norm_row_v8(", x, ", row, ", len, ", ", gamma, ", ",
-                      beta, ", ", eps, ", out8);\n");
-    } else if (v8) {
+    if (v8) {
       // The epilogue steps element by element, then one 8-wide store (like a GEMM epilogue's vec8).
       body += str_cat("  const auto out8 = [&](int row, int col, const float (&y)[8]) {\n    float r[8];\n",
                       "#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n      float v = y[j];\n    {\n",

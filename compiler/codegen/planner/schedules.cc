@@ -211,11 +211,7 @@ void choose_schedules(const Uses& uses, const PlanOptions& options, KernelPlan* 
         const int64_t rows = grp.anchor->inputs[0]->type.numel() / row_length(*grp.anchor);
         const bool block = block_per_row(*grp.anchor);
         grp.items = block ? rows : ceil_div(rows, ctx.threads / 32);
-        // A LayerNorm that writes a graph output may store its 16-byte rows through shared
-        // memory (emit/rows.cc, device/rows.cuh StagedOut8): the warps' staging is reserved.
-        const bool staged = !block && grp.anchor->op == OpKind::kLayerNormalization &&
-                            uses.graph_outputs.count(plan->root(grp.output));
-        grp.smem_bytes = block ? kBlockRowScratchBytes : staged ? ctx.threads / 32 * kStagedRowWarpBytes : 0;
+        grp.smem_bytes = block ? kBlockRowScratchBytes : 0;
         grp.est_us = estimate_rows_us(static_cast<double>(grp.output->type.numel()) * dtype_size(plan->dtype_of(grp.output)));
         break;
       }
