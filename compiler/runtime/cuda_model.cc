@@ -1,6 +1,5 @@
 #include "compiler/runtime/cuda_model.h"
 
-#include <cstdlib>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -79,18 +78,8 @@ std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<
   g->grid_ = g->info_.sms * m.blocks_per_sm;
   CUDA_TRY(cudaMalloc(&g->weights_, std::max<size_t>(weights.size(), 256)));
   if (!weights.empty()) CUDA_TRY(cudaMemcpy(g->weights_, weights.data(), weights.size(), cudaMemcpyHostToDevice));
-  // TEMPORARY probe (removed after its GPU run): MONO_PROBE_OUT_IN_ARENA=1 places the output
-  // buffers in the arena's allocation, after the arena.
-  size_t arena_total = std::max<size_t>(m.arena_bytes, 256);
-  std::vector<size_t> out_offsets;
-  const bool out_in_arena = std::getenv("MONO_PROBE_OUT_IN_ARENA") != nullptr;
-  if (out_in_arena)
-    for (const ArtifactIo& io : m.outputs) {
-      out_offsets.push_back((arena_total + 65535) / 65536 * 65536);
-      arena_total = out_offsets.back() + std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16);
-    }
-  CUDA_TRY(cudaMalloc(&g->arena_, arena_total));
-  CUDA_TRY(cudaMemset(g->arena_, 0, arena_total));  // split-K workspaces start at zero
+  CUDA_TRY(cudaMalloc(&g->arena_, std::max<size_t>(m.arena_bytes, 256)));
+  CUDA_TRY(cudaMemset(g->arena_, 0, std::max<size_t>(m.arena_bytes, 256)));  // split-K workspaces start at zero
   {  // the kernel's __constant__ mono_tmaps (if it has one), encoded over this arena
     void* table = nullptr;
     size_t bytes = 0;
@@ -118,16 +107,11 @@ std::unique_ptr<GpuModel> GpuModel::create(const Manifest& m, const std::vector<
     CUDA_TRY(cudaMalloc(&p, std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16)));
     g->in_bufs_.push_back(p);
   }
-  for (size_t i = 0; i < m.outputs.size(); ++i) {
-    const ArtifactIo& io = m.outputs[i];
+  for (const ArtifactIo& io : m.outputs) {
     void* p;
-    if (out_in_arena)
-      p = static_cast<char*>(g->arena_) + out_offsets[i];
-    else
-      CUDA_TRY(cudaMalloc(&p, std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16)));
+    CUDA_TRY(cudaMalloc(&p, std::max<size_t>(shape_numel(io.shape) * dtype_size(io.device_dtype), 16)));
     g->out_bufs_.push_back(p);
   }
-  g->outs_in_arena_ = out_in_arena;
   return g;
 }
 
@@ -160,8 +144,7 @@ std::unique_ptr<GpuModel> GpuModel::load(const std::string& dir, const NvrtcOpti
 
 GpuModel::~GpuModel() {
   for (void* p : in_bufs_) cudaFree(p);
-  if (!outs_in_arena_)
-    for (void* p : out_bufs_) cudaFree(p);
+  for (void* p : out_bufs_) cudaFree(p);
   if (weights_) cudaFree(weights_);
   if (arena_) cudaFree(arena_);
   if (sync_) cudaFree(sync_);

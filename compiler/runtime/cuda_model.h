@@ -91,7 +91,6 @@ class GpuModel {
   void* kernel_ = nullptr;   // cudaKernel_t
   void* weights_ = nullptr;
   void* arena_ = nullptr;
-  bool outs_in_arena_ = false;  // TEMPORARY probe (MONO_PROBE_OUT_IN_ARENA)
   void* sync_ = nullptr;
   void* profile_ = nullptr;
   std::vector<void*> in_bufs_, out_bufs_;

@@ -1,7 +1,6 @@
 // mono_main's stages and layer loops (stages.h).
 #include "compiler/codegen/emit/stages.h"
 
-#include <cstdlib>
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -181,13 +180,7 @@ void print_loop(std::ostream& os, const Module& m, const LayerLoop& loop, const 
   os << "\n  // ---- stages " << loop.first << " to " << loop.end() - 1 << ": " << loop.repeats << " repeats of "
      << loop.period << (loop.period > 1 ? " stages" : " stage") << " (a loop over layers; " << L
      << ": what differs; the comments name the first repeat's groups) ----\n";
-  // TEMPORARY probe (removed after its GPU run): MONO_PROBE_REPEAT_LAYER0=1 runs the first repeat
-  // twice (the profile keeps the second run's stamps).
-  if (std::getenv("MONO_PROBE_REPEAT_LAYER0"))
-    os << "#pragma unroll 1\n  for (int layer_it = -1; layer_it < " << loop.repeats
-       << "; ++layer_it) {\n  const int layer = layer_it < 0 ? 0 : layer_it;" << body.str() << "  }\n";
-  else
-    os << "#pragma unroll 1\n  for (int layer = 0; layer < " << loop.repeats << "; ++layer) {" << body.str() << "  }\n";
+  os << "#pragma unroll 1\n  for (int layer = 0; layer < " << loop.repeats << "; ++layer) {" << body.str() << "  }\n";
   if (table.values.empty()) return;
   *tables += str_cat("// Layer loop ", index, " (stages ", loop.first, " to ", loop.end() - 1,
                      "): per repeat, the offsets of its buffers (bytes; sync words) and its tensor maps\n");
