@@ -3,7 +3,6 @@
 // constructs defined, and `mono_main`, which runs the stages in order with a grid barrier
 // between them. Within a stage every block walks the stage's work items (all groups' items,
 // one after another) from blockIdx.x in steps of gridDim.x.
-#include <cstdlib>
 #include <sstream>
 
 #include "compiler/codegen/cuda_emitter.h"
@@ -254,12 +253,7 @@ std::string emit_cuda(const Graph& graph, const KernelPlan& plan, const std::str
   if (plan.settings.profile)
     os << "  const unsigned long long t_start = mono_now();\n  if (threadIdx.x == 0) p.profile[(long long)"
        << 2 * plan.stages.size() << " * gridDim.x + blockIdx.x] = t_start;\n";
-  // TEMPORARY probe (removed after its GPU run): MONO_PROBE_TWO_PASSES=1 runs every stage twice in
-  // one launch (the profile keeps the second pass's stamps).
-  if (std::getenv("MONO_PROBE_TWO_PASSES"))
-    os << inputs << "#pragma unroll 1\n  for (int mono_pass = 0; mono_pass < 2; ++mono_pass) {\n" << main.str() << "  }\n" << copies << "}\n";
-  else
-    os << inputs << main.str() << copies << "}\n";
+  os << inputs << main.str() << copies << "}\n";
   if (tensor_maps) *tensor_maps = m.tensor_maps();
   return os.str();
 }
