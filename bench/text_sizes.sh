@@ -2,10 +2,10 @@
 # Where a kernel's text goes, by group function, on this machine (no GPU needed):
 #   bench/text_sizes.sh FRAGMENT.json... [--top N]
 # Each whole-model fragment (mono-compile MODEL --emit fragment; tests/data/zoo_fragments holds
-# some) is emitted with its group functions out of line (build_time --source), compiled by nvcc
-# for sm_90a as NVRTC would (-O3, the device library from compiler/codegen/device), and the
-# functions' sizes are read from the cubin's symbol table (readelf). Prints, per fragment, the
-# kernel's text and its largest functions with the groups each one runs.
+# some) is built by build_time with its group functions out of line (NVRTC, as the product
+# compiles: the cubin from build_time's --cache, the source from --source), and the functions'
+# sizes are read from the cubin's symbol table (readelf). Prints, per fragment, the kernel's text
+# and its largest functions with the groups each one runs.
 # Out of line, a function is the group's code once; inlined into the kernel (the product's
 # default where it makes at most 200 calls) a group's code can come out somewhat larger or smaller,
 # so the sizes say where the text goes, not the inlined kernel's exact bytes.
@@ -22,35 +22,18 @@ while [ $# -gt 0 ]; do
 done
 [ ${#fragments[@]} -gt 0 ] || { echo "usage: bench/text_sizes.sh FRAGMENT.json... [--top N]" >&2; exit 2; }
 [ -x build/bench/build_time ] || { echo "text_sizes.sh: build build/bench/build_time first (scripts/build.sh)" >&2; exit 2; }
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/inc" "$work/src"
-ln -s "$PWD/compiler/codegen/device" "$work/inc/mono_dev"
 for f in "${fragments[@]}"; do
   name=$(basename "$f" .json)
+  mkdir -p "$work/$name/cache" "$work/$name/src"
   # The fragment's own settings, with the group functions out of line.
-  python3 - "$f" "$work/$name.json" <<'EOF'
-import json, sys
-j = json.load(open(sys.argv[1]))
-def out_of_line(o):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == 'inline_groups':
-                o[k] = 0
-            else:
-                out_of_line(v)
-    elif isinstance(o, list):
-        for v in o:
-            out_of_line(v)
-out_of_line(j)
-json.dump(j, open(sys.argv[2], 'w'))
-EOF
-  build/bench/build_time "$work/$name.json" --source "$work/src" > "$work/$name.build.txt" 2>&1 ||
-    { cat "$work/$name.build.txt" >&2; exit 1; }
-  "$nvcc" -cubin -arch=sm_90a -O3 -std=c++17 -w -I"$work/inc" -o "$work/$name.cubin" "$work/src/$name.cu" 2> "$work/$name.nvcc.txt" ||
-    { cat "$work/$name.nvcc.txt" >&2; exit 1; }
-  python3 - "$work/$name.cubin" "$work/src/$name.cu" "$name" "$top" <<'EOF'
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["inline_groups"] = 0; json.dump(j, open(sys.argv[2], "w"))' \
+    "$f" "$work/$name/$name.json"
+  build/bench/build_time "$work/$name/$name.json" --cache "$work/$name/cache" --source "$work/$name/src" \
+    > "$work/$name/build.txt" 2>&1 || { cat "$work/$name/build.txt" >&2; exit 1; }
+  cubin=$(ls "$work/$name/cache"/*.cubin)  # the cache started empty: the kernel's one compile
+  python3 - "$cubin" "$work/$name/src/$name.cu" "$name" "$top" <<'EOF'
 import re, subprocess, sys
 cubin, source, name, top = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 # The groups each function runs: the comment the emitter writes above it.
@@ -71,8 +54,8 @@ for line in symbols.splitlines():
         sizes.append((int(p[2], 0), m.group(1) if m else p[-1]))
 sizes.sort(reverse=True)
 functions = sum(s for s, _ in sizes)
-print(f'{name}: kernel text {text / 1024:.1f} KB; group functions {functions / 1024:.1f} KB in {len(sizes)}')
+print(f'{name}: kernel text {text / 1024:.1f} KiB; group functions {functions / 1024:.1f} KiB in {len(sizes)}')
 for s, fn in sizes[:top]:
-    print(f'  {s / 1024:7.1f} KB  {fn:32s} {groups.get(fn, "")}')
+    print(f'  {s / 1024:7.1f} KiB  {fn:32s} {groups.get(fn, "")}')
 EOF
 done
