@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,10 +52,11 @@ bool wgmma_operands(const KernelPlan& plan, const Group& grp, const std::set<con
 // wgmma's version of a GEMM tile (GemmSchedule::wgmma, BM at least 64, 4 warps per 64 rows,
 // warpgroups side by side along n); check it with gemm_schedule_problem.
 GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx);
-// Whether the planner moves tile `s` of a GEMM with `m` rows (and wgmma operands) onto wgmma:
-// its wgmma version keeps the item count (a 32-row tile grows to 64 only where M <= 32) and fits
-// the context (planner/gemm_cores.cc choose_gemm_cores; choose_gemm asks it of the menu's tile).
-bool moves_to_wgmma(const GemmSchedule& s, int64_t m, const KernelContext& ctx);
+// The wgmma tile the planner moves tile `s` of a GEMM with `m` rows (and wgmma operands) onto, or
+// none: its wgmma version must keep the item count (a 32-row tile grows to 64 only where M <= 32)
+// and fit the context (planner/gemm_cores.cc choose_gemm_cores; choose_gemm asks it of the
+// menu's tile).
+std::optional<GemmSchedule> moved_to_wgmma(const GemmSchedule& s, int64_t m, const KernelContext& ctx);
 // The same wgmma tile in k groups (one warpgroup over the tile's width, the block's others on
 // the other k steps of each k tile: gemm_wg.cuh KGROUPS), or `s` where they do not fit. A
 // layout of the tuning space, not the default: faster as a lone tile (64x64x128 k tiles 0.404

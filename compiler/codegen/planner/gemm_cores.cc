@@ -52,12 +52,14 @@ GemmSchedule wgmma_schedule(const GemmSchedule& s, const KernelContext& ctx) {
   return c;
 }
 
-bool moves_to_wgmma(const GemmSchedule& s, int64_t m, const KernelContext& ctx) {
+std::optional<GemmSchedule> moved_to_wgmma(const GemmSchedule& s, int64_t m, const KernelContext& ctx) {
   // A warpgroup computes 64 rows (the tensor map zero-fills past M): a 32-row tile grows to
   // 64 only where that leaves the item count alone (M <= 32). With fewer items bert-base's
   // out-projection (32x64, split-K 2) went 6.7 -> 8.2 us a layer (H100, run45).
-  if (s.bm % 64 != 0 && ceil_div(m, s.bm) != ceil_div(m, 64)) return false;
-  return gemm_schedule_problem(true, wgmma_schedule(s, ctx), ctx, nullptr).empty();
+  if (s.bm % 64 != 0 && ceil_div(m, s.bm) != ceil_div(m, 64)) return std::nullopt;
+  const GemmSchedule c = wgmma_schedule(s, ctx);
+  if (!gemm_schedule_problem(true, c, ctx, nullptr).empty()) return std::nullopt;
+  return c;
 }
 
 GemmSchedule wgmma_k_grouped(const GemmSchedule& s, const KernelContext& ctx) {
@@ -81,7 +83,8 @@ void choose_gemm_cores(const Uses& uses, KernelPlan* plan) {
       if (gs.wgmma && !ok) gs.wgmma = false;
       continue;
     }
-    if (ok && moves_to_wgmma(gs, gemm_problem(grp).m, plan->ctx)) gs = wgmma_schedule(gs, plan->ctx);
+    if (!ok) continue;
+    if (const std::optional<GemmSchedule> c = moved_to_wgmma(gs, gemm_problem(grp).m, plan->ctx)) gs = *c;
   }
 }
 

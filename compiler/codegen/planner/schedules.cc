@@ -81,7 +81,7 @@ void choose_gemm(const KernelContext& ctx, Group& grp, bool wgmma, int64_t other
   // swin-t's two MLP GEMMs left wgmma 64x96 (+0.8 %) and whisper-encoder's 1-D convolution
   // stems took them (+1.2 %); offered beside other GEMMs too (run246), densenet121 727.7 -> 745.5.
   if (alone && best < 1e30) {
-    const bool menu_on_wgmma = wgmma && moves_to_wgmma(grp.gemm, s.m, ctx);
+    const bool menu_on_wgmma = wgmma && moved_to_wgmma(grp.gemm, s.m, ctx).has_value();
     // A 1-D convolution runs as a 2-D one over a height of 1 (whisper's stems: [1, 1, 3000, 80]).
     const std::vector<int64_t>& in_shape = grp.anchor->inputs[0]->type.shape;
     const bool conv_1d = grp.kind == GroupKind::kConvGemm && in_shape.size() == 4 && (in_shape[1] == 1 || in_shape[2] == 1);
